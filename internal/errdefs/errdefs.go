@@ -1,0 +1,47 @@
+// Package errdefs holds the error classes shared by every warren package.
+//
+// Packages wrap one of these sentinels with %w where the failure happens; the
+// edges (REST API, Connect services) classify once with errors.Is and pick the
+// HTTP status or Connect code. Nothing between the two inspects message text.
+package errdefs
+
+import "errors"
+
+// The classes. Each maps to one HTTP status at the API edge.
+var (
+	ErrNotFound           = errors.New("not found")             // 404
+	ErrAlreadyExists      = errors.New("already exists")        // 409
+	ErrInvalidArgument    = errors.New("invalid argument")      // 400
+	ErrFailedPrecondition = errors.New("failed precondition")   // 409
+	ErrConflict           = errors.New("conflict")              // 409
+	ErrResourceExhausted  = errors.New("resource exhausted")    // 503 (host) / 429 (rate)
+	ErrUnavailable        = errors.New("unavailable")           // 503
+	ErrUnauthenticated    = errors.New("unauthenticated")       // 401
+	ErrPermissionDenied   = errors.New("permission denied")     // 403
+	ErrNoSpace            = errors.New("not enough disk space") // 507
+)
+
+// IsNotFound reports whether err is of the not-found class.
+func IsNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+
+// IsInvalidArgument reports whether err is of the invalid-argument class.
+func IsInvalidArgument(err error) bool { return errors.Is(err, ErrInvalidArgument) }
+
+// IsConflict reports whether err is a state conflict (already exists, wrong state).
+func IsConflict(err error) bool {
+	return errors.Is(err, ErrConflict) || errors.Is(err, ErrAlreadyExists) || errors.Is(err, ErrFailedPrecondition)
+}
+
+// classed pairs a user-facing message with its class, so callers can write
+// errdefs.New(errdefs.ErrNotFound, "sandbox %q not found") and still match with errors.Is
+// while the message stays free of the class text.
+type classed struct {
+	class error
+	msg   string
+}
+
+func (c *classed) Error() string { return c.msg }
+func (c *classed) Unwrap() error { return c.class }
+
+// New returns an error of the given class whose message is exactly msg.
+func New(class error, msg string) error { return &classed{class: class, msg: msg} }

@@ -1,0 +1,130 @@
+// Package runtime defines the contract between the sandbox manager and the
+// programs that actually isolate a sandbox (runc, gVisor's runsc, later
+// microVMs). A backend owns everything host-side that one sandbox holds: its
+// rootfs overlay, network namespace and veth, cgroup and processes. The
+// manager never touches those directly, so "kill frees everything" is each
+// backend's promise, checked by the runtimetest conformance suite.
+package runtime
+
+import (
+	"context"
+	"net/netip"
+	"time"
+)
+
+// Backend creates and destroys sandboxes. Implementations must be safe for
+// concurrent use by many goroutines on different sandbox ids.
+type Backend interface {
+	// Name is the backend's user-visible name ("runc", "runsc").
+	Name() string
+
+	// Create builds and starts a sandbox from spec and returns once its init
+	// process (envd) has been started; it does not wait for envd to listen.
+	// On error nothing the call made is left on the host. An id that already
+	// exists gives errdefs.ErrAlreadyExists.
+	Create(ctx context.Context, spec Spec) (*Instance, error)
+
+	// Destroy kills every process of the sandbox and frees all it holds
+	// (mounts, netns, veth, cgroup, state files, the writable layer). It is
+	// idempotent: destroying an unknown id returns nil.
+	Destroy(ctx context.Context, id string) error
+
+	// Inspect reports the sandbox's current instance. errdefs.ErrNotFound when
+	// the backend holds no such sandbox. A sandbox whose processes died is
+	// reported with State Stopped (it still holds resources until Destroy).
+	Inspect(ctx context.Context, id string) (*Instance, error)
+
+	// List returns every sandbox the backend holds on this host, including
+	// ones left by an earlier warren process, so the manager can re-adopt or
+	// destroy them after a restart.
+	List(ctx context.Context) ([]*Instance, error)
+
+	// Pause freezes every process of the sandbox in memory; Resume thaws it.
+	Pause(ctx context.Context, id string) error
+	Resume(ctx context.Context, id string) error
+
+	// Stats reads the sandbox's resource usage from its cgroup and disk.
+	Stats(ctx context.Context, id string) (*Stats, error)
+}
+
+// Spec describes one sandbox to create.
+type Spec struct {
+	// ID is the sandbox id: [a-z0-9]+, unique on the host.
+	ID string
+	// Rootfs is the template's unpacked root filesystem. Backends must never
+	// write to it: each sandbox gets a writable layer of its own over it.
+	Rootfs string
+	// Hostname is set in the sandbox's UTS namespace and /etc/hostname, with a
+	// matching /etc/hosts line.
+	Hostname string
+	// Init is the first process: envd. It runs as root inside the sandbox.
+	Init Process
+	// Binds are host paths mounted read-only into the sandbox (envd's binary).
+	Binds []Bind
+	// Resources are the cgroup limits.
+	Resources Resources
+	// Network configures the sandbox's interface and egress.
+	Network Network
+	// Labels are stored with the instance and returned by List/Inspect, so
+	// the manager can recognise its sandboxes after a restart.
+	Labels map[string]string
+}
+
+// Process is a command line with its environment.
+type Process struct {
+	Args []string
+	Env  []string // KEY=VALUE
+	Cwd  string
+}
+
+// Bind is a read-only bind mount of a host path at Target inside the sandbox.
+type Bind struct {
+	Source string
+	Target string
+}
+
+// Resources are cgroup limits. Zero means the backend's default.
+type Resources struct {
+	CPUCount  int // whole CPUs, enforced as a CFS quota
+	MemoryMB  int
+	PidsLimit int
+	DiskMB    int // size of the writable layer, where the backend can enforce it
+}
+
+// Network configures the sandbox's network namespace.
+type Network struct {
+	// AllowInternet enables NAT egress from the sandbox to outside the host.
+	AllowInternet bool
+}
+
+// State of a sandbox as the backend sees it.
+type State string
+
+// The states a backend reports.
+const (
+	StateRunning State = "running"
+	StatePaused  State = "paused"
+	StateStopped State = "stopped" // processes gone, resources still held
+)
+
+// Instance is a created sandbox as the backend sees it.
+type Instance struct {
+	ID        string
+	Backend   string
+	State     State
+	IP        netip.Addr // the sandbox's address on the host bridge; dial IP:port
+	Pid       int        // host pid of the init process (0 if not running)
+	CreatedAt time.Time
+	Labels    map[string]string
+}
+
+// Stats is a sandbox's resource usage.
+type Stats struct {
+	CPUCount      int
+	CPUUsageNanos uint64 // cumulative CPU time of all processes
+	MemoryUsed    uint64 // bytes, excluding page cache
+	MemoryCache   uint64 // bytes of page cache
+	MemoryLimit   uint64 // bytes
+	DiskUsed      uint64 // bytes in the writable layer
+	DiskTotal     uint64 // bytes the writable layer may use
+}

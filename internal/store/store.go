@@ -1,0 +1,99 @@
+// Package store defines warren's persistent records and the Store interface
+// that keeps them. The default implementation is SQLite in the data directory
+// (store/sqlite); memstore backs unit tests of the layers above; storetest is
+// the suite every implementation passes, so a Postgres store can follow for
+// several nodes.
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Store keeps sandboxes, templates and API keys. Lookups of a missing record
+// return an error wrapping errdefs.ErrNotFound; creating a record whose id
+// exists returns one wrapping errdefs.ErrAlreadyExists.
+type Store interface {
+	CreateSandbox(ctx context.Context, s *Sandbox) error
+	GetSandbox(ctx context.Context, id string) (*Sandbox, error)
+	// UpdateSandbox replaces the stored record with s (matched by s.ID).
+	UpdateSandbox(ctx context.Context, s *Sandbox) error
+	DeleteSandbox(ctx context.Context, id string) error
+	// ListSandboxes returns all sandboxes, newest StartedAt first.
+	ListSandboxes(ctx context.Context) ([]*Sandbox, error)
+
+	// PutTemplate creates or replaces a template (matched by ID).
+	PutTemplate(ctx context.Context, t *Template) error
+	// GetTemplate finds a template by id or by one of its aliases.
+	GetTemplate(ctx context.Context, idOrAlias string) (*Template, error)
+	ListTemplates(ctx context.Context) ([]*Template, error)
+	DeleteTemplate(ctx context.Context, id string) error
+
+	CreateAPIKey(ctx context.Context, k *APIKey) error
+	// GetAPIKeyByHash finds a key that is not revoked by the hash of its secret.
+	GetAPIKeyByHash(ctx context.Context, hash string) (*APIKey, error)
+	ListAPIKeys(ctx context.Context) ([]*APIKey, error)
+	// RevokeAPIKey marks the key with this id (or name) revoked.
+	RevokeAPIKey(ctx context.Context, idOrName string) error
+
+	Close() error
+}
+
+// Sandbox states kept in the store.
+const (
+	SandboxRunning = "running"
+	SandboxPaused  = "paused"
+)
+
+// Sandbox is one sandbox as the API knows it.
+type Sandbox struct {
+	ID                 string
+	TemplateID         string
+	Alias              string // template alias the sandbox was created from, if any
+	Backend            string // runtime backend name
+	State              string // SandboxRunning | SandboxPaused
+	EnvdAccessToken    string // empty when created with secure:false
+	TrafficAccessToken string
+	AllowInternet      bool
+	Metadata           map[string]string
+	EnvVars            map[string]string
+	CPUCount           int
+	MemoryMB           int
+	DiskMB             int
+	IP                 string // address on the host bridge
+	StartedAt          time.Time
+	EndAt              time.Time
+	AutoPause          bool   // on timeout: pause instead of kill
+	AutoResume         bool   // traffic to a paused sandbox resumes it
+	Network            []byte // SandboxNetworkConfig JSON as given, or nil
+	APIKeyID           string // the key that created it
+}
+
+// Template is a sandbox image: a read-only rootfs plus default resources.
+type Template struct {
+	ID          string
+	Aliases     []string
+	Backend     string // default runtime backend for sandboxes from it; "" = server default
+	RootfsPath  string // unpacked rootfs directory
+	CPUCount    int
+	MemoryMB    int
+	DiskMB      int
+	EnvdVersion string
+	StartCmd    string
+	BuildID     string
+	Public      bool
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	SizeBytes   int64
+}
+
+// APIKey is a hashed API key. The secret itself is never stored.
+type APIKey struct {
+	ID        string
+	Name      string
+	Hash      string // hex sha256 of the full key
+	Mask      string // e.g. "e2b_ab12…9f0e", safe to show
+	Admin     bool
+	CreatedAt time.Time
+	RevokedAt *time.Time
+}
