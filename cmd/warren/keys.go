@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/store/sqlite"
+)
+
+// runKeys implements `warren keys create|list|revoke`, working on the data
+// directory's database directly (safe while the server runs: SQLite WAL).
+func runKeys(args []string) error {
+	if len(args) < 1 {
+		return errors.New("usage: warren keys create|list|revoke [--data-dir DIR] [--name NAME] [ID|NAME]")
+	}
+	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
+	dataDir := fs.String("data-dir", defaultDataDir, "data directory of the server")
+	name := fs.String("name", "", "name of the new key (create)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(*dataDir, dbFile))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	switch args[0] {
+	case "create":
+		key, err := createKey(ctx, st, *name, false)
+		if err != nil {
+			return err
+		}
+		fmt.Println(key)
+		return nil
+	case "list":
+		return listKeys(ctx, st)
+	case "revoke":
+		if fs.NArg() != 1 {
+			return errors.New("usage: warren keys revoke ID|NAME")
+		}
+		return st.RevokeAPIKey(ctx, fs.Arg(0))
+	}
+	return fmt.Errorf("unknown keys command %q", args[0])
+}
+
+// createKey stores a new key's hash and returns the key, which is shown once.
+func createKey(ctx context.Context, st store.Store, name string, admin bool) (string, error) {
+	key, err := apikey.Generate()
+	if err != nil {
+		return "", err
+	}
+	return key, storeKey(ctx, st, key, name, admin)
+}
+
+func storeKey(ctx context.Context, st store.Store, key, name string, admin bool) error {
+	id := apikey.NewID()
+	if name == "" {
+		name = "key-" + id
+	}
+	return st.CreateAPIKey(ctx, &store.APIKey{
+		ID: id, Name: name, Hash: apikey.Hash(key), Mask: apikey.Mask(key),
+		Admin: admin, CreatedAt: time.Now().UTC(),
+	})
+}
+
+func listKeys(ctx context.Context, st store.Store) error {
+	keys, err := st.ListAPIKeys(ctx)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tKEY\tCREATED\tSTATUS")
+	for _, k := range keys {
+		status := "active"
+		if k.RevokedAt != nil {
+			status = "revoked " + k.RevokedAt.Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Mask, k.CreatedAt.Format(time.RFC3339), status)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,99 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/network"
+	"github.com/warren-sandbox/warren/internal/runtime"
+	"github.com/warren-sandbox/warren/internal/runtime/oci"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/template/base"
+)
+
+// setup builds everything sandboxes need: the network, the runtime backends
+// and the base template, then the manager, which re-adopts what a previous
+// run left behind.
+func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Manager, error) {
+	netMgr, err := network.New(ctx, network.Options{Bridge: cfg.Bridge, Subnet: cfg.Subnet})
+	if err != nil {
+		return nil, fmt.Errorf("setting up the sandbox network: %w", err)
+	}
+	backends, err := newBackends(ctx, cfg, netMgr)
+	if err != nil {
+		return nil, err
+	}
+	if err := ensureBaseTemplate(ctx, cfg, st); err != nil {
+		return nil, err
+	}
+	mgr, err := sandbox.New(sandbox.Options{
+		Store:           st,
+		Backends:        backends,
+		DefaultBackend:  cfg.Runtime,
+		EnvdPath:        cfg.EnvdPath,
+		DefaultCPUCount: cfg.CPUCount,
+		DefaultMemoryMB: cfg.MemoryMB,
+		DefaultDiskMB:   cfg.DiskMB,
+		MaxTimeout:      cfg.MaxTimeout,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := mgr.Reconcile(ctx); err != nil {
+		return nil, fmt.Errorf("re-adopting sandboxes: %w", err)
+	}
+	return mgr, nil
+}
+
+// newBackends makes every backend whose binary is installed; the default
+// one must be among them.
+func newBackends(ctx context.Context, cfg *serveConfig, netMgr *network.Manager) (map[string]runtime.Backend, error) {
+	backends := map[string]runtime.Backend{}
+	for _, name := range []string{"runc", "runsc"} {
+		bin, err := exec.LookPath(name)
+		if err != nil {
+			if name == cfg.Runtime {
+				return nil, fmt.Errorf("runtime %s is not installed (run scripts/setup.sh): %w", name, err)
+			}
+			log.G(ctx).Warn("runtime not installed; templates that ask for it cannot start", "runtime", name)
+			continue
+		}
+		b, err := oci.New(ctx, oci.Options{
+			Runtime:   name,
+			Binary:    bin,
+			StateRoot: filepath.Join(cfg.DataDir, "sandboxes", name),
+			RunRoot:   filepath.Join("/run/warren", name),
+			Network:   netMgr,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("starting runtime %s: %w", name, err)
+		}
+		backends[name] = b
+	}
+	return backends, nil
+}
+
+// ensureBaseTemplate builds (or finds cached) the base rootfs and records it.
+func ensureBaseTemplate(ctx context.Context, cfg *serveConfig, st store.Store) error {
+	fmt.Fprintln(os.Stderr, "warren: preparing the base template (the first run builds it from Debian packages; this takes a few minutes)")
+	rootfs, err := base.Ensure(ctx, base.Options{CacheDir: cfg.CacheDir, Progress: os.Stderr})
+	if err != nil {
+		return fmt.Errorf("building the base template: %w", err)
+	}
+	now := time.Now().UTC()
+	t := &store.Template{
+		ID: "base", Aliases: []string{"base"}, RootfsPath: rootfs,
+		EnvdVersion: sandbox.EnvdVersion, BuildID: filepath.Base(filepath.Dir(rootfs)),
+		Public: true, CreatedAt: now, UpdatedAt: now,
+	}
+	if old, err := st.GetTemplate(ctx, "base"); err == nil {
+		t.CreatedAt = old.CreatedAt
+	}
+	return st.PutTemplate(ctx, t)
+}

@@ -1,0 +1,149 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+)
+
+// newSandboxJSON is E2B's NewSandbox (v1) and NewSandboxV2 (no `secure`).
+type newSandboxJSON struct {
+	TemplateID          *string                 `json:"templateID"`
+	Timeout             *int64                  `json:"timeout"`
+	AutoPause           *bool                   `json:"autoPause"`
+	AutoPauseMemory     *bool                   `json:"autoPauseMemory"`
+	AutoResume          *struct{ Enabled bool } `json:"autoResume"`
+	Secure              *bool                   `json:"secure"`
+	AllowInternetAccess *bool                   `json:"allow_internet_access"`
+	Network             json.RawMessage         `json:"network"`
+	Metadata            map[string]string       `json:"metadata"`
+	EnvVars             map[string]string       `json:"envVars"`
+}
+
+// Limits on what one create may carry; documented in docs/api.md.
+const (
+	defaultTimeout   = 300 * time.Second
+	maxMetadataKeys  = 100
+	maxMetadataKey   = 256
+	maxMetadataValue = 4096
+	maxEnvVars       = 500
+	maxEnvValue      = 64 << 10
+	maxEnvTotal      = 512 << 10
+	maxTemplateID    = 256
+)
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (s *Server) createV1(w http.ResponseWriter, r *http.Request) { s.create(w, r, false) }
+func (s *Server) createV2(w http.ResponseWriter, r *http.Request) { s.create(w, r, true) }
+
+func (s *Server) create(w http.ResponseWriter, r *http.Request, v2 bool) {
+	var body newSandboxJSON
+	if err := decode(r, &body, false); err != nil {
+		fail(w, r, err)
+		return
+	}
+	req, err := s.createRequest(&body, v2)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	req.APIKeyID = keyID(r.Context())
+	sb, err := s.opts.Manager.Create(r.Context(), req)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, s.sandboxResponse(sb))
+}
+
+func (s *Server) createRequest(b *newSandboxJSON, v2 bool) (sandbox.CreateRequest, error) {
+	var req sandbox.CreateRequest
+	if b.TemplateID == nil || *b.TemplateID == "" {
+		return req, invalid("templateID is required")
+	}
+	if len(*b.TemplateID) > maxTemplateID {
+		return req, invalid(fmt.Sprintf("templateID is longer than %d characters", maxTemplateID))
+	}
+	timeout, err := s.timeout(b.Timeout, defaultTimeout)
+	if err != nil {
+		return req, err
+	}
+	if err := checkMetadata(b.Metadata); err != nil {
+		return req, err
+	}
+	if err := checkEnvVars(b.EnvVars); err != nil {
+		return req, err
+	}
+	req = sandbox.CreateRequest{
+		TemplateID:    *b.TemplateID,
+		Timeout:       timeout,
+		Metadata:      b.Metadata,
+		EnvVars:       b.EnvVars,
+		Secure:        v2 || (b.Secure != nil && *b.Secure),
+		AllowInternet: b.AllowInternetAccess == nil || *b.AllowInternetAccess,
+		AutoPause:     b.AutoPause != nil && *b.AutoPause,
+		AutoResume:    b.AutoResume != nil && b.AutoResume.Enabled,
+	}
+	if len(b.Network) > 0 && string(b.Network) != "null" {
+		req.Network = b.Network
+	}
+	return req, nil
+}
+
+// timeout validates a timeout in seconds; nil gives def.
+func (s *Server) timeout(secs *int64, def time.Duration) (time.Duration, error) {
+	if secs == nil {
+		return def, nil
+	}
+	if *secs < 0 {
+		return 0, invalid(fmt.Sprintf("timeout must not be negative, got %d", *secs))
+	}
+	d := time.Duration(*secs) * time.Second
+	if *secs > int64(100*365*24*3600) || (s.opts.MaxTimeout > 0 && d > s.opts.MaxTimeout) {
+		return 0, invalid(fmt.Sprintf("timeout %ds is longer than this server allows (%s)", *secs, s.opts.MaxTimeout))
+	}
+	return d, nil
+}
+
+func checkMetadata(md map[string]string) error {
+	if len(md) > maxMetadataKeys {
+		return invalid(fmt.Sprintf("metadata has %d keys; at most %d are allowed", len(md), maxMetadataKeys))
+	}
+	for k, v := range md {
+		if k == "" || len(k) > maxMetadataKey {
+			return invalid(fmt.Sprintf("metadata keys must be 1 to %d bytes long", maxMetadataKey))
+		}
+		if len(v) > maxMetadataValue {
+			return invalid(fmt.Sprintf("metadata value of %q is longer than %d bytes", k, maxMetadataValue))
+		}
+	}
+	return nil
+}
+
+func checkEnvVars(env map[string]string) error {
+	if len(env) > maxEnvVars {
+		return invalid(fmt.Sprintf("envVars has %d entries; at most %d are allowed", len(env), maxEnvVars))
+	}
+	total := 0
+	for k, v := range env {
+		if !envName.MatchString(k) {
+			return invalid(fmt.Sprintf("envVars key %q is not a valid variable name", k))
+		}
+		if len(v) > maxEnvValue {
+			return invalid(fmt.Sprintf("envVars value of %q is longer than %d bytes", k, maxEnvValue))
+		}
+		total += len(k) + len(v)
+	}
+	if total > maxEnvTotal {
+		return invalid(fmt.Sprintf("envVars total %d bytes; at most %d are allowed", total, maxEnvTotal))
+	}
+	return nil
+}
+
+func invalid(msg string) error { return errdefs.New(errdefs.ErrInvalidArgument, msg) }

@@ -1,0 +1,209 @@
+// Package apiserver is warren's E2B-compatible REST control plane: one file
+// per endpoint, API-key auth, and the single place where error classes from
+// errdefs become HTTP statuses and E2B's {"code","message"} error body.
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// Options configure a Server.
+type Options struct {
+	Manager *sandbox.Manager
+	Store   store.Store
+	// Domain is returned to SDKs as the sandbox domain, so getHost(port)
+	// gives `<port>-<id>.<domain>`.
+	Domain string
+	// MaxTimeout caps the lifetime a request may ask for; 0 = no cap.
+	MaxTimeout time.Duration
+}
+
+// Server serves the REST API.
+type Server struct {
+	opts  Options
+	mux   *http.ServeMux
+	ready atomic.Bool
+}
+
+// New returns a Server; SetReady(true) once sandboxes can be created.
+func New(opts Options) *Server {
+	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s.routes()
+	return s
+}
+
+// SetManager hands the server its sandbox manager, which is built after the
+// listener opens. Call it before SetReady.
+func (s *Server) SetManager(m *sandbox.Manager) { s.opts.Manager = m }
+
+// SetReady flips GET /health to 200 and opens the authenticated endpoints.
+func (s *Server) SetReady(ok bool) { s.ready.Store(ok) }
+
+func (s *Server) routes() {
+	s.mux.HandleFunc("GET /health", s.health)
+	auth := func(pattern string, h func(http.ResponseWriter, *http.Request)) {
+		s.mux.Handle(pattern, s.authenticate(http.HandlerFunc(h)))
+	}
+	auth("POST /sandboxes", s.createV1)
+	auth("POST /v2/sandboxes", s.createV2)
+	auth("GET /sandboxes", s.listV1)
+	auth("GET /v2/sandboxes", s.listV2)
+	auth("GET /sandboxes/metrics", s.batchMetrics)
+	auth("GET /sandboxes/{id}", s.getSandbox)
+	auth("DELETE /sandboxes/{id}", s.killSandbox)
+	auth("POST /sandboxes/{id}/timeout", s.setTimeout)
+	auth("POST /sandboxes/{id}/refreshes", s.refresh)
+	auth("POST /sandboxes/{id}/connect", s.connectV1)
+	auth("POST /v2/sandboxes/{id}/connect", s.connectV2)
+	auth("POST /sandboxes/{id}/pause", s.pause)
+	auth("POST /sandboxes/{id}/resume", s.resume)
+	auth("GET /sandboxes/{id}/metrics", s.metrics)
+	auth("GET /templates", s.listTemplates)
+	auth("GET /v2/templates", s.listTemplates)
+	auth("GET /templates/aliases/{alias}", s.templateAlias)
+	auth("GET /templates/{id}", s.getTemplate)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
+	})
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			log.G(r.Context()).Error("panic in API handler", "panic", v, "path", r.URL.Path)
+			writeError(w, http.StatusInternalServerError, "internal error")
+		}
+	}()
+	s.mux.ServeHTTP(w, r)
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	if !s.ready.Load() {
+		writeError(w, http.StatusServiceUnavailable, "warren is starting: templates are not ready yet")
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = io.WriteString(w, "OK")
+}
+
+type keyCtx struct{}
+
+// authenticate checks X-API-KEY against the stored key hashes.
+func (s *Server) authenticate(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.ready.Load() {
+			writeError(w, http.StatusServiceUnavailable, "warren is starting: try again shortly")
+			return
+		}
+		key := r.Header.Get("X-API-KEY")
+		if key == "" {
+			key, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		}
+		if key == "" {
+			writeError(w, http.StatusUnauthorized, "missing API key: send it in the X-API-KEY header")
+			return
+		}
+		k, err := s.opts.Store.GetAPIKeyByHash(r.Context(), apikey.Hash(key))
+		if err != nil {
+			if !errdefs.IsNotFound(err) {
+				log.G(r.Context()).Error("looking up API key", "err", err)
+			}
+			writeError(w, http.StatusUnauthorized, "invalid API key")
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCtx{}, k)))
+	})
+}
+
+func keyID(ctx context.Context) string {
+	if k, ok := ctx.Value(keyCtx{}).(*store.APIKey); ok {
+		return k.ID
+	}
+	return ""
+}
+
+// maxBody bounds every JSON request body.
+const maxBody = 1 << 20
+
+// decode reads a JSON body into v. An empty body leaves v as is when
+// optional; bodies may arrive chunked, without Content-Length.
+func decode(r *http.Request, v any, optional bool) error {
+	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		return errdefs.New(errdefs.ErrInvalidArgument, "reading request body: "+err.Error())
+	}
+	if len(data) > maxBody {
+		return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("request body is larger than %d bytes", maxBody))
+	}
+	if len(strings.TrimSpace(string(data))) == 0 {
+		if optional {
+			return nil
+		}
+		return errdefs.New(errdefs.ErrInvalidArgument, "request body is required")
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return errdefs.New(errdefs.ErrInvalidArgument, "malformed JSON body: "+err.Error())
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeError sends E2B's error body; code always equals the HTTP status,
+// since the JS SDK decides "not found" by body.code.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"code": status, "message": msg})
+}
+
+// fail classifies err once and answers with the matching status.
+func fail(w http.ResponseWriter, r *http.Request, err error) {
+	status := statusOf(err)
+	msg := err.Error()
+	if status == http.StatusInternalServerError {
+		log.G(r.Context()).Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	writeError(w, status, msg)
+}
+
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, errdefs.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, errdefs.ErrInvalidArgument):
+		return http.StatusBadRequest
+	case errors.Is(err, errdefs.ErrUnauthenticated):
+		return http.StatusUnauthorized
+	case errors.Is(err, errdefs.ErrPermissionDenied):
+		return http.StatusForbidden
+	case errdefs.IsConflict(err):
+		return http.StatusConflict
+	case errors.Is(err, errdefs.ErrNoSpace):
+		return http.StatusInsufficientStorage
+	case errors.Is(err, errdefs.ErrResourceExhausted), errors.Is(err, errdefs.ErrUnavailable):
+		return http.StatusServiceUnavailable
+	default:
+		return http.StatusInternalServerError
+	}
+}

@@ -1,0 +1,211 @@
+// Package proxy routes sandbox traffic that arrives on warren's one listener.
+// A request belongs to a sandbox when it carries E2b-Sandbox-Id and
+// E2b-Sandbox-Port (SDKs configured with E2B_SANDBOX_URL), when its Host is
+// `<port>-<id>.<domain>` (getHost, E2B_DOMAIN with wildcard DNS), or when it
+// is a signed /files URL with neither; everything else goes to the REST API.
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+)
+
+// EnvdPort is exempt from the traffic access token: envd checks its own.
+const EnvdPort = 49983
+
+// Resolver finds a live sandbox. sandbox.Manager implements it.
+type Resolver interface {
+	Resolve(ctx context.Context, id string) (*sandbox.Target, error)
+	LiveTokens() map[string]string
+}
+
+// Handler is the top-level HTTP handler: sandbox traffic to the sandbox,
+// the rest to API.
+type Handler struct {
+	resolver Resolver
+	api      http.Handler
+	domain   string
+	rp       *httputil.ReverseProxy
+}
+
+type targetKey struct{}
+
+type routed struct {
+	target *sandbox.Target
+	port   int
+}
+
+// New returns a Handler. domain is the sandbox domain for Host routing.
+func New(resolver Resolver, api http.Handler, domain string) *Handler {
+	h := &Handler{resolver: resolver, api: api, domain: strings.ToLower(domain)}
+	transport := &http.Transport{
+		DialContext:           h.dial,
+		MaxIdleConnsPerHost:   32,
+		IdleConnTimeout:       90 * time.Second,
+		ResponseHeaderTimeout: 0, // envd streams may wait long for their first byte
+		DisableCompression:    true,
+	}
+	h.rp = &httputil.ReverseProxy{
+		Rewrite:       rewrite,
+		Transport:     transport,
+		FlushInterval: -1, // Connect streams and NDJSON must not be buffered
+		ErrorHandler:  h.proxyError,
+	}
+	return h
+}
+
+// dial connects to the sandbox and registers the connection so that killing
+// or pausing the sandbox cuts it, which aborts streams in flight as the SDK
+// expects instead of leaving them hanging.
+func (h *Handler) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	if r, ok := ctx.Value(targetKey{}).(*routed); ok && r.target.Track != nil {
+		return &trackedConn{Conn: c, untrack: r.target.Track(c)}, nil
+	}
+	return c, nil
+}
+
+type trackedConn struct {
+	net.Conn
+	untrack func()
+}
+
+func (c *trackedConn) Close() error {
+	c.untrack()
+	return c.Conn.Close()
+}
+
+func rewrite(pr *httputil.ProxyRequest) {
+	r := pr.In.Context().Value(targetKey{}).(*routed)
+	pr.Out.URL.Scheme = "http"
+	pr.Out.URL.Host = netip.AddrPortFrom(r.target.IP, uint16(r.port)).String()
+	pr.Out.Host = pr.In.Host
+	pr.Out.Header.Del("E2b-Sandbox-Id")
+	pr.Out.Header.Del("E2b-Sandbox-Port")
+	pr.Out.Header.Del("E2b-Traffic-Access-Token")
+}
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, port, ok, err := h.route(r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]any{"code": 400, "message": err.Error()})
+		return
+	}
+	if !ok {
+		if r.URL.Path == "/files" && r.URL.Query().Get("signature") != "" {
+			h.serveSignedFile(w, r)
+			return
+		}
+		h.api.ServeHTTP(w, r)
+		return
+	}
+	h.forward(w, r, id, port)
+}
+
+func (h *Handler) forward(w http.ResponseWriter, r *http.Request, id string, port int) {
+	t, err := h.resolver.Resolve(r.Context(), id)
+	if err != nil {
+		if !errdefs.IsNotFound(err) && !errors.Is(err, errdefs.ErrUnavailable) {
+			log.G(r.Context()).Error("resolving sandbox", "sandbox", id, "err", err)
+		}
+		writeJSON(w, http.StatusBadGateway, map[string]any{
+			"sandboxId": id, "message": "The sandbox was not found", "code": 502,
+		})
+		return
+	}
+	if port != EnvdPort && t.TrafficAccessToken != "" &&
+		r.Header.Get("E2b-Traffic-Access-Token") != t.TrafficAccessToken {
+		writeJSON(w, http.StatusForbidden, map[string]any{
+			"sandboxId": id, "message": "missing or invalid traffic access token", "code": 403,
+		})
+		return
+	}
+	ctx := context.WithValue(r.Context(), targetKey{}, &routed{target: t, port: port})
+	h.rp.ServeHTTP(w, r.WithContext(ctx))
+}
+
+func (h *Handler) proxyError(w http.ResponseWriter, r *http.Request, err error) {
+	rt := r.Context().Value(targetKey{}).(*routed)
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		writeJSON(w, http.StatusBadGateway, map[string]any{
+			"sandboxId": rt.target.ID, "message": "The sandbox is running but port is not open",
+			"port": rt.port, "code": 502,
+		})
+		return
+	}
+	if r.Context().Err() != nil {
+		return // the client went away
+	}
+	// The sandbox was killed or paused under an open request: abort the
+	// response so the client sees a broken stream, not a clean end.
+	writeJSON(w, http.StatusBadGateway, map[string]any{
+		"sandboxId": rt.target.ID, "message": "The sandbox was not found", "code": 502,
+	})
+}
+
+// route finds the sandbox a request is for. ok is false for API requests.
+func (h *Handler) route(r *http.Request) (id string, port int, ok bool, err error) {
+	if id := r.Header.Get("E2b-Sandbox-Id"); id != "" {
+		p, perr := strconv.Atoi(r.Header.Get("E2b-Sandbox-Port"))
+		if perr != nil || p <= 0 || p > 65535 {
+			return "", 0, false, errors.New("missing header: E2b-Sandbox-Port must be a port number")
+		}
+		return id, p, true, nil
+	}
+	id, port, ok = parseHost(r.Host, h.domain)
+	return id, port, ok, nil
+}
+
+// parseHost splits `<port>-<id>.<domain>[:listenport]`.
+func parseHost(host, domain string) (string, int, bool) {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.ToLower(host)
+	label, rest, found := strings.Cut(host, ".")
+	if !found || domain == "" || rest != domain {
+		return "", 0, false
+	}
+	p, id, found := strings.Cut(label, "-")
+	if !found || id == "" {
+		return "", 0, false
+	}
+	id, _, _ = strings.Cut(id, "-")
+	port, err := strconv.Atoi(p)
+	if err != nil || port <= 0 || port > 65535 || !validID(id) {
+		return "", 0, false
+	}
+	return id, port, true
+}
+
+func validID(id string) bool {
+	for _, c := range id {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return id != ""
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,148 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/runtime"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// CreateRequest is what the API hands the manager for a new sandbox.
+type CreateRequest struct {
+	TemplateID    string
+	Timeout       time.Duration
+	Metadata      map[string]string
+	EnvVars       map[string]string
+	Secure        bool // mint an envd access token
+	AllowInternet bool
+	AutoPause     bool
+	AutoResume    bool
+	Network       []byte // SandboxNetworkConfig JSON as given
+	APIKeyID      string
+}
+
+// Create starts a sandbox from a template and returns its record once envd
+// inside answers. On any error nothing is left behind.
+func (m *Manager) Create(ctx context.Context, req CreateRequest) (*store.Sandbox, error) {
+	tpl, err := m.opts.Store.GetTemplate(ctx, req.TemplateID)
+	if err != nil {
+		if errdefs.IsNotFound(err) {
+			return nil, errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("template '%s' not found", req.TemplateID))
+		}
+		return nil, fmt.Errorf("looking up template: %w", err)
+	}
+	backendName := tpl.Backend
+	if backendName == "" {
+		backendName = m.opts.DefaultBackend
+	}
+	backend, ok := m.opts.Backends[backendName]
+	if !ok {
+		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("template '%s' needs runtime %q, which this server does not run", req.TemplateID, backendName))
+	}
+	now := time.Now().UTC()
+	sb := &store.Sandbox{
+		ID:            newID(),
+		TemplateID:    tpl.ID,
+		Backend:       backendName,
+		State:         store.SandboxRunning,
+		AllowInternet: req.AllowInternet,
+		Metadata:      req.Metadata,
+		EnvVars:       req.EnvVars,
+		CPUCount:      orDefault(tpl.CPUCount, m.opts.DefaultCPUCount),
+		MemoryMB:      orDefault(tpl.MemoryMB, m.opts.DefaultMemoryMB),
+		DiskMB:        orDefault(tpl.DiskMB, m.opts.DefaultDiskMB),
+		StartedAt:     now,
+		EndAt:         now.Add(req.Timeout),
+		AutoPause:     req.AutoPause,
+		AutoResume:    req.AutoResume,
+		Network:       req.Network,
+		APIKeyID:      req.APIKeyID,
+	}
+	if req.TemplateID != tpl.ID {
+		sb.Alias = req.TemplateID
+	} else if len(tpl.Aliases) > 0 {
+		sb.Alias = tpl.Aliases[0]
+	}
+	if req.Secure {
+		sb.EnvdAccessToken = newToken()
+	}
+	ctx = log.With(ctx, "sandbox", sb.ID, "template", tpl.ID, "runtime", backendName)
+	if err := m.start(ctx, sb, tpl, backend); err != nil {
+		return nil, err
+	}
+	return copySandbox(sb), nil
+}
+
+// start brings up the backend instance, initialises envd and records the
+// sandbox, undoing all of it if a later step fails.
+func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Template, backend runtime.Backend) (retErr error) {
+	start := time.Now()
+	inst, err := backend.Create(ctx, m.spec(sb, tpl))
+	if err != nil {
+		return fmt.Errorf("creating sandbox: %w", err)
+	}
+	defer func() {
+		if retErr != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if err := backend.Destroy(cctx, sb.ID); err != nil {
+				log.G(ctx).Error("cleaning up failed sandbox", "err", err)
+			}
+		}
+	}()
+	sb.IP = inst.IP.String()
+	if err := m.initEnvd(ctx, inst.IP, sb); err != nil {
+		return fmt.Errorf("starting envd: %w", err)
+	}
+	if err := m.opts.Store.CreateSandbox(ctx, sb); err != nil {
+		return fmt.Errorf("recording sandbox: %w", err)
+	}
+	e := &entry{sb: sb, ip: inst.IP, backend: backend, conns: newConnSet()}
+	m.mu.Lock()
+	m.live[sb.ID] = e
+	m.mu.Unlock()
+	e.mu.Lock()
+	m.armTimer(e)
+	e.mu.Unlock()
+	log.G(ctx).Info("sandbox created", "ip", inst.IP, "took", time.Since(start))
+	return nil
+}
+
+func (m *Manager) spec(sb *store.Sandbox, tpl *store.Template) runtime.Spec {
+	return runtime.Spec{
+		ID:       sb.ID,
+		Rootfs:   tpl.RootfsPath,
+		Hostname: "e2b-" + sb.ID[:8],
+		Init: runtime.Process{
+			Args: []string{envdTarget, "--port", fmt.Sprint(EnvdPort)},
+			Env:  []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root"},
+			Cwd:  "/",
+		},
+		Binds: []runtime.Bind{{Source: m.opts.EnvdPath, Target: envdTarget}},
+		Resources: runtime.Resources{
+			CPUCount: sb.CPUCount,
+			MemoryMB: sb.MemoryMB,
+			DiskMB:   sb.DiskMB,
+		},
+		Network: runtime.Network{AllowInternet: sb.AllowInternet},
+		Labels:  map[string]string{"warren.sandbox": sb.ID, "warren.template": tpl.ID},
+	}
+}
+
+// envdTarget is where envd's binary appears inside every sandbox.
+const envdTarget = "/.warren/envd"
+
+func orDefault(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}
+
+// errKilled reports an operation on a sandbox that was killed meanwhile.
+var errKilled = errors.New("sandbox was killed")

@@ -1,0 +1,90 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+func newEnvdClient() *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+			MaxIdleConnsPerHost: 1,
+			IdleConnTimeout:     5 * time.Second,
+		},
+	}
+}
+
+// initBody is envd's POST /init request.
+type initBody struct {
+	AccessToken    string            `json:"accessToken,omitempty"`
+	EnvVars        map[string]string `json:"envVars,omitempty"`
+	DefaultUser    string            `json:"defaultUser"`
+	DefaultWorkdir string            `json:"defaultWorkdir"`
+	Timestamp      string            `json:"timestamp"`
+}
+
+// initEnvd waits for envd to listen and hands it the sandbox's token, env and
+// default user. Polling /init directly saves the round trip a separate
+// health check would cost on every create.
+func (m *Manager) initEnvd(ctx context.Context, ip netip.Addr, sb *store.Sandbox) error {
+	body, err := json.Marshal(initBody{
+		AccessToken:    sb.EnvdAccessToken,
+		EnvVars:        sb.EnvVars,
+		DefaultUser:    "user",
+		DefaultWorkdir: "/home/user",
+		Timestamp:      time.Now().UTC().Format(time.RFC3339Nano),
+	})
+	if err != nil {
+		return fmt.Errorf("encoding init: %w", err)
+	}
+	url := "http://" + netip.AddrPortFrom(ip, EnvdPort).String() + "/init"
+	ctx, cancel := context.WithTimeout(ctx, m.opts.EnvdReadyTimeout)
+	defer cancel()
+	delay := time.Millisecond
+	for {
+		err := postInit(ctx, m.client, url, body, sb.EnvdAccessToken)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("envd did not answer within %s: %v", m.opts.EnvdReadyTimeout, err))
+		case <-time.After(delay):
+		}
+		if delay < 50*time.Millisecond {
+			delay *= 2
+		}
+	}
+}
+
+func postInit(ctx context.Context, c *http.Client, url string, body []byte, token string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("X-Access-Token", token)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("envd /init answered %s", resp.Status)
+	}
+	return nil
+}

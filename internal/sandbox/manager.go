@@ -1,0 +1,168 @@
+// Package sandbox is the sandbox manager: it turns API requests into runtime
+// backend calls, keeps each sandbox's record in the store, arms its timeout,
+// hands the proxy the address of a live sandbox, and re-adopts what an
+// earlier warren process left running.
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/runtime"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// EnvdPort is where envd listens inside every sandbox.
+const EnvdPort = 49983
+
+// EnvdVersion is the envd API version warren's envd implements and reports
+// to the SDKs, which gate features on it.
+const EnvdVersion = "0.6.13"
+
+// Options configure a Manager.
+type Options struct {
+	Store          store.Store
+	Backends       map[string]runtime.Backend // by name
+	DefaultBackend string
+	// EnvdPath is the host path of the static envd binary bound into sandboxes.
+	EnvdPath string
+	// Defaults for sandboxes whose template does not say.
+	DefaultCPUCount int
+	DefaultMemoryMB int
+	DefaultDiskMB   int
+	// MaxTimeout caps a sandbox's lifetime per request; 0 means no cap.
+	MaxTimeout time.Duration
+	// EnvdReadyTimeout bounds the wait for a new sandbox's envd.
+	EnvdReadyTimeout time.Duration
+}
+
+// Manager owns the lifecycle of every sandbox on this host.
+type Manager struct {
+	opts   Options
+	client *http.Client
+
+	// mu guards live. A sandbox is in live from the moment its record is
+	// stored until Kill removes it; the proxy only routes to sandboxes in it.
+	mu   sync.Mutex
+	live map[string]*entry
+}
+
+// entry is the in-memory side of one sandbox.
+type entry struct {
+	mu       sync.Mutex // serialises lifecycle operations on this sandbox
+	sb       *store.Sandbox
+	ip       netip.Addr
+	backend  runtime.Backend
+	timer    *time.Timer
+	conns    *connSet
+	lastCPU  uint64
+	lastTime time.Time
+	killed   bool
+}
+
+// New returns a Manager. Call Reconcile before serving to adopt sandboxes an
+// earlier process left behind.
+func New(opts Options) (*Manager, error) {
+	if opts.Store == nil || len(opts.Backends) == 0 {
+		return nil, fmt.Errorf("sandbox manager: store and at least one backend are required")
+	}
+	if _, ok := opts.Backends[opts.DefaultBackend]; !ok {
+		return nil, fmt.Errorf("sandbox manager: default backend %q is not configured", opts.DefaultBackend)
+	}
+	if opts.EnvdReadyTimeout == 0 {
+		opts.EnvdReadyTimeout = 30 * time.Second
+	}
+	return &Manager{
+		opts:   opts,
+		client: newEnvdClient(),
+		live:   make(map[string]*entry),
+	}, nil
+}
+
+// Backend returns the backend with this name, for the API's validation.
+func (m *Manager) Backend(name string) (runtime.Backend, bool) {
+	b, ok := m.opts.Backends[name]
+	return b, ok
+}
+
+func (m *Manager) get(id string) (*entry, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.live[id]
+	if !ok {
+		return nil, errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("sandbox %q not found", id))
+	}
+	return e, nil
+}
+
+// Get returns a copy of the sandbox's record.
+func (m *Manager) Get(ctx context.Context, id string) (*store.Sandbox, error) {
+	e, err := m.get(id)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return copySandbox(e.sb), nil
+}
+
+// List returns copies of every live sandbox's record, newest first.
+func (m *Manager) List(ctx context.Context) ([]*store.Sandbox, error) {
+	all, err := m.opts.Store.ListSandboxes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing sandboxes: %w", err)
+	}
+	out := all[:0]
+	for _, s := range all {
+		if e, err := m.get(s.ID); err == nil {
+			e.mu.Lock()
+			out = append(out, copySandbox(e.sb))
+			e.mu.Unlock()
+		}
+	}
+	return out, nil
+}
+
+func copySandbox(s *store.Sandbox) *store.Sandbox {
+	c := *s
+	c.Metadata = copyMap(s.Metadata)
+	c.EnvVars = copyMap(s.EnvVars)
+	return &c
+}
+
+func copyMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+const idAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
+
+// newID returns a sandbox id: 20 characters of [a-z0-9], as E2B's are, so
+// Host-based routing (`<port>-<id>.<domain>`) can split on '-' and '.'.
+func newID() string {
+	b := make([]byte, 20)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = idAlphabet[int(b[i])%len(idAlphabet)]
+	}
+	return string(b)
+}
+
+// newToken returns a random hex token for envd or traffic access.
+func newToken() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%x", b)
+}

@@ -1,0 +1,101 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// Target is what the proxy needs to reach a sandbox.
+type Target struct {
+	ID                 string
+	IP                 netip.Addr
+	EnvdAccessToken    string
+	TrafficAccessToken string
+	// Track registers a connection to the sandbox so Kill and Pause can cut
+	// it; the returned func unregisters it.
+	Track func(net.Conn) func()
+}
+
+// Resolve returns where to send traffic for a sandbox. A paused sandbox is
+// resumed first when it was created with autoResume, otherwise it is
+// reported unavailable.
+func (m *Manager) Resolve(ctx context.Context, id string) (*Target, error) {
+	e, err := m.get(id)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.sb.State == store.SandboxPaused {
+		if !e.sb.AutoResume {
+			return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("sandbox %q is paused", id))
+		}
+		if err := m.resumeLocked(ctx, e, timeoutOnAutoResume); err != nil {
+			return nil, err
+		}
+	}
+	return &Target{
+		ID:                 id,
+		IP:                 e.ip,
+		EnvdAccessToken:    e.sb.EnvdAccessToken,
+		TrafficAccessToken: e.sb.TrafficAccessToken,
+		Track:              e.conns.add,
+	}, nil
+}
+
+// LiveTokens returns the envd token of every live, secured sandbox, for
+// routing signed file URLs that carry no sandbox id.
+func (m *Manager) LiveTokens() map[string]string {
+	m.mu.Lock()
+	entries := make([]*entry, 0, len(m.live))
+	for _, e := range m.live {
+		entries = append(entries, e)
+	}
+	m.mu.Unlock()
+	out := make(map[string]string, len(entries))
+	for _, e := range entries {
+		e.mu.Lock()
+		if e.sb.EnvdAccessToken != "" && e.sb.State == store.SandboxRunning {
+			out[e.sb.ID] = e.sb.EnvdAccessToken
+		}
+		e.mu.Unlock()
+	}
+	return out
+}
+
+// timeoutOnAutoResume is how long a sandbox lives after traffic resumed it.
+const timeoutOnAutoResume = 300e9
+
+// connSet tracks open proxied connections to one sandbox.
+type connSet struct {
+	mu    sync.Mutex
+	conns map[net.Conn]struct{}
+}
+
+func newConnSet() *connSet { return &connSet{conns: make(map[net.Conn]struct{})} }
+
+func (s *connSet) add(c net.Conn) func() {
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}
+}
+
+func (s *connSet) closeAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for c := range s.conns {
+		_ = c.Close()
+	}
+	clear(s.conns)
+}

@@ -1,0 +1,164 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+)
+
+// migrationFS holds the schema history. To change the schema, add the next
+// file "NNNN_what.sql"; never edit one that has shipped, because databases
+// that already recorded it will not run it again.
+//
+// Migrations run inside a transaction, so a script must not use statements
+// SQLite ignores or refuses there: PRAGMA foreign_keys is a no-op inside a
+// transaction, so a table rebuild must use PRAGMA defer_foreign_keys instead.
+//
+//go:embed migrations/*.sql
+var migrationFS embed.FS
+
+// migration is one numbered schema change.
+type migration struct {
+	version int
+	name    string // file name, recorded for people reading the table
+	script  string
+}
+
+// migrations is the embedded history in version order. A malformed file is a
+// build mistake, caught by the package's tests, so it panics at init.
+var migrations = mustLoadMigrations(migrationFS)
+
+func mustLoadMigrations(fsys fs.FS) []migration {
+	m, err := loadMigrations(fsys)
+	if err != nil {
+		panic(err)
+	}
+	return m
+}
+
+// loadMigrations reads migrations/NNNN_name.sql files, which must be numbered
+// 1, 2, 3… without gaps so a missing file can't go unnoticed.
+func loadMigrations(fsys fs.FS) ([]migration, error) {
+	names, err := fs.Glob(fsys, "migrations/*.sql")
+	if err != nil {
+		return nil, fmt.Errorf("listing migrations: %w", err)
+	}
+	slices.Sort(names)
+	out := make([]migration, 0, len(names))
+	for i, p := range names {
+		name := path.Base(p)
+		num, _, ok := strings.Cut(name, "_")
+		v, err := strconv.Atoi(num)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("migration %s: name must be NNNN_name.sql", name)
+		}
+		if v != i+1 {
+			return nil, fmt.Errorf("migration %s: got version %d, want %d", name, v, i+1)
+		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return nil, fmt.Errorf("reading migration %s: %w", name, err)
+		}
+		out = append(out, migration{version: v, name: name, script: string(b)})
+	}
+	return out, nil
+}
+
+const createMigrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
+	version    INTEGER NOT NULL PRIMARY KEY,
+	name       TEXT    NOT NULL,
+	applied_at TEXT    NOT NULL
+) STRICT`
+
+// migrate brings db up to the last of migs. Everything, including reading
+// what is already applied, happens in one write transaction: two processes
+// opening the same file serialize on it, and a failing script leaves the
+// database exactly as it was rather than half upgraded.
+func migrate(ctx context.Context, db *sql.DB, migs []migration) error {
+	return withTx(ctx, db, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, createMigrationsTable); err != nil {
+			return fmt.Errorf("creating schema_migrations: %w", err)
+		}
+		applied, err := appliedVersions(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if err := checkKnown(applied, migs); err != nil {
+			return err
+		}
+		for _, m := range migs {
+			if applied[m.version] {
+				continue
+			}
+			if err := applyMigration(ctx, tx, m); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func appliedVersions(ctx context.Context, tx *sql.Tx) (map[int]bool, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, fmt.Errorf("reading schema_migrations: %w", err)
+	}
+	defer rows.Close()
+	applied := map[int]bool{}
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, fmt.Errorf("reading schema_migrations: %w", err)
+		}
+		applied[v] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading schema_migrations: %w", err)
+	}
+	return applied, nil
+}
+
+// checkKnown refuses a database that recorded a migration this binary doesn't
+// have: it was written by a newer warren, and running an older one against
+// it could misread or damage data it doesn't understand.
+func checkKnown(applied map[int]bool, migs []migration) error {
+	latest := 0
+	if len(migs) > 0 {
+		latest = migs[len(migs)-1].version
+	}
+	var unknown []int
+	for v := range applied {
+		if v < 1 || v > latest {
+			unknown = append(unknown, v)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	slices.Sort(unknown)
+	return fmt.Errorf("database schema is at version %d but this warren knows only up to %d; "+
+		"it was written by a newer warren: upgrade warren or use another data directory: %w",
+		unknown[len(unknown)-1], latest, errdefs.ErrFailedPrecondition)
+}
+
+func applyMigration(ctx context.Context, tx *sql.Tx, m migration) error {
+	if _, err := tx.ExecContext(ctx, m.script); err != nil {
+		return fmt.Errorf("applying migration %s: %w", m.name, err)
+	}
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
+		m.version, m.name, formatTime(time.Now()))
+	if err != nil {
+		return fmt.Errorf("recording migration %s: %w", m.name, err)
+	}
+	return nil
+}

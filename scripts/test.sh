@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The README's test command: sets up, then runs every test. As root this
+# includes the runtime conformance suite on runc and runsc and the
+# end-to-end suite driving real `warren serve` processes with the official
+# npm SDKs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=$PATH:/usr/local/go/bin
+./scripts/setup.sh
+echo
+echo "==> go vet"
+go vet ./...
+echo
+echo "==> go test ./... (unit, conformance and end-to-end)"
+go test -count=1 -timeout 40m ./... 2>&1 | tee /tmp/warren-test.log
