@@ -42,4 +42,3 @@ func TestSign(t *testing.T) {
 		t.Fatal("expiration must change the signature")
 	}
 }
-

@@ -177,14 +177,20 @@ func checkHost() error {
 
 // removeLeftovers deletes what interrupted builds left behind: .tmp
 // directories (unmounting anything still mounted inside first) and a final
-// directory without a valid marker. The caller holds the lock, so no live
-// build owns any of it.
+// directory without a marker. The caller holds the lock, so no live build
+// owns any of it. A final directory whose marker exists but does not parse
+// is left alone with an error: sandboxes may be using it, and our own builds
+// never produce one.
 func removeLeftovers(l layout) error {
 	tmps, err := filepath.Glob(filepath.Join(l.templates, "base-*.tmp-*"))
 	if err != nil {
 		return fmt.Errorf("listing interrupted builds: %w", err)
 	}
 	if _, err := os.Lstat(l.final); err == nil {
+		_, err := os.Lstat(filepath.Join(l.final, markerName))
+		if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s has an unreadable marker; remove it by hand to rebuild: %w", l.final, err)
+		}
 		tmps = append(tmps, l.final)
 	}
 	for _, dir := range tmps {

@@ -1,0 +1,47 @@
+package base
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+)
+
+// acquireLock takes an exclusive flock on path, waiting (and saying so on
+// progress) while another process holds it. The kernel drops the lock when
+// every descriptor of the open file is closed, so a crashed builder never
+// leaves it stuck; build passes the file to debootstrap as well, so the lock
+// lasts as long as any process of an orphaned build is still writing.
+func acquireLock(ctx context.Context, path string, progress io.Writer) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening build lock: %w", err)
+	}
+	const poll = 250 * time.Millisecond
+	start := time.Now()
+	lastNote := time.Time{}
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		if time.Since(lastNote) >= 30*time.Second {
+			fmt.Fprintf(progress, "base: waiting for another build to finish (lock %s held, %s so far)\n",
+				path, time.Since(start).Round(time.Second))
+			lastNote = time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("waiting for build lock: %w", context.Cause(ctx))
+		case <-time.After(poll):
+		}
+	}
+}
