@@ -1,22 +1,30 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
+	"path/filepath"
+
+	"github.com/warren-sandbox/warren/internal/tlsutil"
 	"net"
+	"net/http"
 	"os"
 	"sync/atomic"
-	"net/http"
 )
 
 type atomicHandler = atomic.Pointer[http.Handler]
 
 // printReady tells the user exactly what to export for the official SDKs.
-func printReady(cfg *serveConfig, addr, key string, generated bool) {
+func printReady(cfg *serveConfig, addr, key string, generated bool, caPath string) {
 	host, port, _ := net.SplitHostPort(addr)
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1"
 	}
-	url := "http://" + net.JoinHostPort(host, port)
+	scheme := "http"
+	if caPath != "" {
+		scheme = "https"
+	}
+	url := scheme + "://" + net.JoinHostPort(host, port)
 	w := os.Stdout
 	fmt.Fprintf(w, "\nwarren is ready on %s (runtime %s)\n\n", url, cfg.Runtime)
 	if generated {
@@ -27,5 +35,34 @@ func printReady(cfg *serveConfig, addr, key string, generated bool) {
 	fmt.Fprintf(w, "\n  export E2B_API_KEY=%s\n", key)
 	fmt.Fprintf(w, "  export E2B_API_URL=%s\n", url)
 	fmt.Fprintf(w, "  export E2B_SANDBOX_URL=%s\n", url)
-	fmt.Fprintf(w, "  export E2B_DOMAIN=%s\n\n", cfg.Domain)
+	fmt.Fprintf(w, "  export E2B_DOMAIN=%s\n", cfg.Domain)
+	if caPath != "" {
+		fmt.Fprintf(w, "  export NODE_EXTRA_CA_CERTS=%s\n", caPath)
+		fmt.Fprintf(w, "\nWith wildcard DNS for *.%s pointing here, E2B_SANDBOX_URL can be left unset.\n", cfg.Domain)
+	}
+	fmt.Fprintln(w)
+}
+
+// listen opens the server's listener, wrapped in TLS with --tls. caPath is
+// the CA clients must trust, or "" without TLS.
+func listen(cfg *serveConfig) (net.Listener, string, error) {
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return nil, "", fmt.Errorf("listening: %w", err)
+	}
+	if !cfg.TLS {
+		return ln, "", nil
+	}
+	host, _, _ := net.SplitHostPort(cfg.Listen)
+	files, err := tlsutil.Ensure(filepath.Join(cfg.DataDir, "tls"), cfg.Domain, host)
+	if err != nil {
+		ln.Close()
+		return nil, "", err
+	}
+	tc, err := tlsutil.Config(files)
+	if err != nil {
+		ln.Close()
+		return nil, "", err
+	}
+	return tls.NewListener(ln, tc), files.CACert, nil
 }

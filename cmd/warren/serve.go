@@ -42,6 +42,7 @@ type serveConfig struct {
 	MemoryMB   int
 	DiskMB     int
 	LogLevel   string
+	TLS        bool
 }
 
 func parseServe(args []string) (*serveConfig, error) {
@@ -60,6 +61,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.IntVar(&c.MemoryMB, "default-memory", 512, "memory MB per sandbox when the template does not say")
 	fs.IntVar(&c.DiskMB, "default-disk", 4096, "disk MB per sandbox when the template does not say")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&c.TLS, "tls", false, "serve HTTPS (h2 and http/1.1) with a CA and wildcard certificate warren makes in <data-dir>/tls")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -111,9 +113,9 @@ func serve(ctx context.Context, cfg *serveConfig) error {
 		return err
 	}
 	api := apiserver.New(apiserver.Options{Store: st, Domain: cfg.Domain, MaxTimeout: cfg.MaxTimeout})
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, caPath, err := listen(cfg)
 	if err != nil {
-		return fmt.Errorf("listening: %w", err)
+		return err
 	}
 	root := &switchHandler{}
 	root.set(api)
@@ -129,7 +131,7 @@ func serve(ctx context.Context, cfg *serveConfig) error {
 	api.SetManager(mgr)
 	root.set(proxy.New(mgr, api, cfg.Domain))
 	api.SetReady(true)
-	printReady(cfg, ln.Addr().String(), key, generated)
+	printReady(cfg, ln.Addr().String(), key, generated, caPath)
 
 	select {
 	case <-ctx.Done():

@@ -1,6 +1,7 @@
 package users
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,7 +59,7 @@ func TestLookup(t *testing.T) {
 			t.Parallel()
 			u, err := db.Lookup(tt.user)
 			if tt.wantErr != nil {
-				if !errdefsIs(err, tt.wantErr) {
+				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("Lookup(%q) error = %v, want class %v", tt.user, err, tt.wantErr)
 				}
 				return
@@ -113,8 +114,4 @@ func TestResolvePath(t *testing.T) {
 			}
 		})
 	}
-}
-
-func errdefsIs(err, class error) bool {
-	return err != nil && (err == class || errorsIs(err, class))
 }

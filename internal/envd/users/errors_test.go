@@ -1,5 +1,0 @@
-package users
-
-import "errors"
-
-func errorsIs(err, target error) bool { return errors.Is(err, target) }
