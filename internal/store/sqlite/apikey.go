@@ -80,8 +80,12 @@ func (s *Store) RevokeAPIKey(ctx context.Context, idOrName string) error {
 		if err != nil {
 			return fmt.Errorf("revoking api key %q: %w", idOrName, err)
 		}
-		if n, err := res.RowsAffected(); err != nil || n > 0 {
-			return err
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("revoking api key %q: %w", idOrName, err)
+		}
+		if n > 0 {
+			return nil
 		}
 		ids, err := activeKeysNamed(ctx, tx, idOrName)
 		if err != nil {

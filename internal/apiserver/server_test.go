@@ -1,0 +1,169 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/runtime"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/store/memstore"
+)
+
+// newTestServer returns a ready API server with one valid key. Its manager
+// has a backend slot but no backend: these tests never get as far as
+// creating a sandbox, which the end-to-end suite covers.
+func newTestServer(t *testing.T) (*httptest.Server, string) {
+	t.Helper()
+	st := memstore.New()
+	key, err := apikey.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := st.CreateAPIKey(ctx, &store.APIKey{ID: "k1", Name: "test", Hash: apikey.Hash(key), CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutTemplate(ctx, &store.Template{ID: "base", Aliases: []string{"base"}}); err != nil {
+		t.Fatal(err)
+	}
+	mgr, err := sandbox.New(sandbox.Options{
+		Store: st, Backends: map[string]runtime.Backend{"runc": nil}, DefaultBackend: "runc",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Options{Store: st, Manager: mgr, Domain: "example.test", MaxTimeout: time.Hour})
+	s.SetReady(true)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return srv, key
+}
+
+type errorBody struct {
+	Code    *int    `json:"code"`
+	Message *string `json:"message"`
+}
+
+func TestErrorsHaveE2BShape(t *testing.T) {
+	t.Parallel()
+	srv, key := newTestServer(t)
+	const unknown = "doesnotexist0000"
+	tests := []struct {
+		name, method, path, body, key string
+		status                        int
+		contains                      string
+	}{
+		{"no key", "GET", "/v2/sandboxes", "", "-", 401, "API key"},
+		{"wrong key", "GET", "/v2/sandboxes", "", "e2b_" + strings.Repeat("0", 40), 401, "invalid API key"},
+		{"malformed json", "POST", "/v2/sandboxes", `{"templateID":`, "", 400, "malformed JSON"},
+		{"empty body", "POST", "/sandboxes", ``, "", 400, "body is required"},
+		{"missing template", "POST", "/v2/sandboxes", `{"timeout":10}`, "", 400, "templateID is required"},
+		{"unknown template", "POST", "/v2/sandboxes", `{"templateID":"nope"}`, "", 404, "template 'nope' not found"},
+		{"negative timeout", "POST", "/v2/sandboxes", `{"templateID":"base","timeout":-1}`, "", 400, "negative"},
+		{"absurd timeout", "POST", "/v2/sandboxes", `{"templateID":"base","timeout":99999999999}`, "", 400, "longer than"},
+		{"timeout over cap", "POST", "/sandboxes", `{"templateID":"base","timeout":7200}`, "", 400, "longer than"},
+		{"bad env name", "POST", "/v2/sandboxes", `{"templateID":"base","envVars":{"A B":"1"}}`, "", 400, "not a valid variable name"},
+		{"oversized metadata", "POST", "/v2/sandboxes", `{"templateID":"base","metadata":` + bigMap(101) + `}`, "", 400, "at most 100"},
+		{"oversized body", "POST", "/v2/sandboxes", `{"templateID":"base","metadata":{"k":"` + strings.Repeat("x", maxBody) + `"}}`, "", 400, "larger than"},
+		{"get unknown", "GET", "/sandboxes/" + unknown, "", "", 404, unknown},
+		{"kill unknown", "DELETE", "/sandboxes/" + unknown, "", "", 404, unknown},
+		{"timeout unknown", "POST", "/sandboxes/" + unknown + "/timeout", `{"timeout":5}`, "", 404, unknown},
+		{"timeout missing", "POST", "/sandboxes/" + unknown + "/timeout", `{}`, "", 400, "timeout is required"},
+		{"connect unknown", "POST", "/v2/sandboxes/" + unknown + "/connect", `{"timeout":5}`, "", 404, unknown},
+		{"connect v1 needs timeout", "POST", "/sandboxes/" + unknown + "/connect", `{}`, "", 400, "timeout is required"},
+		{"pause unknown", "POST", "/sandboxes/" + unknown + "/pause", `{}`, "", 404, unknown},
+		{"metrics unknown", "GET", "/sandboxes/" + unknown + "/metrics", "", "", 404, unknown},
+		{"refresh too long", "POST", "/sandboxes/" + unknown + "/refreshes", `{"duration":4000}`, "", 400, "duration"},
+		{"bad state filter", "GET", "/v2/sandboxes?state=dead", "", "", 400, "state"},
+		{"bad limit", "GET", "/v2/sandboxes?limit=-3", "", "", 400, "limit"},
+		{"bad next token", "GET", "/v2/sandboxes?nextToken=notatoken!", "", "", 400, "nextToken"},
+		{"unknown route", "GET", "/nope", "", "", 404, "no route"},
+		{"unknown template alias", "GET", "/templates/aliases/nope", "", "", 404, "nope"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			k := key
+			if tc.key == "-" {
+				k = ""
+			} else if tc.key != "" {
+				k = tc.key
+			}
+			resp := do(t, srv, tc.method, tc.path, tc.body, k)
+			defer resp.Body.Close()
+			raw, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status = %d, want %d; body %s", resp.StatusCode, tc.status, raw)
+			}
+			var eb errorBody
+			if err := json.Unmarshal(raw, &eb); err != nil || eb.Code == nil || eb.Message == nil {
+				t.Fatalf("body %q is not {code, message}", raw)
+			}
+			if *eb.Code != tc.status || !strings.Contains(*eb.Message, tc.contains) {
+				t.Fatalf("body = %s, want code %d and message containing %q", raw, tc.status, tc.contains)
+			}
+		})
+	}
+}
+
+func TestHealthWaitsForReady(t *testing.T) {
+	t.Parallel()
+	s := New(Options{Store: memstore.New()})
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	for _, want := range []int{503, 200} {
+		resp := do(t, srv, "GET", "/health", "", "")
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Fatalf("health = %d, want %d", resp.StatusCode, want)
+		}
+		s.SetReady(true)
+	}
+}
+
+func TestListEmptyHasHeaders(t *testing.T) {
+	t.Parallel()
+	srv, key := newTestServer(t)
+	resp := do(t, srv, "GET", "/v2/sandboxes", "", key)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || strings.TrimSpace(string(raw)) != "[]" {
+		t.Fatalf("list = %d %s", resp.StatusCode, raw)
+	}
+	if resp.Header.Get("X-Total-Running") != "0" || resp.Header.Get("X-Next-Token") != "" {
+		t.Fatalf("headers = %v", resp.Header)
+	}
+}
+
+func do(t *testing.T, srv *httptest.Server, method, path, body, key string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("X-API-KEY", key)
+	}
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
+func bigMap(n int) string {
+	m := map[string]string{}
+	for i := range n {
+		m[strings.Repeat("k", 1+i%5)+string(rune('a'+i%26))+string(rune('a'+i/26))] = "v"
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
