@@ -1,0 +1,161 @@
+package network
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
+)
+
+// AttachOptions are a sandbox's network choices.
+type AttachOptions struct {
+	// AllowInternet lets the sandbox's traffic leave the bridge (NATed).
+	AllowInternet bool
+}
+
+// Attach gives sandbox id an address, a pinned netns with eth0 and lo up and
+// a default route, and a bridge port. On error nothing is left behind.
+// errdefs.ErrAlreadyExists when id is attached already.
+func (m *Manager) Attach(ctx context.Context, id string, o AttachOptions) (_ *Attachment, retErr error) {
+	if !m.claim(id) {
+		return nil, fmt.Errorf("attaching %s: %w", id, errdefs.ErrAlreadyExists)
+	}
+	var undo []func() error
+	defer func() {
+		if retErr == nil {
+			return
+		}
+		for i := len(undo) - 1; i >= 0; i-- {
+			if err := undo[i](); err != nil {
+				log.G(ctx).Warn("undoing network attach", "id", id, "err", err)
+			}
+		}
+		m.settle(id, nil)
+	}()
+	ip, err := m.ipam.Allocate(id)
+	if err != nil {
+		return nil, err
+	}
+	a := m.attachment(id, ip, o.AllowInternet)
+	// The nftables entries go in before the port exists, so the port is
+	// filtered from its first frame.
+	if err := nft(ctx, elementsScript("add", m.opts.Table, a.HostVeth, ip, a.AllowInternet)); err != nil {
+		m.ipam.Release(ip)
+		return nil, fmt.Errorf("registering %s with nftables: %w", ip, err)
+	}
+	undo = append(undo, func() error {
+		// Release the address only once its entries are gone: its next
+		// owner must not inherit internet access.
+		cctx := context.WithoutCancel(ctx)
+		if err := nft(cctx, elementsScript("delete", m.opts.Table, a.HostVeth, ip, a.AllowInternet)); err != nil {
+			return fmt.Errorf("unregistering %s (address stays reserved): %w", ip, err)
+		}
+		m.ipam.Release(ip)
+		return nil
+	})
+	if err := createNetns(a.NetnsPath); err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() error { return deleteNetns(a.NetnsPath) })
+	if err := m.plug(a); err != nil {
+		return nil, err
+	}
+	undo = append(undo, func() error { return deleteLink(a.HostVeth) })
+	m.settle(id, a)
+	cp := *a
+	return &cp, nil
+}
+
+func (m *Manager) attachment(id string, ip netip.Addr, internet bool) *Attachment {
+	return &Attachment{
+		ID:            id,
+		IP:            ip,
+		Gateway:       m.ipam.Gateway(),
+		Subnet:        m.opts.Subnet,
+		NetnsPath:     m.NetnsPath(id),
+		HostVeth:      m.HostVeth(id),
+		AllowInternet: internet,
+	}
+}
+
+// plug creates the veth pair for a, after dropping any neighbour entry the
+// host still holds for the address (from its previous owner).
+func (m *Manager) plug(a *Attachment) error {
+	ns, err := netns.GetFromPath(a.NetnsPath)
+	if err != nil {
+		return fmt.Errorf("opening netns %s: %w", a.NetnsPath, err)
+	}
+	defer ns.Close()
+	_ = netlink.NeighDel(&netlink.Neigh{LinkIndex: m.bridgeIdx, IP: a.IP.AsSlice()}) // usually absent
+	return createVeth(vethConfig{
+		hostName:  a.HostVeth,
+		bridgeIdx: m.bridgeIdx,
+		mtu:       m.opts.MTU,
+		ip:        a.IP,
+		prefix:    m.opts.Subnet,
+		gateway:   m.ipam.Gateway(),
+		ns:        ns,
+	})
+}
+
+// Reserve re-registers a sandbox attached by an earlier warren process: it
+// marks ip as id's and restores id's nftables entries (New replaced the
+// tables). It is idempotent. The netns and veth are left as they are; if
+// they are gone, Detach still cleans up.
+func (m *Manager) Reserve(ctx context.Context, id string, ip netip.Addr, allowInternet bool) (*Attachment, error) {
+	if a, ok := m.Lookup(id); ok {
+		if a.IP != ip {
+			return nil, fmt.Errorf("reserving %s for %s: attached with %s: %w", ip, id, a.IP, errdefs.ErrConflict)
+		}
+		return a, nil
+	}
+	if !m.claim(id) {
+		return nil, fmt.Errorf("reserving %s for %s: attach in progress: %w", ip, id, errdefs.ErrConflict)
+	}
+	if err := m.ipam.Reserve(id, ip); err != nil {
+		m.settle(id, nil)
+		return nil, err
+	}
+	a := m.attachment(id, ip, allowInternet)
+	if err := nft(ctx, elementsScript("add", m.opts.Table, a.HostVeth, ip, allowInternet)); err != nil {
+		m.ipam.Release(ip)
+		m.settle(id, nil)
+		return nil, fmt.Errorf("registering %s with nftables: %w", ip, err)
+	}
+	m.settle(id, a)
+	cp := *a
+	return &cp, nil
+}
+
+// Detach removes sandbox id's veth, netns and nftables entries and releases
+// its address. It is idempotent, and it removes the deterministic veth and
+// netns names even for an id it holds no record of (a crash mid-attach).
+// An address is released only once its nftables entries are gone, so a
+// failed Detach can be retried and never leaks internet access to the
+// address's next owner.
+func (m *Manager) Detach(ctx context.Context, id string) error {
+	errs := []error{
+		deleteLink(m.HostVeth(id)),
+		deleteNetns(m.NetnsPath(id)),
+	}
+	a, ok := m.Lookup(id)
+	if ok {
+		err := nft(ctx, elementsScript("delete", m.opts.Table, a.HostVeth, a.IP, a.AllowInternet))
+		if err != nil && !strings.Contains(err.Error(), "No such file or directory") {
+			return errors.Join(append(errs, fmt.Errorf("unregistering %s from nftables: %w", a.IP, err))...)
+		}
+		m.ipam.Release(a.IP)
+		m.settle(id, nil)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("detaching %s: %w", id, err)
+	}
+	return nil
+}

@@ -1,0 +1,217 @@
+package network
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/network/nettest"
+	"github.com/warren-sandbox/warren/internal/testutil"
+)
+
+// testOptions uses names and a range of this package's own, so the tests
+// never touch a running warren's bridge, table or netns files, nor those of
+// the runtime packages' tests (which may run at the same time).
+func testOptions() Options {
+	return Options{
+		Bridge:      "wrnnet0",
+		Subnet:      netip.MustParsePrefix("10.232.0.0/24"),
+		Table:       "wrnnettest",
+		NetnsPrefix: "wrnnettest-",
+	}
+}
+
+func newTestManager(t *testing.T) *Manager {
+	t.Helper()
+	testutil.RequiresRoot(t)
+	o := testOptions()
+	t.Cleanup(func() {
+		// Not m.Teardown: New may have failed half-way.
+		err := errors.Join(deleteRuleset(context.Background(), o.Table), deleteBridge(o.Bridge))
+		if err != nil {
+			t.Errorf("teardown: %v", err)
+		}
+	})
+	m, err := New(t.Context(), o)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return m
+}
+
+func attach(t *testing.T, m *Manager, id string, internet bool) *Attachment {
+	t.Helper()
+	a, err := m.Attach(t.Context(), id, AttachOptions{AllowInternet: internet})
+	if err != nil {
+		t.Fatalf("Attach(%s): %v", id, err)
+	}
+	t.Cleanup(func() { _ = m.Detach(context.Background(), id) })
+	return a
+}
+
+const dialTimeout = 700 * time.Millisecond
+
+func TestAttachIsolationAndEgress(t *testing.T) {
+	m := newTestManager(t)
+	outside := nettest.Outside(t)
+	a := attach(t, m, "a", true)
+	b := attach(t, m, "b", false)
+	atA := nettest.GreetIn(t, a.NetnsPath, a.IP, "a")
+	atB := nettest.GreetIn(t, b.NetnsPath, b.IP, "b")
+	atHost := nettest.GreetIn(t, "", m.Gateway(), "host")
+
+	tests := []struct {
+		name string
+		from string // netns path, "" for the host
+		to   netip.AddrPort
+		want string // greeting, "" when the connection must fail
+	}{
+		{"host reaches a", "", atA, "a"},
+		{"host reaches b", "", atB, "b"},
+		{"a cannot reach b", a.NetnsPath, atB, ""},
+		{"b cannot reach a", b.NetnsPath, atA, ""},
+		{"a cannot open connections to the host", a.NetnsPath, atHost, ""},
+		{"a with internet reaches outside", a.NetnsPath, outside, nettest.OutsideGreeting},
+		{"b without internet cannot reach outside", b.NetnsPath, outside, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := nettest.DialFrom(tt.from, tt.to, dialTimeout)
+			if tt.want == "" && err == nil {
+				t.Fatalf("connected to %s and read %q, want no connection", tt.to, got)
+			}
+			if tt.want != "" && (err != nil || got != tt.want) {
+				t.Fatalf("dial %s = %q, %v; want %q", tt.to, got, err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDetachFreesEverything(t *testing.T) {
+	m := newTestManager(t)
+	a := attach(t, m, "gone", false)
+	if err := m.Detach(t.Context(), a.ID); err != nil {
+		t.Fatalf("Detach: %v", err)
+	}
+	assertDetached(t, m, a)
+	if err := m.Detach(t.Context(), a.ID); err != nil {
+		t.Fatalf("second Detach: %v", err)
+	}
+}
+
+func assertDetached(t *testing.T, m *Manager, a *Attachment) {
+	t.Helper()
+	if _, err := os.Stat(a.NetnsPath); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("netns file %s still there: %v", a.NetnsPath, err)
+	}
+	if _, err := netlink.LinkByName(a.HostVeth); err == nil {
+		t.Errorf("veth %s still there", a.HostVeth)
+	}
+	if owner, held := m.ipam.Owner(a.IP); held {
+		t.Errorf("%s still held by %s", a.IP, owner)
+	}
+	if _, ok := m.Lookup(a.ID); ok {
+		t.Errorf("%s still recorded as attached", a.ID)
+	}
+}
+
+func TestAttachTwiceIsAlreadyExists(t *testing.T) {
+	m := newTestManager(t)
+	attach(t, m, "twice", false)
+	if _, err := m.Attach(t.Context(), "twice", AttachOptions{}); !errors.Is(err, errdefs.ErrAlreadyExists) {
+		t.Fatalf("second Attach = %v, want ErrAlreadyExists", err)
+	}
+}
+
+func TestFailedAttachLeavesNothing(t *testing.T) {
+	m := newTestManager(t)
+	// Occupy the host veth name so the veth step fails after the address
+	// and the netns were made.
+	squatter := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: m.HostVeth("fails")}}
+	if err := netlink.LinkAdd(squatter); err != nil {
+		t.Fatal(err)
+	}
+	defer netlink.LinkDel(squatter)
+	if _, err := m.Attach(t.Context(), "fails", AttachOptions{}); err == nil {
+		t.Fatal("Attach succeeded despite the name clash")
+	}
+	if _, err := os.Stat(m.NetnsPath("fails")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("netns file left behind: %v", err)
+	}
+	if n := m.ipam.InUse(); n != 0 {
+		t.Errorf("%d addresses still in use", n)
+	}
+	if _, ok := m.Lookup("fails"); ok {
+		t.Error("failed attach recorded")
+	}
+}
+
+func TestRestartReadoptsWithReserve(t *testing.T) {
+	m := newTestManager(t)
+	outside := nettest.Outside(t)
+	a := attach(t, m, "survivor", true)
+	atA := nettest.GreetIn(t, a.NetnsPath, a.IP, "a")
+
+	m2, err := New(t.Context(), testOptions()) // a restarted warren
+	if err != nil {
+		t.Fatalf("New over existing state: %v", err)
+	}
+	if _, err := nettest.DialFrom(a.NetnsPath, outside, dialTimeout); err == nil {
+		t.Fatal("egress allowed before the address was re-reserved")
+	}
+	if _, err := m2.Reserve(t.Context(), a.ID, a.IP, true); err != nil {
+		t.Fatalf("Reserve: %v", err)
+	}
+	if _, err := m2.Reserve(t.Context(), a.ID, a.IP, true); err != nil {
+		t.Fatalf("Reserve again: %v", err)
+	}
+	if got, err := nettest.DialFrom(a.NetnsPath, outside, dialTimeout); err != nil || got != nettest.OutsideGreeting {
+		t.Fatalf("egress after Reserve: %q, %v", got, err)
+	}
+	if got, err := nettest.DialFrom("", atA, dialTimeout); err != nil || got != "a" {
+		t.Fatalf("host to sandbox after restart: %q, %v", got, err)
+	}
+	if ip, err := m2.Attach(t.Context(), "other", AttachOptions{}); err != nil || ip.IP == a.IP {
+		t.Fatalf("Attach after Reserve = %v, %v; must not reuse %s", ip, err, a.IP)
+	}
+	for _, id := range []string{a.ID, "other"} {
+		if err := m2.Detach(t.Context(), id); err != nil {
+			t.Fatalf("Detach %s: %v", id, err)
+		}
+	}
+	assertDetached(t, m2, a)
+}
+
+func TestNewRefusesOverlappingSubnet(t *testing.T) {
+	testutil.RequiresRoot(t)
+	routes, err := netlink.RouteList(nil, netlink.FAMILY_V4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range routes {
+		if r.Dst == nil {
+			continue
+		}
+		ones, _ := r.Dst.Mask.Size()
+		if ones < 8 || ones > 30 {
+			continue
+		}
+		addr, _ := netip.AddrFromSlice(r.Dst.IP)
+		o := testOptions()
+		o.Subnet = netip.PrefixFrom(addr.Unmap(), ones).Masked()
+		if _, err := New(t.Context(), o); !errors.Is(err, errdefs.ErrInvalidArgument) {
+			t.Fatalf("New with subnet %s (a host route) = %v, want ErrInvalidArgument", o.Subnet, err)
+		}
+		if _, err := netlink.LinkByName(o.Bridge); err == nil {
+			t.Fatal("bridge created despite the refusal")
+		}
+		return
+	}
+	t.Skip("no suitable host route to collide with")
+}

@@ -1,0 +1,143 @@
+package nettest
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+// OutsideGreeting is the first line the outside server sends.
+const OutsideGreeting = "hello from outside"
+
+// Outside stands in for "the internet": a netns of the test's own, linked to
+// the host by a veth pair on a private /30 (host .1, outside .2), with a TCP
+// server on .2 that sends OutsideGreeting and echoes one line. Sandboxes can
+// only reach it by being forwarded (and NATed) by the host, which is exactly
+// the path egress policy governs. The /30 is picked in 10.234.0.0/16 so it
+// overlaps no host route; the address the server listens on is returned.
+func Outside(t testing.TB) netip.AddrPort {
+	t.Helper()
+	ns := NewNetns(t)
+	hostIP, peerIP := pickOutsideNet(t)
+	name := "wo" + randHex(5)
+	veth := &netlink.Veth{
+		LinkAttrs:     netlink.LinkAttrs{Name: name, Flags: net.FlagUp},
+		PeerName:      "eth0",
+		PeerNamespace: netlink.NsFd(int(ns)),
+	}
+	if err := netlink.LinkAdd(veth); err != nil {
+		t.Fatalf("creating outside veth: %v", err)
+	}
+	t.Cleanup(func() { _ = netlink.LinkDel(veth) })
+	addAddr(t, veth, hostIP)
+	h, err := netlink.NewHandleAt(ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	peer, err := h.LinkByName("eth0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.AddrAdd(peer, &netlink.Addr{IPNet: ipnet(peerIP)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.LinkSetUp(peer); err != nil {
+		t.Fatal(err)
+	}
+	return serveIn(t, ns, peerIP.Addr())
+}
+
+func pickOutsideNet(t testing.TB) (host, peer netip.Prefix) {
+	t.Helper()
+	routes, err := netlink.RouteList(nil, netlink.FAMILY_V4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 64 {
+		b := make([]byte, 2)
+		_, _ = rand.Read(b)
+		base := netip.AddrFrom4([4]byte{10, 234, b[0], b[1] &^ 3})
+		p := netip.PrefixFrom(base, 30)
+		if !overlapsAny(p, routes) {
+			return netip.PrefixFrom(base.Next(), 30), netip.PrefixFrom(base.Next().Next(), 30)
+		}
+	}
+	t.Fatal("no free /30 in 10.234.0.0/16")
+	return
+}
+
+func overlapsAny(p netip.Prefix, routes []netlink.Route) bool {
+	for _, r := range routes {
+		if r.Dst == nil {
+			continue
+		}
+		a, _ := netip.AddrFromSlice(r.Dst.IP)
+		ones, _ := r.Dst.Mask.Size()
+		if ones == 0 {
+			continue // a default route
+		}
+		if netip.PrefixFrom(a.Unmap(), ones).Overlaps(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func serveIn(t testing.TB, ns netns.NsHandle, ip netip.Addr) netip.AddrPort {
+	t.Helper()
+	var ln net.Listener
+	err := Do(ns, func() (err error) {
+		ln, err = net.Listen("tcp4", net.JoinHostPort(ip.String(), "0"))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listening in outside netns: %v", err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go greetAndEcho(c)
+		}
+	}()
+	return netip.MustParseAddrPort(ln.Addr().String())
+}
+
+func greetAndEcho(c net.Conn) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+	fmt.Fprintln(c, OutsideGreeting)
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err == nil {
+		fmt.Fprint(c, line)
+	}
+}
+
+func addAddr(t testing.TB, link netlink.Link, p netip.Prefix) {
+	t.Helper()
+	if err := netlink.AddrAdd(link, &netlink.Addr{IPNet: ipnet(p)}); err != nil {
+		t.Fatalf("adding %s to %s: %v", p, link.Attrs().Name, err)
+	}
+}
+
+func ipnet(p netip.Prefix) *net.IPNet {
+	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), 32)}
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,112 @@
+package network
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/netip"
+	"os/exec"
+	"strings"
+	"text/template"
+)
+
+// rulesetTmpl is the manager's whole nftables state. Loading it replaces both
+// tables atomically (add-then-delete-then-add in one transaction, so it works
+// whether or not they exist). Set elements are added per sandbox later.
+var rulesetTmpl = template.Must(template.New("ruleset").Parse(`
+add table inet {{.Table}}
+delete table inet {{.Table}}
+add table bridge {{.Table}}
+delete table bridge {{.Table}}
+
+table inet {{.Table}} {
+	# Sandbox addresses that may send traffic out of the bridge.
+	set internet { type ipv4_addr; }
+
+	chain forward {
+		type filter hook forward priority filter; policy accept;
+		# Routed (or, with br_netfilter, bridged) traffic between two sandboxes.
+		iifname "{{.Bridge}}" oifname "{{.Bridge}}" drop
+		iifname "{{.Bridge}}" meta nfproto ipv6 drop
+		iifname "{{.Bridge}}" ip saddr != @internet drop
+		# Nothing outside the host may open connections to a sandbox.
+		oifname "{{.Bridge}}" ct state established,related accept
+		oifname "{{.Bridge}}" drop
+	}
+
+	chain input {
+		type filter hook input priority filter; policy accept;
+		# Sandboxes answer the host; they never open connections to it.
+		iifname "{{.Bridge}}" ct state established,related accept
+		iifname "{{.Bridge}}" drop
+	}
+
+	chain postrouting {
+		type nat hook postrouting priority srcnat; policy accept;
+		ip saddr {{.Subnet}} oifname != "{{.Bridge}}" masquerade
+	}
+}
+
+table bridge {{.Table}} {
+	# port . MAC . address: the one identity each port may use, so a
+	# sandbox can neither spoof another's IP nor poison the bridge's MAC
+	# table or the host's ARP cache to receive another sandbox's traffic.
+	set ports { type ifname . ether_addr . ipv4_addr; }
+	# The bridge's ports (this kernel may lack "meta ibrname").
+	set ifaces { type ifname; }
+
+	chain prerouting {
+		type filter hook prerouting priority filter; policy accept;
+		iifname != @ifaces accept
+		ether type ip iifname . ether saddr . ip saddr @ports accept
+		ether type arp iifname . ether saddr . arp saddr ip @ports iifname . arp saddr ether . arp saddr ip @ports accept
+		drop
+	}
+}
+`))
+
+type rulesetData struct {
+	Table, Bridge string
+	Subnet        netip.Prefix
+}
+
+// nft runs one nft transaction read from script.
+func nft(ctx context.Context, script string) error {
+	cmd := exec.CommandContext(ctx, "nft", "-f", "-")
+	cmd.Stdin = strings.NewReader(script)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("nft: %w: %s", err, strings.TrimSpace(out.String()))
+	}
+	return nil
+}
+
+// loadRuleset replaces the manager's tables.
+func loadRuleset(ctx context.Context, d rulesetData) error {
+	var b strings.Builder
+	if err := rulesetTmpl.Execute(&b, d); err != nil {
+		return fmt.Errorf("rendering nftables ruleset: %w", err)
+	}
+	if err := nft(ctx, b.String()); err != nil {
+		return fmt.Errorf("loading nftables ruleset: %w", err)
+	}
+	return nil
+}
+
+// deleteRuleset removes the manager's tables; missing tables are fine.
+func deleteRuleset(ctx context.Context, table string) error {
+	script := fmt.Sprintf("add table inet %[1]s\ndelete table inet %[1]s\nadd table bridge %[1]s\ndelete table bridge %[1]s\n", table)
+	return nft(ctx, script)
+}
+
+// elementsScript renders the set changes for one sandbox; verb is "add" or
+// "delete".
+func elementsScript(verb, table, hostVeth string, ip netip.Addr, internet bool) string {
+	s := fmt.Sprintf("%s element bridge %s ifaces { %q }\n", verb, table, hostVeth)
+	s += fmt.Sprintf("%s element bridge %s ports { %q . %s . %s }\n", verb, table, hostVeth, macFor(ip), ip)
+	if internet {
+		s += fmt.Sprintf("%s element inet %s internet { %s }\n", verb, table, ip)
+	}
+	return s
+}

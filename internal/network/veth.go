@@ -1,0 +1,126 @@
+package network
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+
+	"github.com/vishvananda/netlink"
+	"github.com/vishvananda/netns"
+)
+
+// sandboxIfName is the interface name inside every sandbox.
+const sandboxIfName = "eth0"
+
+// hostVethName derives the host end's name from the bridge and sandbox id.
+// Deterministic, so Detach finds the link even when nothing was recorded
+// (a crash mid-create); the bridge name is mixed in so a test bridge and the
+// production one never name a link alike. "wv" + 10 hex digits fits
+// IFNAMSIZ.
+func hostVethName(bridge, id string) string {
+	sum := sha256.Sum256([]byte(bridge + "/" + id))
+	return "wv" + hex.EncodeToString(sum[:5])
+}
+
+// macFor derives eth0's MAC from its IPv4 address, as Docker does
+// (02:42:a.b.c.d, locally administered): when an address is reused by a new
+// sandbox, a neighbour entry the host still caches for it stays correct.
+func macFor(ip netip.Addr) net.HardwareAddr {
+	b := ip.As4()
+	return net.HardwareAddr{0x02, 0x42, b[0], b[1], b[2], b[3]}
+}
+
+// vethConfig is what one sandbox's veth pair needs.
+type vethConfig struct {
+	hostName  string
+	bridgeIdx int
+	mtu       int
+	ip        netip.Addr
+	prefix    netip.Prefix // the subnet, for eth0's mask
+	gateway   netip.Addr
+	ns        netns.NsHandle
+}
+
+// createVeth creates the pair with the peer born inside the netns as eth0
+// (no rename or move step), makes the host end an isolated, up port of the
+// bridge, and configures the inside: address, eth0 and lo up, default route.
+func createVeth(c vethConfig) (retErr error) {
+	veth := &netlink.Veth{
+		LinkAttrs: netlink.LinkAttrs{
+			Name:        c.hostName,
+			MTU:         c.mtu,
+			MasterIndex: c.bridgeIdx,
+			Flags:       net.FlagUp,
+		},
+		PeerName:         sandboxIfName,
+		PeerMTU:          uint32(c.mtu),
+		PeerHardwareAddr: macFor(c.ip),
+		PeerNamespace:    netlink.NsFd(int(c.ns)),
+	}
+	if err := netlink.LinkAdd(veth); err != nil {
+		return fmt.Errorf("creating veth %s: %w", c.hostName, err)
+	}
+	defer func() {
+		if retErr != nil {
+			_ = netlink.LinkDel(veth) // ours: LinkAdd succeeded
+		}
+	}()
+	// Isolated ports cannot exchange frames with each other, only with the
+	// bridge itself (the host): the cheapest sandbox-to-sandbox barrier.
+	if err := netlink.LinkSetIsolated(veth, true); err != nil {
+		return fmt.Errorf("isolating bridge port %s: %w", c.hostName, err)
+	}
+	return configureInside(c)
+}
+
+// configureInside sets up eth0 and lo through a netlink socket opened inside
+// the netns, so no goroutine of ours ever switches namespace here.
+func configureInside(c vethConfig) error {
+	h, err := netlink.NewHandleAt(c.ns)
+	if err != nil {
+		return fmt.Errorf("opening netlink in sandbox netns: %w", err)
+	}
+	defer h.Close()
+	eth, err := h.LinkByName(sandboxIfName)
+	if err != nil {
+		return fmt.Errorf("finding %s in sandbox netns: %w", sandboxIfName, err)
+	}
+	addr := &netlink.Addr{IPNet: &net.IPNet{IP: c.ip.AsSlice(), Mask: net.CIDRMask(c.prefix.Bits(), 32)}}
+	if err := h.AddrAdd(eth, addr); err != nil {
+		return fmt.Errorf("adding %s to %s: %w", c.ip, sandboxIfName, err)
+	}
+	if err := h.LinkSetUp(eth); err != nil {
+		return fmt.Errorf("bringing up %s: %w", sandboxIfName, err)
+	}
+	lo, err := h.LinkByName("lo")
+	if err != nil {
+		return fmt.Errorf("finding lo in sandbox netns: %w", err)
+	}
+	if err := h.LinkSetUp(lo); err != nil {
+		return fmt.Errorf("bringing up lo: %w", err)
+	}
+	route := &netlink.Route{LinkIndex: eth.Attrs().Index, Gw: c.gateway.AsSlice()}
+	if err := h.RouteAdd(route); err != nil {
+		return fmt.Errorf("adding default route via %s: %w", c.gateway, err)
+	}
+	return nil
+}
+
+// deleteLink removes the named link; a missing link is not an error.
+func deleteLink(name string) error {
+	link, err := netlink.LinkByName(name)
+	var notFound netlink.LinkNotFoundError
+	if errors.As(err, &notFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("looking up link %s: %w", name, err)
+	}
+	if err := netlink.LinkDel(link); err != nil {
+		return fmt.Errorf("deleting link %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,166 @@
+package sqlite
+
+import (
+	"database/sql"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+)
+
+// rawDB opens path without migrating, to inspect or tamper with it.
+func rawDB(t *testing.T, path string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlite", path+"?"+connParams)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+func recordedVersions(t *testing.T, db *sql.DB) []int {
+	t.Helper()
+	rows, err := db.QueryContext(t.Context(), "SELECT version FROM schema_migrations ORDER BY version")
+	if err != nil {
+		t.Fatalf("reading schema_migrations: %v", err)
+	}
+	defer rows.Close()
+	var out []int
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func TestEmbeddedMigrations(t *testing.T) {
+	t.Parallel()
+	if len(migrations) == 0 {
+		t.Fatal("no embedded migrations")
+	}
+	for i, m := range migrations {
+		if m.version != i+1 || strings.TrimSpace(m.script) == "" {
+			t.Errorf("migration %d: version %d, %d bytes", i, m.version, len(m.script))
+		}
+	}
+}
+
+func TestMigrationsApplyOnce(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "warren.db")
+	for range 3 {
+		s, err := Open(t.Context(), path)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		got := recordedVersions(t, s.db)
+		if len(got) != len(migrations) || got[len(got)-1] != migrations[len(migrations)-1].version {
+			t.Errorf("schema_migrations = %v, want versions 1..%d once each", got, len(migrations))
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestMigrateAppliesOnlyNew upgrades a database the way a new release does:
+// the old migration would fail if run again (its table exists), so success
+// shows only the new one ran.
+func TestMigrateAppliesOnlyNew(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := rawDB(t, filepath.Join(t.TempDir(), "warren.db"))
+	v1 := []migration{{1, "0001_a.sql", "CREATE TABLE a (x INTEGER); INSERT INTO a VALUES (1);"}}
+	v2 := append(v1, migration{2, "0002_b.sql", "CREATE TABLE b (y INTEGER); INSERT INTO a VALUES (2);"})
+	if err := migrate(ctx, db, v1); err != nil {
+		t.Fatalf("migrate v1: %v", err)
+	}
+	for range 2 {
+		if err := migrate(ctx, db, v2); err != nil {
+			t.Fatalf("migrate v2: %v", err)
+		}
+	}
+	var rows int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM a").Scan(&rows); err != nil || rows != 2 {
+		t.Errorf("table a has %d rows (%v), want 2: each script ran once", rows, err)
+	}
+	if got := recordedVersions(t, db); len(got) != 2 {
+		t.Errorf("schema_migrations = %v, want [1 2]", got)
+	}
+}
+
+// TestMigrateFailureRollsBack checks a failing script leaves no trace, not
+// even the migrations before it in the same run.
+func TestMigrateFailureRollsBack(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db := rawDB(t, filepath.Join(t.TempDir(), "warren.db"))
+	migs := []migration{
+		{1, "0001_a.sql", "CREATE TABLE a (x INTEGER);"},
+		{2, "0002_bad.sql", "CREATE TABLE b (y INTEGER); THIS IS NOT SQL;"},
+	}
+	err := migrate(ctx, db, migs)
+	if err == nil || !strings.Contains(err.Error(), "0002_bad.sql") {
+		t.Fatalf("migrate = %v, want an error naming 0002_bad.sql", err)
+	}
+	var n int
+	err = db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE name IN ('a', 'b', 'schema_migrations')").Scan(&n)
+	if err != nil || n != 0 {
+		t.Errorf("%d tables left behind (%v), want 0", n, err)
+	}
+}
+
+func TestFutureDatabase(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "warren.db")
+	s := mustOpen(t, path)
+	future := migrations[len(migrations)-1].version + 7
+	if _, err := s.db.ExecContext(t.Context(),
+		"INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future.sql', '')", future); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(t.Context(), path)
+	if !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "newer warren") {
+		t.Fatalf("Open on a newer database = %v, want ErrFailedPrecondition mentioning a newer warren", err)
+	}
+}
+
+func TestLoadMigrations(t *testing.T) {
+	t.Parallel()
+	sql := &fstest.MapFile{Data: []byte("SELECT 1;")}
+	tests := []struct {
+		name    string
+		files   fstest.MapFS
+		wantErr string
+	}{
+		{"ordered", fstest.MapFS{"migrations/0001_a.sql": sql, "migrations/0002_b.sql": sql}, ""},
+		{"gap", fstest.MapFS{"migrations/0001_a.sql": sql, "migrations/0003_c.sql": sql}, "want 2"},
+		{"starts at 2", fstest.MapFS{"migrations/0002_b.sql": sql}, "want 1"},
+		{"no number", fstest.MapFS{"migrations/init.sql": sql}, "NNNN_name.sql"},
+		{"no name", fstest.MapFS{"migrations/0001.sql": sql}, "NNNN_name.sql"},
+		{"empty", fstest.MapFS{}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			_, err := loadMigrations(tt.files)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("loadMigrations: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("loadMigrations = %v, want an error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,148 @@
+package sqlite
+
+import (
+	"errors"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/store/storetest"
+)
+
+func TestStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return openTemp(t, "warren.db") })
+}
+
+// TestStoreInMemory runs the suite on ":memory:", which only works because
+// the store keeps exactly one connection open.
+func TestStoreInMemory(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s, err := Open(t.Context(), ":memory:")
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		return s
+	})
+}
+
+// openTemp opens name in a per-test directory; the caller closes it.
+func openTemp(t *testing.T, name string) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), name))
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return s
+}
+
+// mustOpen opens path and closes it when the test ends.
+func mustOpen(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("Open %s: %v", path, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestReopenKeepsData(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "warren.db")
+	s := mustOpen(t, path)
+	started := time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)
+	revoked := started.Add(time.Hour)
+	sb := &store.Sandbox{ID: "sb1", State: store.SandboxPaused, Metadata: map[string]string{"k": "v"}, StartedAt: started}
+	tpl := &store.Template{ID: "t1", Aliases: []string{"python"}, CreatedAt: started}
+	key := &store.APIKey{ID: "k1", Name: "ci", Hash: "h1", CreatedAt: started, RevokedAt: &revoked}
+	if err := s.CreateSandbox(ctx, sb); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutTemplate(ctx, tpl); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateAPIKey(ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+
+	s = mustOpen(t, path)
+	gotSB, err := s.GetSandbox(ctx, "sb1")
+	if err != nil || gotSB.State != sb.State || gotSB.Metadata["k"] != "v" || !gotSB.StartedAt.Equal(started) {
+		t.Errorf("GetSandbox after reopen = %+v, %v; want %+v", gotSB, err, sb)
+	}
+	gotTpl, err := s.GetTemplate(ctx, "python")
+	if err != nil || gotTpl.ID != "t1" {
+		t.Errorf("GetTemplate(python) after reopen = %+v, %v; want t1", gotTpl, err)
+	}
+	keys, err := s.ListAPIKeys(ctx)
+	if err != nil || len(keys) != 1 || keys[0].RevokedAt == nil || !keys[0].RevokedAt.Equal(revoked) {
+		t.Errorf("ListAPIKeys after reopen = %+v, %v; want k1 revoked at %v", keys, err, revoked)
+	}
+}
+
+func TestOpenConfiguresConnection(t *testing.T) {
+	t.Parallel()
+	s := openTemp(t, "warren.db")
+	defer s.Close()
+	for pragma, want := range map[string]string{
+		"journal_mode": "wal",
+		"foreign_keys": "1",
+		"busy_timeout": "5000",
+		"synchronous":  "1", // NORMAL
+	} {
+		var got string
+		if err := s.db.QueryRowContext(t.Context(), "PRAGMA "+pragma).Scan(&got); err != nil {
+			t.Fatalf("PRAGMA %s: %v", pragma, err)
+		}
+		if got != want {
+			t.Errorf("PRAGMA %s = %s, want %s", pragma, got, want)
+		}
+	}
+}
+
+func TestOpenBadPath(t *testing.T) {
+	t.Parallel()
+	for _, path := range []string{"", "warren.db?mode=ro"} {
+		if _, err := Open(t.Context(), path); !errors.Is(err, errdefs.ErrInvalidArgument) {
+			t.Errorf("Open(%q) = %v, want ErrInvalidArgument", path, err)
+		}
+	}
+	missingDir := filepath.Join(t.TempDir(), "no", "such", "dir", "warren.db")
+	if _, err := Open(t.Context(), missingDir); err == nil {
+		t.Errorf("Open(%q) succeeded, want an error", missingDir)
+	}
+}
+
+// TestTwoHandlesOneFile stands in for two processes (`warren serve` and a CLI)
+// sharing the data directory: busy_timeout and WAL let both write.
+func TestTwoHandlesOneFile(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "warren.db")
+	handles := []*Store{mustOpen(t, path), mustOpen(t, path)}
+	var wg sync.WaitGroup
+	for h, s := range handles {
+		wg.Go(func() {
+			for i := range 20 {
+				id := string(rune('a'+h)) + strings.Repeat("x", i)
+				if err := s.CreateSandbox(ctx, &store.Sandbox{ID: id}); err != nil {
+					t.Errorf("handle %d: CreateSandbox: %v", h, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	list, err := handles[0].ListSandboxes(ctx)
+	if err != nil || len(list) != 40 {
+		t.Errorf("ListSandboxes = %d records, %v; want 40", len(list), err)
+	}
+}

@@ -1,0 +1,159 @@
+// The REST API on the wire, for what the JS SDK does not check but other
+// clients (the Python SDK above all) depend on: exact status codes, required
+// fields and the {"code","message"} error body. Also bad input the SDK cannot
+// send, such as malformed JSON.
+
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+
+import { apiKey, apiUrl, sandboxIdRe, semverRe } from '../lib/env.mjs'
+
+const created = []
+after(() => Promise.all(created.map((id) => api('DELETE', `/sandboxes/${id}`))))
+
+async function api(method, path, { body, key = apiKey, raw } = {}) {
+  const headers = {}
+  if (key) headers['X-API-KEY'] = key
+  if (body !== undefined || raw !== undefined) headers['Content-Type'] = 'application/json'
+  const res = await fetch(apiUrl + path, {
+    method,
+    headers,
+    body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+  })
+  const text = await res.text()
+  let json
+  try {
+    json = text ? JSON.parse(text) : undefined
+  } catch {
+    json = undefined
+  }
+  return { status: res.status, headers: res.headers, text, json }
+}
+
+function assertError(res, status, what) {
+  assert.equal(res.status, status, `${what}: status ${res.status}, body ${res.text}`)
+  assert.ok(res.json, `${what}: error body is JSON: ${res.text}`)
+  assert.equal(res.json.code, status, `${what}: body code`)
+  assert.equal(typeof res.json.message, 'string', `${what}: body message`)
+}
+
+async function createV1(body = {}) {
+  const res = await api('POST', '/sandboxes', { body: { templateID: 'base', timeout: 60, ...body } })
+  if (res.json?.sandboxID) created.push(res.json.sandboxID)
+  return res
+}
+
+function assertSandbox(s) {
+  assert.equal(typeof s.templateID, 'string')
+  assert.match(s.sandboxID, sandboxIdRe)
+  assert.equal(typeof s.clientID, 'string')
+  assert.match(s.envdVersion, semverRe)
+}
+
+describe('REST API', { timeout: 90_000 }, () => {
+  test('auth: missing and wrong keys get 401 with an error body', async () => {
+    assertError(await api('GET', '/v2/sandboxes', { key: null }), 401, 'no key')
+    assertError(await api('GET', '/v2/sandboxes', { key: 'e2b_' + 'f'.repeat(40) }), 401, 'wrong key')
+    assertError(await api('POST', '/v2/sandboxes', { key: 'not-a-key', body: { templateID: 'base' } }), 401, 'malformed key')
+  })
+
+  test('unknown sandbox: 404 with code in the body on every endpoint', async () => {
+    const id = 'nosuchsandbox0rest000'
+    assertError(await api('GET', `/sandboxes/${id}`), 404, 'GET')
+    assertError(await api('DELETE', `/sandboxes/${id}`), 404, 'DELETE')
+    assertError(await api('POST', `/sandboxes/${id}/timeout`, { body: { timeout: 30 } }), 404, 'timeout')
+    assertError(await api('POST', `/sandboxes/${id}/connect`, { body: { timeout: 30 } }), 404, 'v1 connect')
+    assertError(await api('POST', `/v2/sandboxes/${id}/connect`, { body: {} }), 404, 'v2 connect')
+    assertError(await api('GET', `/sandboxes/${id}/metrics`), 404, 'metrics')
+  })
+
+  test('bad create requests get 400 or 404', async () => {
+    assertError(await api('POST', '/v2/sandboxes', { raw: '{"templateID": "base",' }), 400, 'malformed JSON')
+    assertError(await api('POST', '/sandboxes', { raw: 'not json' }), 400, 'v1 malformed JSON')
+    assertError(await api('POST', '/v2/sandboxes', { body: { templateID: 'base', timeout: -1 } }), 400, 'negative timeout')
+    assertError(await api('POST', '/v2/sandboxes', { body: { templateID: 'base', timeout: 'soon' } }), 400, 'string timeout')
+    const unknown = await api('POST', '/v2/sandboxes', { body: { templateID: 'no-such-template-rest' } })
+    assertError(unknown, 404, 'unknown template')
+    assert.match(unknown.json.message, /no-such-template-rest/)
+  })
+
+  test('v1 create: 201 Sandbox, detail, timeout, refresh, metrics, delete 204', async () => {
+    const res = await createV1({ secure: true, metadata: { via: 'rest' }, envVars: { A: '1' } })
+    assert.equal(res.status, 201, res.text)
+    assertSandbox(res.json)
+    assert.ok(res.json.envdAccessToken, 'secure:true returns an envdAccessToken')
+    const id = res.json.sandboxID
+
+    const detail = await api('GET', `/sandboxes/${id}`)
+    assert.equal(detail.status, 200, detail.text)
+    assertSandbox(detail.json)
+    for (const key of ['startedAt', 'endAt']) {
+      assert.ok(!Number.isNaN(Date.parse(detail.json[key])), `${key}=${detail.json[key]}`)
+    }
+    for (const key of ['cpuCount', 'memoryMB', 'diskSizeMB']) {
+      assert.ok(Number.isInteger(detail.json[key]) && detail.json[key] > 0, `${key}=${detail.json[key]}`)
+    }
+    assert.equal(detail.json.state, 'running')
+    assert.deepEqual(detail.json.metadata, { via: 'rest' })
+
+    const timeout = await api('POST', `/sandboxes/${id}/timeout`, { body: { timeout: 120 } })
+    assert.equal(timeout.status, 204, timeout.text)
+    const refresh = await api('POST', `/sandboxes/${id}/refreshes`, { body: { duration: 60 } })
+    assert.equal(refresh.status, 204, refresh.text)
+
+    const connect = await api('POST', `/sandboxes/${id}/connect`, { body: { timeout: 60 } })
+    assert.equal(connect.status, 200, connect.text)
+    assertSandbox(connect.json)
+
+    const metrics = await api('GET', `/sandboxes/${id}/metrics`)
+    assert.equal(metrics.status, 200, metrics.text)
+    assert.ok(Array.isArray(metrics.json))
+    for (const m of metrics.json) {
+      for (const key of ['timestamp', 'timestampUnix', 'cpuCount', 'cpuUsedPct', 'memUsed', 'memTotal', 'memCache', 'diskUsed', 'diskTotal']) {
+        assert.ok(key in m, `metric has ${key}: ${JSON.stringify(m)}`)
+      }
+    }
+
+    const del = await api('DELETE', `/sandboxes/${id}`)
+    assert.equal(del.status, 204, del.text)
+    assertError(await api('DELETE', `/sandboxes/${id}`), 404, 'second DELETE')
+  })
+
+  test('v2 create returns a token and v2 connect 200', async () => {
+    const res = await api('POST', '/v2/sandboxes', { body: { templateID: 'base', timeout: 60 } })
+    assert.equal(res.status, 201, res.text)
+    created.push(res.json.sandboxID)
+    assertSandbox(res.json)
+    assert.ok(res.json.envdAccessToken, 'v2 sandboxes are always secured')
+
+    const connect = await api('POST', `/v2/sandboxes/${res.json.sandboxID}/connect`, { body: {} })
+    assert.equal(connect.status, 200, connect.text)
+    assert.equal(connect.json.sandboxID, res.json.sandboxID)
+  })
+
+  test('list: JSON array with the required fields, and the deprecated list', async () => {
+    const res = await createV1({ metadata: { list: 'rest' } })
+    assert.equal(res.status, 201, res.text)
+
+    const list = await api('GET', '/v2/sandboxes?limit=100')
+    assert.equal(list.status, 200, list.text)
+    assert.ok(Array.isArray(list.json))
+    const mine = list.json.find((s) => s.sandboxID === res.json.sandboxID)
+    assert.ok(mine, 'the new sandbox is listed')
+    for (const key of ['templateID', 'sandboxID', 'clientID', 'startedAt', 'endAt', 'cpuCount', 'memoryMB', 'diskSizeMB', 'state', 'envdVersion']) {
+      assert.ok(key in mine, `listed sandbox has ${key}`)
+    }
+    assert.ok(list.headers.get('x-total-running') !== null, 'X-Total-Running header')
+
+    const old = await api('GET', '/sandboxes')
+    assert.equal(old.status, 200, old.text)
+    assert.ok(old.json.some((s) => s.sandboxID === res.json.sandboxID))
+
+    assertError(await api('GET', '/v2/sandboxes?state=sleeping'), 400, 'unknown state')
+  })
+
+  test('GET /health answers 200 on the API', async () => {
+    const res = await fetch(apiUrl + '/health')
+    assert.equal(res.status, 200)
+  })
+})

@@ -1,0 +1,248 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/testutil"
+)
+
+const stopTimeout = time.Minute
+
+// server is one `warren serve` process this test started.
+type server struct {
+	url     string // http://127.0.0.1:<port>, for the API and sandbox traffic
+	apiKey  string
+	dataDir string
+	logPath string
+
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the process has exited
+	waitErr error         // set before exited is closed
+}
+
+// startServer starts `warren serve` for runtime rt on a free loopback port
+// with a fresh admin key, waits for GET /health to answer 200, and registers
+// cleanups that kill leftover sandboxes and stop the server with SIGTERM.
+//
+// Each server gets its own bridge and subnet (index i), so that it does not
+// disturb another warren on the same host, such as a developer's.
+func startServer(t *testing.T, cfg config, i int, rt string) *server {
+	t.Helper()
+	s := &server{apiKey: newAPIKey(t), dataDir: cfg.dataDir, logPath: logPath(t, cfg, rt)}
+	if s.dataDir == "" {
+		s.dataDir = t.TempDir()
+	} else {
+		s.dataDir = filepath.Join(s.dataDir, rt)
+	}
+	addr := freeLoopbackAddr(t)
+	s.url = "http://" + addr
+
+	logFile, err := os.Create(s.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	s.cmd = exec.Command(cfg.warrenBin, "serve",
+		"--listen", addr,
+		"--data-dir", s.dataDir,
+		"--runtime", rt,
+		"--domain", cfg.domain,
+		"--bridge", fmt.Sprintf("we2e%d", i),
+		"--subnet", fmt.Sprintf("10.%d.0.0/16", 231+i),
+	)
+	s.cmd.Env = append(os.Environ(), "WARREN_API_KEY="+s.apiKey)
+	s.cmd.Stdout = logFile
+	s.cmd.Stderr = logFile
+	if err := s.cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", cfg.warrenBin, err)
+	}
+	s.exited = make(chan struct{})
+	go func() {
+		s.waitErr = s.cmd.Wait()
+		close(s.exited)
+	}()
+	t.Cleanup(func() { s.stop(t) })
+	t.Logf("warren serve --runtime %s on %s (pid %d, log %s)", rt, s.url, s.cmd.Process.Pid, s.logPath)
+
+	s.waitHealthy(t, cfg.startTimeout)
+	t.Cleanup(func() { s.killSandboxes(t) })
+	return s
+}
+
+// waitHealthy polls GET /health until it answers 200, the process exits or
+// timeout passes.
+func (s *server) waitHealthy(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	start := time.Now()
+	client := &http.Client{Timeout: 5 * time.Second}
+	err := testutil.Poll(timeout, 500*time.Millisecond, func() error {
+		select {
+		case <-s.exited:
+			return fmt.Errorf("warren serve exited: %v", s.waitErr)
+		default:
+		}
+		res, err := client.Get(s.url + "/health")
+		if err != nil {
+			return err
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET /health: %s", res.Status)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("server not healthy after %v: %v\n--- server log tail ---\n%s", time.Since(start).Round(time.Second), err, s.logTail(60))
+	}
+	t.Logf("healthy after %v", time.Since(start).Round(time.Second))
+}
+
+// listedSandbox is the part of a ListedSandbox the leftover check reports.
+type listedSandbox struct {
+	SandboxID string            `json:"sandboxID"`
+	State     string            `json:"state"`
+	Metadata  map[string]string `json:"metadata"`
+}
+
+// sandboxes lists every sandbox, running or paused.
+func (s *server) sandboxes() ([]listedSandbox, error) {
+	req, err := http.NewRequest(http.MethodGet, s.url+"/v2/sandboxes?limit=100", nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("X-API-KEY", s.apiKey)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /v2/sandboxes: %s", res.Status)
+	}
+	var list []listedSandbox
+	if err := json.NewDecoder(res.Body).Decode(&list); err != nil {
+		return nil, fmt.Errorf("decoding GET /v2/sandboxes: %w", err)
+	}
+	return list, nil
+}
+
+// checkNoSandboxes fails t if sandboxes are still listed once the suites,
+// which kill everything they create, are done. Sandboxes that expire on
+// their own get a short grace period.
+func (s *server) checkNoSandboxes(t *testing.T) {
+	t.Helper()
+	var left []listedSandbox
+	err := testutil.Poll(30*time.Second, time.Second, func() error {
+		var err error
+		if left, err = s.sandboxes(); err != nil {
+			return err
+		}
+		if len(left) > 0 {
+			return errors.New("sandboxes left")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Errorf("after the suites: %v: %+v", err, left)
+	}
+}
+
+// killSandboxes deletes whatever sandboxes are left, so that stopping the
+// server (which leaves sandboxes running by design) leaks nothing.
+func (s *server) killSandboxes(t *testing.T) {
+	t.Helper()
+	list, err := s.sandboxes()
+	if err != nil {
+		t.Logf("listing leftover sandboxes: %v", err)
+		return
+	}
+	for _, sb := range list {
+		req, _ := http.NewRequest(http.MethodDelete, s.url+"/sandboxes/"+sb.SandboxID, nil)
+		req.Header.Set("X-API-KEY", s.apiKey)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Logf("deleting leftover sandbox %s: %v", sb.SandboxID, err)
+			continue
+		}
+		res.Body.Close()
+	}
+}
+
+// stop sends SIGTERM to the server's PID and waits for a clean exit; a server
+// that does not exit in time is killed (again by PID) and fails t. It then
+// checks that nothing stays mounted under the data dir.
+func (s *server) stop(t *testing.T) {
+	t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Errorf("SIGTERM to warren serve (pid %d): %v", s.cmd.Process.Pid, err)
+	}
+	select {
+	case <-s.exited:
+		if s.waitErr != nil {
+			t.Errorf("warren serve after SIGTERM: %v", s.waitErr)
+		}
+	case <-time.After(stopTimeout):
+		t.Errorf("warren serve (pid %d) still running %v after SIGTERM; killing it", s.cmd.Process.Pid, stopTimeout)
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+	}
+	if mounts := detachMountsUnder(t, s.dataDir); len(mounts) > 0 {
+		t.Errorf("mounts left under the data dir after shutdown (now detached): %v", mounts)
+	}
+	if t.Failed() {
+		t.Logf("--- server log tail (%s) ---\n%s", s.logPath, s.logTail(80))
+	}
+}
+
+func (s *server) logTail(n int) string {
+	b, err := os.ReadFile(s.logPath)
+	if err != nil {
+		return err.Error()
+	}
+	return tail(string(b), n)
+}
+
+// logPath is where the server for runtime rt logs: WARREN_E2E_LOG_DIR if set
+// (kept), else a temporary dir.
+func logPath(t *testing.T, cfg config, rt string) string {
+	t.Helper()
+	dir := cfg.logDir
+	if dir == "" {
+		dir = t.TempDir()
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "warren-"+rt+".log")
+}
+
+// newAPIKey makes an admin key in E2B's format: e2b_ and 40 hex characters.
+func newAPIKey(t *testing.T) string {
+	t.Helper()
+	b := make([]byte, 20)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return "e2b_" + hex.EncodeToString(b)
+}
+
+func freeLoopbackAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
