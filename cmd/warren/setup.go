@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +22,11 @@ import (
 // and the base template, then the manager, which re-adopts what a previous
 // run left behind.
 func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Manager, error) {
-	netMgr, err := network.New(ctx, network.Options{Bridge: cfg.Bridge, Subnet: cfg.Subnet})
+	subnet, err := netip.ParsePrefix(cfg.Subnet)
+	if err != nil {
+		return nil, fmt.Errorf("--subnet: %w", err)
+	}
+	netMgr, err := network.New(ctx, network.Options{Bridge: cfg.Bridge, Subnet: subnet})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the sandbox network: %w", err)
 	}

@@ -146,3 +146,26 @@ func TestTwoHandlesOneFile(t *testing.T) {
 		t.Errorf("ListSandboxes = %d records, %v; want 40", len(list), err)
 	}
 }
+
+// TestConcurrentOpen opens one new file from several handles at once: the
+// migration transaction must serialize them so each version is applied once.
+func TestConcurrentOpen(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "warren.db")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			s, err := Open(t.Context(), path)
+			if err != nil {
+				t.Errorf("Open: %v", err)
+				return
+			}
+			_ = s.Close()
+		})
+	}
+	wg.Wait()
+	s := mustOpen(t, path)
+	if got := recordedVersions(t, s.db); len(got) != len(migrations) {
+		t.Errorf("schema_migrations = %v, want each of %d versions once", got, len(migrations))
+	}
+}
