@@ -42,11 +42,13 @@ find_go() {
 	fi
 }
 
-# embedded_version prints the gvisor module version recorded in $BUILT, or
-# nothing if the file is missing, not a Go binary, or not runsc.
+# embedded_version prints the gvisor module version recorded in a binary
+# ($1, default $BUILT), or nothing if it is missing, not a Go binary, or not
+# runsc.
 embedded_version() {
-	[[ -f $BUILT ]] || return 0
-	"$GO" version -m "$BUILT" 2>/dev/null | awk -v pkg="$PKG" -v mod="$MODULE" '
+	local bin="${1:-$BUILT}"
+	[[ -f $bin ]] || return 0
+	"$GO" version -m "$bin" 2>/dev/null | awk -v pkg="$PKG" -v mod="$MODULE" '
 		$1 == "path" { path = $2 }
 		$1 == "mod" && $2 == mod { ver = $3 }
 		END { if (path == pkg) print ver }'
@@ -137,7 +139,11 @@ main() {
 		say "$BUILT is $VERSION already; not rebuilding"
 	fi
 	install_binary
-	say "$("$DEST" --version | head -n 1)"
+	# Builds from the module proxy are not stamped the way gVisor's release
+	# builds are, so `runsc --version` says VERSION_MISSING; show the module
+	# version the binary carries instead, after checking that it runs.
+	"$DEST" --version >/dev/null || die "$DEST does not run"
+	say "$DEST is runsc from $PKG@$(embedded_version "$DEST")"
 }
 
 main "$@"

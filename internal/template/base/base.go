@@ -55,10 +55,16 @@ type Options struct {
 	heartbeat time.Duration
 }
 
-func (o Options) withDefaults() Options {
+func (o Options) withDefaults() (Options, error) {
 	if o.CacheDir == "" {
 		o.CacheDir = DefaultCacheDir
 	}
+	// debootstrap runs from / and needs absolute paths.
+	abs, err := filepath.Abs(o.CacheDir)
+	if err != nil {
+		return o, fmt.Errorf("resolving cache dir: %w", err)
+	}
+	o.CacheDir = abs
 	if o.Mirror == "" {
 		o.Mirror = DefaultMirror
 	}
@@ -71,7 +77,7 @@ func (o Options) withDefaults() Options {
 	if o.heartbeat <= 0 {
 		o.heartbeat = 15 * time.Second
 	}
-	return o
+	return o, nil
 }
 
 // layout names the paths of one recipe's cache entry.
@@ -100,7 +106,10 @@ func newLayout(cacheDir, hash string) layout {
 // file lock and then use its result. Building needs root and debootstrap and
 // takes a few minutes; a cache hit takes a few file reads.
 func Ensure(ctx context.Context, opts Options) (rootfs string, err error) {
-	opts = opts.withDefaults()
+	opts, err = opts.withDefaults()
+	if err != nil {
+		return "", err
+	}
 	r := newRecipe(opts.Suite, Packages)
 	l := newLayout(opts.CacheDir, r.hash())
 	if m, err := readMarker(l.final, r.hash()); err == nil {
@@ -140,7 +149,10 @@ func Ensure(ctx context.Context, opts Options) (rootfs string, err error) {
 // current recipe, or an errdefs.ErrNotFound error when there is none yet.
 // It never builds.
 func Inspect(opts Options) (rootfs string, m *Marker, err error) {
-	opts = opts.withDefaults()
+	opts, err = opts.withDefaults()
+	if err != nil {
+		return "", nil, err
+	}
 	r := newRecipe(opts.Suite, Packages)
 	l := newLayout(opts.CacheDir, r.hash())
 	m, err = readMarker(l.final, r.hash())

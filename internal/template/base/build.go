@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,9 +81,24 @@ func bootstrap(ctx context.Context, opts Options, r recipe, l layout, rootfs str
 		return errors.Join(runErr, fmt.Errorf("cleaning up debootstrap mounts: %w", err))
 	}
 	if runErr != nil {
+		// debootstrap's own detailed log (dpkg and maintainer-script
+		// output) lives in the tree we are about to delete; keep a copy.
+		appendFile(logf, filepath.Join(rootfs, "debootstrap/debootstrap.log"))
 		return fmt.Errorf("%w\n(full log: %s)", runErr, l.log)
 	}
 	return pruneDebCache(l.debs, filepath.Join(rootfs, "var/cache/apt/archives"))
+}
+
+// appendFile copies src to the end of w, best effort: it only serves a
+// human reading the log of a failed build.
+func appendFile(w io.Writer, src string) {
+	f, err := os.Open(src)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	fmt.Fprintf(w, "\n--- %s ---\n", src)
+	io.Copy(w, f)
 }
 
 // pruneDebCache removes from cache the .debs this build did not use (older

@@ -21,13 +21,16 @@ import (
 // with only a warning, when the keyring is missing.
 const archiveKeyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
 
+// debootstrapFallback is where Debian installs debootstrap; /usr/sbin is
+// often missing from a non-login PATH. A variable so tests can hide it.
+var debootstrapFallback = "/usr/sbin/debootstrap"
+
 func debootstrapPath() (string, error) {
 	if p, err := exec.LookPath("debootstrap"); err == nil {
 		return p, nil
 	}
-	// /usr/sbin is often missing from a non-login PATH.
-	if _, err := os.Stat("/usr/sbin/debootstrap"); err == nil {
-		return "/usr/sbin/debootstrap", nil
+	if _, err := os.Stat(debootstrapFallback); err == nil {
+		return debootstrapFallback, nil
 	}
 	return "", errdefs.New(errdefs.ErrFailedPrecondition,
 		"debootstrap not found: the base template is built from Debian packages with it; install it with `apt-get install debootstrap`")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
 )
 
 func TestStepOf(t *testing.T) {
@@ -156,8 +157,8 @@ func TestMarkerAndCacheHit(t *testing.T) {
 	opts := Options{CacheDir: t.TempDir()}
 	r := newRecipe(DefaultSuite, Packages)
 	l := newLayout(opts.CacheDir, r.hash())
-	if _, _, err := Inspect(opts); !errors.Is(err, fs.ErrNotExist) && !strings.Contains(err.Error(), "not built") {
-		t.Fatalf("Inspect of empty cache: %v", err)
+	if _, _, err := Inspect(opts); !errdefs.IsNotFound(err) {
+		t.Fatalf("Inspect of an empty cache: %v, want a not-found error", err)
 	}
 	if err := os.MkdirAll(filepath.Join(l.final, "rootfs"), 0o755); err != nil {
 		t.Fatal(err)
@@ -177,6 +178,20 @@ func TestMarkerAndCacheHit(t *testing.T) {
 	}
 	if _, err := readMarker(l.final, "ffffffffffffffff"); err == nil {
 		t.Error("marker accepted for another recipe")
+	}
+}
+
+func TestMissingDebootstrapSaysHowToInstall(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	saved := debootstrapFallback
+	debootstrapFallback = "/nonexistent/debootstrap"
+	t.Cleanup(func() { debootstrapFallback = saved })
+	_, err := debootstrapPath()
+	if err == nil || !strings.Contains(err.Error(), "apt-get install debootstrap") {
+		t.Fatalf("err = %v, want one naming the fix", err)
+	}
+	if !errors.Is(err, errdefs.ErrFailedPrecondition) {
+		t.Errorf("err = %v, want class ErrFailedPrecondition", err)
 	}
 }
 
