@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/netip"
 	"os"
@@ -26,7 +28,13 @@ func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Mana
 	if err != nil {
 		return nil, fmt.Errorf("--subnet: %w", err)
 	}
-	netMgr, err := network.New(ctx, network.Options{Bridge: cfg.Bridge, Subnet: subnet})
+	netMgr, err := network.New(ctx, network.Options{
+		Bridge: cfg.Bridge, Subnet: subnet,
+		// One nftables table per bridge, so two servers with their own
+		// bridges (as the end-to-end tests run them) never replace each
+		// other's rules.
+		Table: cfg.Bridge,
+	})
 	if err != nil {
 		return nil, fmt.Errorf("setting up the sandbox network: %w", err)
 	}
@@ -73,11 +81,15 @@ func newBackends(ctx context.Context, cfg *serveConfig, netMgr *network.Manager)
 			Runtime:   name,
 			Binary:    bin,
 			StateRoot: filepath.Join(cfg.DataDir, "sandboxes", name),
-			RunRoot:   filepath.Join("/run/warren", name),
+			RunRoot:   runRoot(cfg.DataDir),
 			Network:   netMgr,
 		})
 		if err != nil {
-			return nil, fmt.Errorf("starting runtime %s: %w", name, err)
+			if name == cfg.Runtime {
+				return nil, fmt.Errorf("starting runtime %s: %w", name, err)
+			}
+			log.G(ctx).Warn("runtime unusable; templates that ask for it cannot start", "runtime", name, "err", err)
+			continue
 		}
 		backends[name] = b
 	}
@@ -101,4 +113,15 @@ func ensureBaseTemplate(ctx context.Context, cfg *serveConfig, st store.Store) e
 		t.CreatedAt = old.CreatedAt
 	}
 	return st.PutTemplate(ctx, t)
+}
+
+// runRoot keeps the runtimes' own state apart per data dir, so two servers
+// on one host never see each other's containers.
+func runRoot(dataDir string) string {
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		abs = dataDir
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join("/run/warren", hex.EncodeToString(sum[:6]))
 }

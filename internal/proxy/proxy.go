@@ -136,6 +136,10 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, id string, por
 		})
 		return
 	}
+	// HTTP/1 servers stop request-body reads once the response starts
+	// unless told otherwise; a proxied stream may still be sending its body
+	// (or its final chunk) when the sandbox answers.
+	_ = http.NewResponseController(w).EnableFullDuplex()
 	ctx := context.WithValue(r.Context(), targetKey{}, &routed{target: t, port: port})
 	h.rp.ServeHTTP(w, r.WithContext(ctx))
 }

@@ -1,0 +1,168 @@
+// Command envd is warren's in-sandbox agent: a static binary that serves the
+// E2B envd protocol (process and filesystem services, /files, /init, ...) on
+// port 49983 and, as the sandbox's init or subreaper, reaps orphaned
+// processes.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	pb "github.com/warren-sandbox/warren/api/gen/process"
+	"github.com/warren-sandbox/warren/internal/envd"
+	"github.com/warren-sandbox/warren/internal/envd/process"
+	"github.com/warren-sandbox/warren/internal/envd/reaper"
+	"github.com/warren-sandbox/warren/internal/log"
+)
+
+// config is everything envd's flags set.
+type config struct {
+	host       string
+	port       int
+	logLevel   slog.Level
+	logJSON    bool
+	startCmd   string
+	subreaper  bool
+	retention  time.Duration
+	showVer    bool
+	shutdownIn time.Duration
+}
+
+func (c *config) validate() error {
+	if c.port < 1 || c.port > 65535 {
+		return fmt.Errorf("--port %d is out of range", c.port)
+	}
+	if c.retention <= 0 {
+		return errors.New("--process-retention must be positive")
+	}
+	return nil
+}
+
+func parseFlags(args []string) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("envd", flag.ContinueOnError)
+	fs.StringVar(&c.host, "host", "0.0.0.0", "address to listen on")
+	fs.IntVar(&c.port, "port", envd.DefaultPort, "port to listen on")
+	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
+	fs.BoolVar(&c.logJSON, "log-json", false, "log JSON lines instead of text")
+	fs.StringVar(&c.startCmd, "cmd", "", "command to run with /bin/sh -c at startup, as root (tag \"startCmd\")")
+	fs.BoolVar(&c.subreaper, "subreaper", true, "become a child subreaper and reap every orphan (always on as PID 1)")
+	fs.DurationVar(&c.retention, "process-retention", process.DefaultRetention, "how long exited processes stay known to Connect")
+	fs.DurationVar(&c.shutdownIn, "shutdown-timeout", 5*time.Second, "how long to wait for requests on shutdown")
+	fs.BoolVar(&c.showVer, "version", false, "print the envd API version and exit")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return c, c.validate()
+}
+
+func main() {
+	cfg, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "envd:", err)
+		os.Exit(2)
+	}
+	if cfg.showVer {
+		fmt.Println(envd.Version)
+		return
+	}
+	var handler slog.Handler = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel})
+	if cfg.logJSON {
+		handler = slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel})
+	}
+	logger := slog.New(handler).With("component", "envd")
+	ctx := log.WithLogger(context.Background(), logger)
+	if err := run(ctx, cfg); err != nil {
+		logger.Error("envd failed", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg *config) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+
+	reapAll := cfg.subreaper || os.Getpid() == 1
+	if cfg.subreaper && os.Getpid() != 1 {
+		if err := reaper.BecomeSubreaper(); err != nil {
+			return err
+		}
+	}
+	r := reaper.New(reapAll)
+	reaperCtx, stopReaper := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopReaper()
+	go r.Run(reaperCtx)
+
+	srv, err := envd.New(envd.Config{Reaper: r, ProcessRetention: cfg.retention, Logger: log.G(ctx)})
+	if err != nil {
+		return err
+	}
+	if cfg.startCmd != "" {
+		if err := startCommand(ctx, srv, cfg.startCmd); err != nil {
+			return err
+		}
+	}
+	return serve(ctx, cfg, srv)
+}
+
+// startCommand runs the --cmd command as the default user (root at boot).
+func startCommand(ctx context.Context, srv *envd.Server, cmd string) error {
+	u, err := srv.State().User("")
+	if err != nil {
+		return fmt.Errorf("start command: %w", err)
+	}
+	pcfg := &pb.ProcessConfig{Cmd: "/bin/sh", Args: []string{"-c", cmd}}
+	pid, err := srv.Processes().StartBackground(ctx, u, pcfg, "startCmd", os.Stderr)
+	if err != nil {
+		return fmt.Errorf("start command: %w", err)
+	}
+	log.G(ctx).Info("start command running", "pid", pid, "cmd", cmd)
+	return nil
+}
+
+// serve runs the HTTP server until ctx ends, then shuts down: in-flight
+// requests get shutdownIn to finish, then streams are cut and every process
+// group is killed.
+func serve(ctx context.Context, cfg *config, srv *envd.Server) error {
+	addr := net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port))
+	hs := &http.Server{
+		Addr:              addr,
+		Handler:           srv.Handler(),
+		ReadHeaderTimeout: 30 * time.Second,
+		IdleTimeout:       10 * time.Minute,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	}
+	log.G(ctx).Info("envd listening", "addr", ln.Addr().String(), "version", envd.Version, "pid", os.Getpid())
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serving: %w", err)
+	case <-ctx.Done():
+	}
+	log.G(ctx).Info("shutting down")
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdownIn)
+	defer cancel()
+	if err := hs.Shutdown(shutCtx); err != nil {
+		_ = hs.Close()
+	}
+	srv.Close(shutCtx)
+	return nil
+}
