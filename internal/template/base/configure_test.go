@@ -2,6 +2,7 @@ package base
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -219,6 +220,44 @@ func TestTrim(t *testing.T) {
 	for _, dir := range []string{"var/log/apt", "var/lib/apt/lists/partial", "var/lib/apt/lists/lock"} {
 		if _, err := os.Lstat(filepath.Join(rootfs, dir)); err != nil {
 			t.Errorf("%s should remain: %v", dir, err)
+		}
+	}
+}
+
+func TestSpeedUpProfile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	orig := "if [ \"$(id -u)\" -eq 0 ]; then\n  PATH=/a\nfi\nif [ \"$(id -u)\" -eq 0 ]; then PS1='# '; fi\n"
+	if err := os.WriteFile(filepath.Join(dir, "etc/profile"), []byte(orig), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := speedUpProfile(r); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "etc/profile"))
+	if strings.Contains(string(got), `"$(id -u)"`) || strings.Count(string(got), `"${EUID:-$(id -u)}"`) != 2 {
+		t.Fatalf("profile not rewritten:\n%s", got)
+	}
+	// The rewritten test must still work in bash (and as a fallback in sh).
+	for _, sh := range []string{"bash", "sh"} {
+		out, err := exec.Command(sh, "-c", `. "$0"; echo "$PATH"`, filepath.Join(dir, "etc/profile")).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", sh, err)
+		}
+		want := "/a"
+		if os.Geteuid() != 0 {
+			want = os.Getenv("PATH")
+		}
+		if strings.TrimSpace(string(out)) != want {
+			t.Fatalf("%s: PATH = %q, want %q", sh, out, want)
 		}
 	}
 }

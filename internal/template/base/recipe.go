@@ -14,7 +14,7 @@ import (
 // recipe hash, so bumping it makes every host rebuild instead of reusing a
 // rootfs configured by older code. Bump it with any change to configure.go,
 // accounts.go or trim.go that changes the resulting tree.
-const ConfigVersion = 1
+const ConfigVersion = 2
 
 // Packages is what the base template installs on top of debootstrap's
 // minbase variant (which already brings bash, coreutils, dpkg, apt and the
