@@ -13,6 +13,7 @@ const usage = `warren: self-hosted, E2B-compatible sandboxes for AI agents
 Usage:
   warren serve   [flags]            run the API server and sandboxes
   warren keys    create|list|revoke manage API keys in a data directory
+  warren bench   [flags]            measure a running server against a runc baseline
   warren version                    print the version
 
 Run 'warren <command> -h' for a command's flags.
@@ -32,6 +33,8 @@ func main() {
 		err = runServe(os.Args[2:])
 	case "keys":
 		err = runKeys(os.Args[2:])
+	case "bench":
+		err = runBench(os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Println("warren", version)
 	case "help", "-h", "--help":
