@@ -79,6 +79,7 @@ func main() {
 		fmt.Println(envd.Version)
 		return
 	}
+	markInheritedCloexec()
 	var handler slog.Handler = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel})
 	if cfg.logJSON {
 		handler = slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.logLevel})
@@ -133,9 +134,9 @@ func startCommand(ctx context.Context, srv *envd.Server, cmd string) error {
 	return nil
 }
 
-// serve runs the HTTP server until ctx ends, then shuts down: in-flight
-// requests get shutdownIn to finish, then streams are cut and every process
-// group is killed.
+// serve runs the HTTP server until ctx ends, then shuts down: every process
+// group is killed, and in-flight requests get what is left of shutdownIn to
+// finish before the remaining connections are cut.
 func serve(ctx context.Context, cfg *config, srv *envd.Server) error {
 	addr := net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port))
 	hs := &http.Server{
@@ -143,7 +144,9 @@ func serve(ctx context.Context, cfg *config, srv *envd.Server) error {
 		Handler:           srv.Handler(),
 		ReadHeaderTimeout: 30 * time.Second,
 		IdleTimeout:       10 * time.Minute,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		// Requests keep the logger but not the shutdown signal: Shutdown, not
+		// cancellation, decides how in-flight requests end.
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -160,9 +163,11 @@ func serve(ctx context.Context, cfg *config, srv *envd.Server) error {
 	log.G(ctx).Info("shutting down")
 	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.shutdownIn)
 	defer cancel()
+	// Processes first: their streams then end with a proper end event and
+	// Shutdown has only idle connections and short requests left to wait for.
+	srv.Close(shutCtx)
 	if err := hs.Shutdown(shutCtx); err != nil {
 		_ = hs.Close()
 	}
-	srv.Close(shutCtx)
 	return nil
 }

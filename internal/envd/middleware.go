@@ -27,6 +27,17 @@ func (s *Server) withToken(next http.Handler) http.Handler {
 	})
 }
 
+// withoutZeroTimeout drops "Connect-Timeout-Ms: 0". The protocol says 0
+// means no deadline, but connect-go would read it as one already passed.
+func withoutZeroTimeout(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if v := r.Header.Get("Connect-Timeout-Ms"); v != "" && strings.Trim(v, "0") == "" {
+			r.Header.Del("Connect-Timeout-Ms")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // exposedHeaders are readable by browser clients: the Connect and gRPC
 // status headers plus the ones E2B's envd exposes.
 var exposedHeaders = strings.Join([]string{

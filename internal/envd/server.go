@@ -95,7 +95,7 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such endpoint: "+r.Method+" "+r.URL.Path)
 	})
-	return s.withLogging(withCORS(s.withToken(mux)))
+	return s.withLogging(withCORS(s.withToken(withoutZeroTimeout(mux))))
 }
 
 // Handler returns the HTTP handler serving every envd endpoint.

@@ -1,15 +1,14 @@
 package envd
 
 import (
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/filesig"
 )
 
 // File URL operations, as signed.
@@ -24,12 +23,7 @@ const (
 // are exactly as the user passed them (unresolved; "" when absent), and
 // expiration is unix seconds, "" for none.
 func FileSignature(path, op, username, token, expiration string) string {
-	raw := path + ":" + op + ":" + username + ":" + token
-	if expiration != "" {
-		raw += ":" + expiration
-	}
-	sum := sha256.Sum256([]byte(raw))
-	return "v1_" + base64.RawStdEncoding.EncodeToString(sum[:])
+	return filesig.Sign(path, op, username, token, expiration)
 }
 
 // authorizeFile checks a /files request: nothing while no token is set;

@@ -119,6 +119,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) forward(w http.ResponseWriter, r *http.Request, id string, port int) {
+	if port == EnvdPort && r.URL.Path == "/init" {
+		// envd exempts /init from its token so warren can hand it one;
+		// a client that could reach it could replace the token.
+		writeJSON(w, http.StatusForbidden, map[string]any{
+			"code": 403, "message": "envd /init is reserved for warren",
+		})
+		return
+	}
 	t, err := h.resolver.Resolve(r.Context(), id)
 	if err != nil {
 		if !errdefs.IsNotFound(err) && !errors.Is(err, errdefs.ErrUnavailable) {

@@ -1,6 +1,17 @@
 package proxy
 
-import "testing"
+import (
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+)
 
 func TestParseHost(t *testing.T) {
 	t.Parallel()
@@ -31,14 +42,65 @@ func TestParseHost(t *testing.T) {
 	}
 }
 
-func TestSign(t *testing.T) {
+// stubResolver resolves every id to a sandbox at 127.0.0.1 with no token.
+type stubResolver struct{ known map[string]bool }
+
+func (s stubResolver) Resolve(_ context.Context, id string) (*sandbox.Target, error) {
+	if !s.known[id] {
+		return nil, errdefs.New(errdefs.ErrNotFound, "sandbox not found")
+	}
+	return &sandbox.Target{ID: id, IP: netip.MustParseAddr("127.0.0.1")}, nil
+}
+
+func (s stubResolver) LiveTokens() map[string]string { return nil }
+
+func TestForwardRefusals(t *testing.T) {
 	t.Parallel()
-	// Computed independently: printf 'hello.txt:read::tok' | sha256sum | xxd -r -p | base64 | tr -d =
-	got := Sign("hello.txt", "read", "", "tok", "")
-	if got != "v1_dEkXrS/Y6p/Op9rMpEpzXeRJ5bBL0LYkjrRJr9/Zz44" {
-		t.Fatalf("Sign = %q", got)
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(299) })
+	h := New(stubResolver{known: map[string]bool{"abc": true}}, api, "example.test")
+	closed := freePort(t)
+	tests := []struct {
+		name, method, path string
+		headers            map[string]string
+		host               string
+		status             int
+		contains           string
+	}{
+		{"api", "GET", "/health", nil, "", 299, ""},
+		{"unknown sandbox", "GET", "/health", map[string]string{"E2b-Sandbox-Id": "zzz", "E2b-Sandbox-Port": "49983"}, "", 502, "The sandbox was not found"},
+		{"bad port header", "GET", "/health", map[string]string{"E2b-Sandbox-Id": "abc", "E2b-Sandbox-Port": "x"}, "", 400, "E2b-Sandbox-Port"},
+		{"init refused", "POST", "/init", map[string]string{"E2b-Sandbox-Id": "abc", "E2b-Sandbox-Port": "49983"}, "", 403, "reserved"},
+		{"closed port", "GET", "/", map[string]string{"E2b-Sandbox-Id": "abc", "E2b-Sandbox-Port": closed}, "", 502, "port is not open"},
+		{"host routing unknown", "GET", "/", nil, "8080-zzz.example.test", 502, "not found"},
+		{"signed url matching nothing", "GET", "/files?path=a&signature=v1_x", nil, "", 401, "invalid signature"},
 	}
-	if Sign("a", "write", "user", "tok", "123") == Sign("a", "write", "user", "tok", "") {
-		t.Fatal("expiration must change the signature")
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := httptest.NewRequest(tc.method, tc.path, nil)
+			for k, v := range tc.headers {
+				req.Header.Set(k, v)
+			}
+			if tc.host != "" {
+				req.Host = tc.host
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.contains) {
+				t.Fatalf("got %d %s; want %d containing %q", rec.Code, rec.Body.String(), tc.status, tc.contains)
+			}
+		})
 	}
+}
+
+// freePort returns a loopback port nothing listens on.
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	ln.Close()
+	return port
 }

@@ -14,9 +14,9 @@ import (
 	"connectrpc.com/connect"
 
 	"github.com/warren-sandbox/warren/api/gen/filesystem/filesystemconnect"
+	"github.com/warren-sandbox/warren/internal/envd/rpc"
 	"github.com/warren-sandbox/warren/internal/envd/state"
 	"github.com/warren-sandbox/warren/internal/envd/users"
-	"github.com/warren-sandbox/warren/internal/envd/rpc"
 )
 
 // Service implements filesystemconnect.FilesystemHandler.

@@ -110,11 +110,6 @@ func (w *watcher) convert(ctx context.Context, ev fsnotify.Event) []*pb.Filesyst
 	if err != nil {
 		rel = ev.Name
 	}
-	if w.opts.recursive && ev.Has(fsnotify.Create) {
-		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() {
-			_ = w.add(ctx, ev.Name)
-		}
-	}
 	var out []*pb.FilesystemEvent
 	for _, o := range opOrder {
 		if !ev.Has(o.op) {
@@ -128,6 +123,45 @@ func (w *watcher) convert(ctx context.Context, ev fsnotify.Event) []*pb.Filesyst
 		}
 		out = append(out, fe)
 	}
+	if w.opts.recursive && ev.Has(fsnotify.Create) {
+		out = append(out, w.adopt(ctx, ev.Name)...)
+	}
+	return out
+}
+
+// maxAdopted bounds the synthetic events for one new directory tree.
+const maxAdopted = 10000
+
+// adopt starts watching a directory created under a recursive watch. Entries
+// made inside it before the watch was in place would otherwise go unseen
+// (mkdir -p a/b && touch a/b/f), so each gets a synthetic create event; a
+// client may therefore see a create twice, but never miss one.
+func (w *watcher) adopt(ctx context.Context, dir string) []*pb.FilesystemEvent {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() {
+		return nil
+	}
+	if err := w.add(ctx, dir); err != nil {
+		log.G(ctx).Debug("cannot watch new directory", "path", dir, "err", err)
+	}
+	var out []*pb.FilesystemEvent
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == dir {
+			return nil
+		}
+		if len(out) >= maxAdopted {
+			return fs.SkipAll
+		}
+		rel, _ := filepath.Rel(w.root, p)
+		fe := &pb.FilesystemEvent{Name: rel, Type: pb.EventType_EVENT_TYPE_CREATE}
+		if w.opts.includeEntry {
+			if e, err := Entry(p, w.names); err == nil {
+				fe.Entry = e
+			}
+		}
+		out = append(out, fe)
+		return nil
+	})
 	return out
 }
 

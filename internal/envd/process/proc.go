@@ -133,7 +133,7 @@ func (p *proc) wait(ctx context.Context, retire func(*proc)) {
 	p.inMu.Unlock()
 
 	end := endEvent(ws)
-	log.G(ctx).Debug("process ended", "pid", p.pid, "status", end.GetEnd().GetStatus())
+	log.G(ctx).Debug("process ended", "status", end.GetEnd().GetStatus())
 	p.end = end
 	close(p.done)
 	p.out.finish(end)

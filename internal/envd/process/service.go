@@ -18,6 +18,7 @@ import (
 	"github.com/warren-sandbox/warren/api/gen/process/processconnect"
 	"github.com/warren-sandbox/warren/internal/envd/reaper"
 	"github.com/warren-sandbox/warren/internal/envd/state"
+	"github.com/warren-sandbox/warren/internal/log"
 )
 
 // DefaultRetention is how long an exited process stays known, so that a
@@ -57,10 +58,23 @@ func (s *Service) Handler(opts ...connect.HandlerOption) (string, http.Handler) 
 	return processconnect.NewProcessHandler(s, opts...)
 }
 
-// Close kills every running process group. It is for shutdown; the
-// processes' records finish as their exits are reaped.
+// Close kills every running process group and waits, until ctx ends, for
+// their exits to be reaped and their records finished.
 func (s *Service) Close(ctx context.Context) {
-	for _, p := range s.procs.running() {
+	running := s.procs.running()
+	for _, p := range running {
 		_ = s.reaper.Signal(p.pid, syscall.SIGKILL, true)
+	}
+	if len(running) == 0 {
+		return
+	}
+	log.G(ctx).Info("killing running processes", "count", len(running))
+	s.reaper.Poke()
+	for _, p := range running {
+		select {
+		case <-p.done:
+		case <-ctx.Done():
+			return
+		}
 	}
 }

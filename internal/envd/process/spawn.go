@@ -45,30 +45,30 @@ func (s *Service) spawn(ctx context.Context, req spawnRequest) (*proc, *subscrip
 	}
 
 	stdinWanted := req.msg.Stdin == nil || req.msg.GetStdin()
-	io, err := newStdio(req.msg.GetPty(), stdinWanted)
+	sio, err := newStdio(req.msg.GetPty(), stdinWanted)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer io.closeChildEnds()
+	defer sio.closeChildEnds()
 
 	reported := proto.CloneOf(cfg)
 	reported.Cwd = &cwd
 	p := &proc{
-		tag: req.msg.Tag, config: reported, pty: io.pty, stdin: io.stdin, stdinWanted: stdinWanted,
-		outputs: io.outputs(), out: newFanout(), exitCh: make(chan syscall.WaitStatus, 1), done: make(chan struct{}),
+		tag: req.msg.Tag, config: reported, pty: sio.pty, stdin: sio.stdin, stdinWanted: stdinWanted,
+		outputs: sio.outputs(), out: newFanout(), exitCh: make(chan syscall.WaitStatus, 1), done: make(chan struct{}),
 	}
 	sub := p.out.subscribe()
 
-	attr := &syscall.ProcAttr{Dir: cwd, Env: env, Files: io.childFds(), Sys: io.sysProcAttr(cred)}
+	attr := &syscall.ProcAttr{Dir: cwd, Env: env, Files: sio.childFds(), Sys: sio.sysProcAttr(cred)}
 	argv := append([]string{cfg.GetCmd()}, cfg.GetArgs()...)
 	pid, err := s.reaper.Start(func() (int, error) {
 		pid, err := syscall.ForkExec(path, argv, attr)
-		runtime.KeepAlive(io)
+		runtime.KeepAlive(sio)
 		return pid, err
 	}, p.onExit)
 	if err != nil {
 		sub.Close()
-		io.closeParentEnds()
+		sio.closeParentEnds()
 		return nil, nil, fmt.Errorf("starting %q: %w", cfg.GetCmd(), classifyExecErr(err))
 	}
 	p.pid = pid

@@ -30,36 +30,36 @@ type stdio struct {
 }
 
 func newStdio(ptyReq *pb.PTY, stdinWanted bool) (_ *stdio, err error) {
-	io := &stdio{}
+	sio := &stdio{}
 	defer func() {
 		if err != nil {
-			io.closeChildEnds()
-			io.closeParentEnds()
+			sio.closeChildEnds()
+			sio.closeParentEnds()
 		}
 	}()
 	if ptyReq != nil {
-		if io.pty, io.tty, err = pty.Open(); err != nil {
+		if sio.pty, sio.tty, err = pty.Open(); err != nil {
 			return nil, fmt.Errorf("opening pty: %w", err)
 		}
-		return io, resize(io.pty, ptyReq.GetSize())
+		return sio, resize(sio.pty, ptyReq.GetSize())
 	}
-	if io.stdoutChild, io.stdout, err = pipe(); err != nil {
+	if sio.stdoutChild, sio.stdout, err = pipe(); err != nil {
 		return nil, err
 	}
-	if io.stderrChild, io.stderr, err = pipe(); err != nil {
+	if sio.stderrChild, sio.stderr, err = pipe(); err != nil {
 		return nil, err
 	}
 	if stdinWanted {
 		// The child reads, envd writes.
-		if io.stdinChild, io.stdin, err = os.Pipe(); err != nil {
+		if sio.stdinChild, sio.stdin, err = os.Pipe(); err != nil {
 			return nil, fmt.Errorf("creating stdin pipe: %w", err)
 		}
-		return io, nil
+		return sio, nil
 	}
-	if io.devNull, err = os.Open(os.DevNull); err != nil {
+	if sio.devNull, err = os.Open(os.DevNull); err != nil {
 		return nil, fmt.Errorf("opening %s: %w", os.DevNull, err)
 	}
-	return io, nil
+	return sio, nil
 }
 
 // pipe returns (child write end, parent read end).
@@ -72,45 +72,45 @@ func pipe() (child, parent *os.File, err error) {
 }
 
 // outputs lists the parent ends to read, stdout first.
-func (io *stdio) outputs() []*os.File {
-	if io.pty != nil {
-		return []*os.File{io.pty}
+func (sio *stdio) outputs() []*os.File {
+	if sio.pty != nil {
+		return []*os.File{sio.pty}
 	}
-	return []*os.File{io.stdout, io.stderr}
+	return []*os.File{sio.stdout, sio.stderr}
 }
 
-func (io *stdio) childFds() []uintptr {
-	if io.tty != nil {
-		fd := io.tty.Fd()
+func (sio *stdio) childFds() []uintptr {
+	if sio.tty != nil {
+		fd := sio.tty.Fd()
 		return []uintptr{fd, fd, fd}
 	}
-	in := io.devNull
-	if io.stdinChild != nil {
-		in = io.stdinChild
+	in := sio.devNull
+	if sio.stdinChild != nil {
+		in = sio.stdinChild
 	}
-	return []uintptr{in.Fd(), io.stdoutChild.Fd(), io.stderrChild.Fd()}
+	return []uintptr{in.Fd(), sio.stdoutChild.Fd(), sio.stderrChild.Fd()}
 }
 
 // sysProcAttr puts the child in a process group of its own (a new session
 // with the PTY as controlling terminal, for a PTY), so that signals reach
 // everything it starts.
-func (io *stdio) sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
-	if io.tty != nil {
+func (sio *stdio) sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
+	if sio.tty != nil {
 		return &syscall.SysProcAttr{Credential: cred, Setsid: true, Setctty: true, Ctty: 0}
 	}
 	return &syscall.SysProcAttr{Credential: cred, Setpgid: true}
 }
 
-func (io *stdio) closeChildEnds() {
-	for _, f := range []*os.File{io.tty, io.stdinChild, io.stdoutChild, io.stderrChild, io.devNull} {
+func (sio *stdio) closeChildEnds() {
+	for _, f := range []*os.File{sio.tty, sio.stdinChild, sio.stdoutChild, sio.stderrChild, sio.devNull} {
 		if f != nil {
 			_ = f.Close()
 		}
 	}
 }
 
-func (io *stdio) closeParentEnds() {
-	for _, f := range []*os.File{io.pty, io.stdin, io.stdout, io.stderr} {
+func (sio *stdio) closeParentEnds() {
+	for _, f := range []*os.File{sio.pty, sio.stdin, sio.stdout, sio.stderr} {
 		if f != nil {
 			_ = f.Close()
 		}
