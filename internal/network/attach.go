@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"strings"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -46,17 +45,18 @@ func (m *Manager) Attach(ctx context.Context, id string, o AttachOptions) (_ *At
 	a := m.attachment(id, ip, o.AllowInternet)
 	// The nftables entries go in before the port exists, so the port is
 	// filtered from its first frame.
-	if err := nft(ctx, elementsScript("add", m.opts.Table, a.HostVeth, ip, a.AllowInternet)); err != nil {
+	els := sandboxElements(m.opts.Table, a.HostVeth, ip, a.AllowInternet)
+	if err := addElements(els); err != nil {
 		m.ipam.Release(ip)
-		return nil, fmt.Errorf("registering %s with nftables: %w", ip, err)
+		return nil, fmt.Errorf("registering %s: %w", ip, err)
 	}
 	undo = append(undo, func() error {
 		// Release the address only once its entries are gone: its next
 		// owner must not inherit internet access.
-		cctx := context.WithoutCancel(ctx)
-		if err := nft(cctx, elementsScript("delete", m.opts.Table, a.HostVeth, ip, a.AllowInternet)); err != nil {
+		if err := deleteElements(els); err != nil {
 			return fmt.Errorf("unregistering %s (address stays reserved): %w", ip, err)
 		}
+		m.unpinNeighbor(ip)
 		m.ipam.Release(ip)
 		return nil
 	})
@@ -85,15 +85,17 @@ func (m *Manager) attachment(id string, ip netip.Addr, internet bool) *Attachmen
 	}
 }
 
-// plug creates the veth pair for a, after dropping any neighbour entry the
-// host still holds for the address (from its previous owner).
+// plug creates the veth pair for a and pins the host's neighbour entry for
+// the sandbox's address.
 func (m *Manager) plug(a *Attachment) error {
 	ns, err := netns.GetFromPath(a.NetnsPath)
 	if err != nil {
 		return fmt.Errorf("opening netns %s: %w", a.NetnsPath, err)
 	}
 	defer ns.Close()
-	_ = netlink.NeighDel(&netlink.Neigh{LinkIndex: m.bridgeIdx, IP: a.IP.AsSlice()}) // usually absent
+	if err := m.pinNeighbor(a.IP); err != nil {
+		return err
+	}
 	return createVeth(vethConfig{
 		hostName:  a.HostVeth,
 		bridgeIdx: m.bridgeIdx,
@@ -103,6 +105,30 @@ func (m *Manager) plug(a *Attachment) error {
 		gateway:   m.ipam.Gateway(),
 		ns:        ns,
 	})
+}
+
+// pinNeighbor installs a permanent neighbour entry for ip on the bridge.
+// eth0's MAC is derived from its address, so the host never needs ARP to
+// reach a sandbox: the first connection to a new sandbox does not wait for
+// (or, as observed on this kernel, sometimes lose a second to) an ARP
+// exchange, and a sandbox cannot claim another's address towards the host.
+func (m *Manager) pinNeighbor(ip netip.Addr) error {
+	n := &netlink.Neigh{
+		LinkIndex:    m.bridgeIdx,
+		Family:       netlink.FAMILY_V4,
+		State:        netlink.NUD_PERMANENT,
+		IP:           ip.AsSlice(),
+		HardwareAddr: macFor(ip),
+	}
+	if err := netlink.NeighSet(n); err != nil {
+		return fmt.Errorf("pinning neighbour entry for %s: %w", ip, err)
+	}
+	return nil
+}
+
+// unpinNeighbor removes ip's entry; a missing one is fine.
+func (m *Manager) unpinNeighbor(ip netip.Addr) {
+	_ = netlink.NeighDel(&netlink.Neigh{LinkIndex: m.bridgeIdx, Family: netlink.FAMILY_V4, IP: ip.AsSlice()})
 }
 
 // Reserve re-registers a sandbox attached by an earlier warren process: it
@@ -124,10 +150,14 @@ func (m *Manager) Reserve(ctx context.Context, id string, ip netip.Addr, allowIn
 		return nil, err
 	}
 	a := m.attachment(id, ip, allowInternet)
-	if err := nft(ctx, elementsScript("add", m.opts.Table, a.HostVeth, ip, allowInternet)); err != nil {
+	err := addElements(sandboxElements(m.opts.Table, a.HostVeth, ip, allowInternet))
+	if err == nil {
+		err = m.pinNeighbor(ip)
+	}
+	if err != nil {
 		m.ipam.Release(ip)
 		m.settle(id, nil)
-		return nil, fmt.Errorf("registering %s with nftables: %w", ip, err)
+		return nil, fmt.Errorf("registering %s: %w", ip, err)
 	}
 	m.settle(id, a)
 	cp := *a
@@ -147,10 +177,10 @@ func (m *Manager) Detach(ctx context.Context, id string) error {
 	}
 	a, ok := m.Lookup(id)
 	if ok {
-		err := nft(ctx, elementsScript("delete", m.opts.Table, a.HostVeth, a.IP, a.AllowInternet))
-		if err != nil && !strings.Contains(err.Error(), "No such file or directory") {
-			return errors.Join(append(errs, fmt.Errorf("unregistering %s from nftables: %w", a.IP, err))...)
+		if err := deleteElements(sandboxElements(m.opts.Table, a.HostVeth, a.IP, a.AllowInternet)); err != nil {
+			return errors.Join(append(errs, fmt.Errorf("unregistering %s: %w", a.IP, err))...)
 		}
+		m.unpinNeighbor(a.IP)
 		m.ipam.Release(a.IP)
 		m.settle(id, nil)
 	}

@@ -79,6 +79,9 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	}, nil
 }
 
+// Options returns the manager's options, defaults filled in.
+func (m *Manager) Options() Options { return m.opts }
+
 // Bridge is the host bridge's name.
 func (m *Manager) Bridge() string { return m.opts.Bridge }
 

@@ -15,13 +15,13 @@ import (
 	"github.com/warren-sandbox/warren/internal/testutil"
 )
 
-// testOptions uses names and a range of this package's own, so the tests
-// never touch a running warren's bridge, table or netns files, nor those of
-// the runtime packages' tests (which may run at the same time).
-func testOptions() Options {
+// testOptions uses names of this package's own and a free range, so the
+// tests never touch a running warren's bridge, table or netns files, nor
+// those of other tests running at the same time.
+func testOptions(t testing.TB) Options {
 	return Options{
 		Bridge:      "wrnnet0",
-		Subnet:      netip.MustParsePrefix("10.232.0.0/24"),
+		Subnet:      nettest.FreeSubnet(t, netip.MustParsePrefix("10.160.0.0/11"), 24),
 		Table:       "wrnnettest",
 		NetnsPrefix: "wrnnettest-",
 	}
@@ -30,7 +30,7 @@ func testOptions() Options {
 func newTestManager(t *testing.T) *Manager {
 	t.Helper()
 	testutil.RequiresRoot(t)
-	o := testOptions()
+	o := testOptions(t)
 	t.Cleanup(func() {
 		// Not m.Teardown: New may have failed half-way.
 		err := errors.Join(deleteRuleset(context.Background(), o.Table), deleteBridge(o.Bridge))
@@ -158,7 +158,7 @@ func TestRestartReadoptsWithReserve(t *testing.T) {
 	a := attach(t, m, "survivor", true)
 	atA := nettest.GreetIn(t, a.NetnsPath, a.IP, "a")
 
-	m2, err := New(t.Context(), testOptions()) // a restarted warren
+	m2, err := New(t.Context(), m.opts) // a restarted warren
 	if err != nil {
 		t.Fatalf("New over existing state: %v", err)
 	}
@@ -203,7 +203,7 @@ func TestNewRefusesOverlappingSubnet(t *testing.T) {
 			continue
 		}
 		addr, _ := netip.AddrFromSlice(r.Dst.IP)
-		o := testOptions()
+		o := testOptions(t)
 		o.Subnet = netip.PrefixFrom(addr.Unmap(), ones).Masked()
 		if _, err := New(t.Context(), o); !errors.Is(err, errdefs.ErrInvalidArgument) {
 			t.Fatalf("New with subnet %s (a host route) = %v, want ErrInvalidArgument", o.Subnet, err)
@@ -214,4 +214,35 @@ func TestNewRefusesOverlappingSubnet(t *testing.T) {
 		return
 	}
 	t.Skip("no suitable host route to collide with")
+}
+
+func TestSweepRemovesUnclaimedState(t *testing.T) {
+	m := newTestManager(t)
+	kept := attach(t, m, "kept", false)
+	stray, err := m.Attach(t.Context(), "stray", AttachOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.settle("stray", nil) // forget it, as a crashed warren would
+	removed, err := m.Sweep(t.Context())
+	if err != nil {
+		t.Fatalf("Sweep: %v", err)
+	}
+	if len(removed) != 2 {
+		t.Fatalf("Sweep removed %v, want the stray netns and link", removed)
+	}
+	if _, err := os.Stat(stray.NetnsPath); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("stray netns still there")
+	}
+	if _, err := netlink.LinkByName(stray.HostVeth); err == nil {
+		t.Errorf("stray link still there")
+	}
+	if _, err := os.Stat(kept.NetnsPath); err != nil {
+		t.Errorf("attached sandbox's netns swept: %v", err)
+	}
+	if _, err := netlink.LinkByName(kept.HostVeth); err != nil {
+		t.Errorf("attached sandbox's link swept: %v", err)
+	}
+	m.ipam.Release(stray.IP)
+	_ = deleteElements(sandboxElements(m.opts.Table, stray.HostVeth, stray.IP, false))
 }

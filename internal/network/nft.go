@@ -26,19 +26,19 @@ table inet {{.Table}} {
 	chain forward {
 		type filter hook forward priority filter; policy accept;
 		# Routed (or, with br_netfilter, bridged) traffic between two sandboxes.
-		iifname "{{.Bridge}}" oifname "{{.Bridge}}" drop
-		iifname "{{.Bridge}}" meta nfproto ipv6 drop
-		iifname "{{.Bridge}}" ip saddr != @internet drop
+		iifname "{{.Bridge}}" oifname "{{.Bridge}}" counter drop
+		iifname "{{.Bridge}}" meta nfproto ipv6 counter drop
+		iifname "{{.Bridge}}" ip saddr != @internet counter drop
 		# Nothing outside the host may open connections to a sandbox.
 		oifname "{{.Bridge}}" ct state established,related accept
-		oifname "{{.Bridge}}" drop
+		oifname "{{.Bridge}}" counter drop
 	}
 
 	chain input {
 		type filter hook input priority filter; policy accept;
 		# Sandboxes answer the host; they never open connections to it.
 		iifname "{{.Bridge}}" ct state established,related accept
-		iifname "{{.Bridge}}" drop
+		iifname "{{.Bridge}}" counter drop
 	}
 
 	chain postrouting {
@@ -60,7 +60,7 @@ table bridge {{.Table}} {
 		iifname != @ifaces accept
 		ether type ip iifname . ether saddr . ip saddr @ports accept
 		ether type arp iifname . ether saddr . arp saddr ip @ports iifname . arp saddr ether . arp saddr ip @ports accept
-		drop
+		counter drop
 	}
 }
 `))
@@ -98,15 +98,4 @@ func loadRuleset(ctx context.Context, d rulesetData) error {
 func deleteRuleset(ctx context.Context, table string) error {
 	script := fmt.Sprintf("add table inet %[1]s\ndelete table inet %[1]s\nadd table bridge %[1]s\ndelete table bridge %[1]s\n", table)
 	return nft(ctx, script)
-}
-
-// elementsScript renders the set changes for one sandbox; verb is "add" or
-// "delete".
-func elementsScript(verb, table, hostVeth string, ip netip.Addr, internet bool) string {
-	s := fmt.Sprintf("%s element bridge %s ifaces { %q }\n", verb, table, hostVeth)
-	s += fmt.Sprintf("%s element bridge %s ports { %q . %s . %s }\n", verb, table, hostVeth, macFor(ip), ip)
-	if internet {
-		s += fmt.Sprintf("%s element inet %s internet { %s }\n", verb, table, ip)
-	}
-	return s
 }

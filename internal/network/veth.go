@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"time"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
@@ -106,7 +107,47 @@ func configureInside(c vethConfig) error {
 	if err := h.RouteAdd(route); err != nil {
 		return fmt.Errorf("adding default route via %s: %w", c.gateway, err)
 	}
-	return nil
+	// The bridge's MAC is fixed (derived from the gateway address), so the
+	// sandbox needs no ARP to answer the host either.
+	gw := &netlink.Neigh{
+		LinkIndex:    eth.Attrs().Index,
+		Family:       netlink.FAMILY_V4,
+		State:        netlink.NUD_PERMANENT,
+		IP:           c.gateway.AsSlice(),
+		HardwareAddr: macFor(c.gateway),
+	}
+	if err := h.NeighSet(gw); err != nil {
+		return fmt.Errorf("pinning the gateway's neighbour entry: %w", err)
+	}
+	return waitOperUp(h, sandboxIfName, c.hostName)
+}
+
+// operUpTimeout bounds waitOperUp; the kernel normally gets there in a few
+// milliseconds.
+const operUpTimeout = 2 * time.Second
+
+// waitOperUp waits until eth0 (through h, inside the netns) and the host
+// end report operstate UP. The kernel's linkwatch work sets operstate and,
+// in the same step, activates the device's queue; until then frames sent to
+// it are dropped. Returning earlier would make the first connection to a
+// fresh sandbox lose its SYN and wait a full second for the retransmit.
+func waitOperUp(h *netlink.Handle, inside, host string) error {
+	deadline := time.Now().Add(operUpTimeout)
+	for {
+		in, err1 := h.LinkByName(inside)
+		out, err2 := netlink.LinkByName(host)
+		if err := errors.Join(err1, err2); err != nil {
+			return fmt.Errorf("waiting for the veth pair: %w", err)
+		}
+		if in.Attrs().OperState == netlink.OperUp && out.Attrs().OperState == netlink.OperUp {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("veth pair %s not up after %v (inside %s, host %s)",
+				host, operUpTimeout, in.Attrs().OperState, out.Attrs().OperState)
+		}
+		time.Sleep(500 * time.Microsecond)
+	}
 }
 
 // deleteLink removes the named link; a missing link is not an error.

@@ -5,8 +5,11 @@
 package testutil
 
 import (
+	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,19 +43,52 @@ func RequiresBinary(t testing.TB, path string) string {
 	return resolved
 }
 
-// RunscPath is where the project's setup builds gVisor's runsc; the
-// WARREN_RUNSC environment variable overrides it.
-func RunscPath() string {
+// runscCandidates are where runsc may be installed: the project's setup
+// builds it into /var/cache/warren/gobin; gobin-static holds a
+// CGO_ENABLED=0 build for hosts where that one came out dynamically linked.
+// The WARREN_RUNSC environment variable overrides both.
+func runscCandidates() []string {
 	if p := os.Getenv("WARREN_RUNSC"); p != "" {
-		return p
+		return []string{p}
 	}
-	return "/var/cache/warren/gobin/runsc"
+	return []string{"/var/cache/warren/gobin/runsc", "/var/cache/warren/gobin-static/runsc"}
 }
 
-// RequiresRunsc skips t unless runsc is installed, and returns its path.
+// RequiresRunsc skips t unless a usable runsc is installed, and returns its
+// path. runsc must be statically linked: it re-executes itself inside an
+// empty chroot, where a dynamically linked build cannot start.
 func RequiresRunsc(t testing.TB) string {
 	t.Helper()
-	return RequiresBinary(t, RunscPath())
+	var why []string
+	for _, p := range runscCandidates() {
+		resolved, err := exec.LookPath(p)
+		if err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		if err := checkStatic(resolved); err != nil {
+			why = append(why, err.Error())
+			continue
+		}
+		return resolved
+	}
+	t.Skipf("skipping: no usable runsc: %s", strings.Join(why, "; "))
+	return ""
+}
+
+// checkStatic fails for an ELF binary with a dynamic loader.
+func checkStatic(path string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			return fmt.Errorf("%s is dynamically linked (build it with CGO_ENABLED=0)", path)
+		}
+	}
+	return nil
 }
 
 // RequiresRunc skips t unless runc is installed, and returns its path.

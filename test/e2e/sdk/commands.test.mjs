@@ -67,6 +67,13 @@ describe('commands.run', { timeout: 60_000 }, () => {
     assert.equal(res.stdout, 'root\n')
   })
 
+  test('a process can start threads and fork', async () => {
+    const res = await sbx.commands.run(
+      `python3 -c 'import os, threading; t = threading.Thread(target=print, args=("thread",)); t.start(); t.join(); pid = os.fork(); os._exit(0) if pid == 0 else print("fork", os.waitpid(pid, 0)[1])'`,
+    )
+    assert.equal(res.stdout, 'thread\nfork 0\n')
+  })
+
   test('an unknown user is rejected', async () => {
     await assertRejectsWith(sbx.commands.run('true', { user: 'nobody-e2e' }), AuthenticationError)
   })

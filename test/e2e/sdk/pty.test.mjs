@@ -46,8 +46,8 @@ describe('pty', { timeout: 60_000 }, () => {
     await sbx.pty.sendInput(pty.pid, encode('stty size\n'))
     await term.waitFor('40 120', 'with the new size')
 
-    await sbx.pty.sendInput(pty.pid, encode('whoami\n'))
-    await term.waitFor('whoami\r\nuser\r\n', 'running as user')
+    await sbx.pty.sendInput(pty.pid, encode('echo "who=$(whoami)"\n'))
+    await term.waitFor('who=user\r\n', 'running as user')
 
     assert.equal(await sbx.pty.kill(pty.pid), true)
     await assertRejectsWith(pty.wait(), CommandExitError)

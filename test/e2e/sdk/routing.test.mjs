@@ -11,12 +11,19 @@ import { Sandboxes, sandboxUrl, waitFor } from '../lib/env.mjs'
 
 const pool = new Sandboxes()
 let sbx
+let serverStderr = ''
 const userPort = 8000
 
 before(async () => {
   sbx = await pool.create({ timeoutMs: 120_000 })
   await sbx.files.write('/tmp/www/index.html', 'hello from port 8000')
-  await sbx.commands.run(`cd /tmp/www && exec python3 -m http.server ${userPort}`, { background: true, timeoutMs: 0 })
+  await sbx.commands.run(`cd /tmp/www && exec python3 -m http.server ${userPort}`, {
+    background: true,
+    timeoutMs: 0,
+    onStderr: (d) => {
+      serverStderr += d
+    },
+  })
 })
 after(() => pool.killAll())
 
@@ -44,27 +51,34 @@ function request({ method = 'GET', path = '/', host, headers = {}, body }) {
   })
 }
 
+/** waitForUserServer waits until the sandbox's python http.server answers through the proxy. */
+async function waitForUserServer() {
+  let last
+  try {
+    return await waitFor(
+      async () => {
+        last = await request({ path: '/index.html', headers: routingHeaders(sbx.sandboxId, userPort) })
+        return last.status === 200 ? last : undefined
+      },
+      { timeoutMs: 20_000, intervalMs: 300, message: 'the python http.server to answer through the proxy' },
+    )
+  } catch (err) {
+    assert.fail(`${err.message}; last response: ${last?.status} ${last?.text}; server stderr: ${JSON.stringify(serverStderr.slice(-400))}`)
+  }
+}
+
 function routingHeaders(id, port) {
   return { 'E2b-Sandbox-Id': id, 'E2b-Sandbox-Port': String(port) }
 }
 
 describe('routing', { timeout: 60_000, skip: new URL(sandboxUrl).protocol !== 'http:' && 'needs a plain HTTP E2B_SANDBOX_URL' }, () => {
   test('headers route to a user port', async () => {
-    const res = await waitFor(
-      async () => {
-        const r = await request({ path: '/index.html', headers: routingHeaders(sbx.sandboxId, userPort) })
-        return r.status === 200 ? r : undefined
-      },
-      { timeoutMs: 20_000, intervalMs: 300, message: 'the python http.server to answer through the proxy' },
-    )
+    const res = await waitForUserServer()
     assert.equal(res.text, 'hello from port 8000')
   })
 
   test('Host <port>-<id>.<domain> routes to a user port', async () => {
-    await waitFor(async () => (await request({ path: '/index.html', headers: routingHeaders(sbx.sandboxId, userPort) })).status === 200, {
-      timeoutMs: 20_000,
-      message: 'the user server',
-    })
+    await waitForUserServer()
     const res = await request({ path: '/index.html', host: sbx.getHost(userPort) })
     assert.equal(res.status, 200, res.text)
     assert.equal(res.text, 'hello from port 8000')

@@ -1,0 +1,171 @@
+package oci
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// cgroups describes the host's cgroup hierarchies: pure v2 (unified), or v1
+// (possibly "hybrid", with an extra controller-less v2 mount that runtimes
+// also place containers in). The runtimes create a sandbox's cgroup at the
+// absolute cgroupsPath below every hierarchy's mount point.
+type cgroups struct {
+	v2      bool              // the host runs the unified hierarchy only
+	unified string            // the cgroup2 mount point, "" if none
+	v1      map[string]string // v1 controller (or name=...) -> mount point
+}
+
+// detectCgroups reads the hierarchies from /proc/self/mountinfo.
+func detectCgroups() (*cgroups, error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs("/sys/fs/cgroup", &st); err != nil {
+		return nil, fmt.Errorf("statfs /sys/fs/cgroup: %w", err)
+	}
+	cg := &cgroups{v2: st.Type == unix.CGROUP2_SUPER_MAGIC, v1: map[string]string{}}
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, fmt.Errorf("reading mountinfo: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		cg.addMount(sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("reading mountinfo: %w", err)
+	}
+	if cg.v2 && cg.unified == "" {
+		cg.unified = "/sys/fs/cgroup"
+	}
+	return cg, nil
+}
+
+// addMount records one mountinfo line if it is a cgroup hierarchy:
+// "id parent maj:min root mountpoint opts ... - fstype source superopts".
+func (cg *cgroups) addMount(line string) {
+	pre, post, ok := strings.Cut(line, " - ")
+	if !ok {
+		return
+	}
+	fields, tail := strings.Fields(pre), strings.Fields(post)
+	if len(fields) < 5 || len(tail) < 3 {
+		return
+	}
+	mp := unescapeMountinfo(fields[4])
+	switch tail[0] {
+	case "cgroup2":
+		if cg.unified == "" {
+			cg.unified = mp
+		}
+	case "cgroup":
+		for _, opt := range strings.Split(tail[2], ",") {
+			if opt == "rw" || opt == "ro" || strings.HasPrefix(opt, "release_agent") || opt == "clone_children" || opt == "noprefix" || opt == "xattr" {
+				continue
+			}
+			if _, dup := cg.v1[opt]; !dup {
+				cg.v1[opt] = mp
+			}
+		}
+	}
+}
+
+// dirs lists the existing directories of cgroup path in every hierarchy.
+func (cg *cgroups) dirs(path string) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(mp string) {
+		d := filepath.Join(mp, path)
+		if seen[d] {
+			return
+		}
+		seen[d] = true
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			out = append(out, d)
+		}
+	}
+	if cg.unified != "" {
+		add(cg.unified)
+	}
+	for _, mp := range cg.v1 {
+		add(mp)
+	}
+	return out
+}
+
+// controllerDir is where a v1 controller's (or, on v2, the unified) files
+// for path live; "" when the controller is not mounted.
+func (cg *cgroups) controllerDir(controller, path string) string {
+	if cg.v2 {
+		return filepath.Join(cg.unified, path)
+	}
+	mp, ok := cg.v1[controller]
+	if !ok {
+		return ""
+	}
+	return filepath.Join(mp, path)
+}
+
+// swapAccounting reports whether memory+swap can be limited.
+func (cg *cgroups) swapAccounting() bool {
+	if cg.v2 {
+		_, err := os.Stat(filepath.Join(cg.unified, "memory.swap.max"))
+		if err == nil {
+			return true
+		}
+		// The root cgroup has no memory.swap.max; look at any child.
+		matches, _ := filepath.Glob(filepath.Join(cg.unified, "*", "memory.swap.max"))
+		return len(matches) > 0
+	}
+	mp, ok := cg.v1["memory"]
+	if !ok {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(mp, "memory.memsw.limit_in_bytes"))
+	return err == nil
+}
+
+// kill thaws cgroup path and SIGKILLs everything in it, in every hierarchy,
+// then waits until no process is left (or timeout passes).
+func (cg *cgroups) kill(path string, timeout time.Duration) error {
+	dirs := cg.dirs(path)
+	for _, d := range dirs {
+		thaw(d)
+	}
+	deadline := time.Now().Add(timeout)
+	for {
+		busy := ""
+		for _, d := range dirs {
+			if hasProcs(d) {
+				killTree(d)
+				busy = d
+			}
+		}
+		if busy == "" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("processes left in cgroup %s after %v", busy, timeout)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// remove kills whatever still runs in cgroup path (thawing it first: a
+// frozen task never dies) and removes its directories in every hierarchy,
+// children first. Missing directories are fine.
+func (cg *cgroups) remove(path string) error {
+	var errs []error
+	for _, d := range cg.dirs(path) {
+		if err := removeTree(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,82 @@
+package oci
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestAddMountParsesHierarchies(t *testing.T) {
+	t.Parallel()
+	lines := []string{
+		"30 26 0:26 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid - cgroup cgroup rw,cpu,cpuacct",
+		"31 26 0:27 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory",
+		"32 26 0:28 / /sys/fs/cgroup/systemd rw - cgroup cgroup rw,xattr,name=systemd",
+		"33 26 0:29 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate",
+		"34 26 0:30 / /mnt/with\\040space rw - ext4 /dev/vda rw",
+	}
+	cg := &cgroups{v1: map[string]string{}}
+	for _, l := range lines {
+		cg.addMount(l)
+	}
+	want := map[string]string{
+		"cpu":          "/sys/fs/cgroup/cpu,cpuacct",
+		"cpuacct":      "/sys/fs/cgroup/cpu,cpuacct",
+		"memory":       "/sys/fs/cgroup/memory",
+		"name=systemd": "/sys/fs/cgroup/systemd",
+	}
+	for k, v := range want {
+		if cg.v1[k] != v {
+			t.Errorf("v1[%s] = %q, want %q", k, cg.v1[k], v)
+		}
+	}
+	if len(cg.v1) != len(want) || cg.unified != "/sys/fs/cgroup/unified" {
+		t.Errorf("v1 = %v, unified = %q", cg.v1, cg.unified)
+	}
+}
+
+func TestReadV2Stats(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	files := map[string]string{
+		"cpu.stat":       "usage_usec 1500\nuser_usec 1000\nsystem_usec 500\n",
+		"memory.current": "10485760\n",
+		"memory.stat":    "anon 6291456\nfile 4194304\n",
+		"memory.max":     "536870912\n",
+		"cpu.max":        "150000 100000\n",
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := readV2(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := cgroupStats{cpuCount: 2, cpuNanos: 1_500_000, memUsed: 6 << 20, memCache: 4 << 20, memLimit: 512 << 20}
+	if *s != want {
+		t.Fatalf("readV2 = %+v, want %+v", *s, want)
+	}
+}
+
+func TestParseCPUMax(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]int{
+		"max 100000":    0,
+		"200000 100000": 2,
+		"50000 100000":  1,
+		"garbage":       0,
+	} {
+		if got := parseCPUMax(in); got != want {
+			t.Errorf("parseCPUMax(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestUnescapeMountinfo(t *testing.T) {
+	t.Parallel()
+	if got := unescapeMountinfo(`/a\040b\011c`); got != "/a b\tc" {
+		t.Fatalf("got %q", got)
+	}
+}

@@ -1,0 +1,148 @@
+package oci
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/network"
+	"github.com/warren-sandbox/warren/internal/runtime"
+)
+
+// Create implements runtime.Backend.Create. The steps, each undone by the
+// cleanup stack if a later one fails: state dir, network attachment,
+// overlay rootfs with /etc/hostname and /etc/hosts, OCI bundle, container
+// (with its cgroup), instance record.
+func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (_ *runtime.Instance, retErr error) {
+	spec, err := b.normalize(spec)
+	if err != nil {
+		return nil, err
+	}
+	ctx = log.With(ctx, "sandbox", spec.ID, "backend", b.name)
+	unlock := b.locks.lock(spec.ID)
+	defer unlock()
+
+	start := time.Now()
+	dir := b.dir(spec.ID)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("sandbox %s: %w", spec.ID, errdefs.ErrAlreadyExists)
+		}
+		return nil, fmt.Errorf("creating state dir: %w", err)
+	}
+	var cu cleanup
+	defer func() {
+		if retErr != nil {
+			if err := cu.run(ctx); err != nil {
+				retErr = fmt.Errorf("%w (and cleaning up: %w)", retErr, err)
+			}
+		}
+	}()
+	cu.add("removing state dir", func(context.Context) error { return removeStateDir(dir) })
+
+	att, err := b.net.Attach(ctx, spec.ID, network.AttachOptions{AllowInternet: spec.Network.AllowInternet})
+	if err != nil {
+		return nil, fmt.Errorf("attaching network: %w", err)
+	}
+	cu.add("detaching network", func(ctx context.Context) error { return b.net.Detach(ctx, spec.ID) })
+	networked := time.Now()
+
+	rec, pid, err := b.createContainer(ctx, &cu, spec, att)
+	if err != nil {
+		return nil, err
+	}
+	log.G(ctx).Debug("sandbox created", "ip", att.IP, "pid", pid, "took", time.Since(start),
+		"network", networked.Sub(start), "container", time.Since(networked))
+	return rec.instance(runtime.StateRunning, pid), nil
+}
+
+// createContainer prepares the rootfs and bundle, starts the container and
+// records the instance.
+func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime.Spec, att *network.Attachment) (*record, int, error) {
+	dir := b.dir(spec.ID)
+	cu.add("unmounting rootfs", func(context.Context) error { return unmountAll(dir) })
+	if err := mountOverlay(dir, spec.Rootfs); err != nil {
+		return nil, 0, err
+	}
+	rootfs := filepath.Join(dir, rootfsDir)
+	if err := writeIdentity(rootfs, spec.Hostname); err != nil {
+		return nil, 0, err
+	}
+	ociSpec := buildSpec(bundleParams{
+		spec:       spec,
+		rootfs:     rootfs,
+		netnsPath:  att.NetnsPath,
+		cgroupPath: b.cgroupPath(spec.ID),
+		seccomp:    true,
+		swap:       b.swap,
+	})
+	if err := writeSpec(dir, ociSpec); err != nil {
+		return nil, 0, err
+	}
+	cu.add("deleting container", func(ctx context.Context) error { return b.deleteContainer(ctx, spec.ID) })
+	pid, err := b.start(ctx, spec.ID)
+	if err != nil {
+		return nil, 0, err
+	}
+	rec := &record{
+		ID:            spec.ID,
+		Backend:       b.name,
+		IP:            att.IP,
+		AllowInternet: spec.Network.AllowInternet,
+		Labels:        spec.Labels,
+		CreatedAt:     time.Now().UTC(),
+		CPUCount:      spec.Resources.CPUCount,
+		MemoryMB:      spec.Resources.MemoryMB,
+		DiskMB:        spec.Resources.DiskMB,
+	}
+	if err := writeRecord(dir, rec); err != nil {
+		return nil, 0, err
+	}
+	return rec, pid, nil
+}
+
+// start runs the container detached with its stdio in init.log and returns
+// the init's host pid.
+func (b *Backend) start(ctx context.Context, id string) (int, error) {
+	dir := b.dir(id)
+	logf, err := os.OpenFile(filepath.Join(dir, initLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return 0, fmt.Errorf("creating init log: %w", err)
+	}
+	defer logf.Close()
+	pidPath := filepath.Join(dir, pidFile)
+	if err := b.cli.run(ctx, id, dir, pidPath, logf); err != nil {
+		return 0, fmt.Errorf("starting container: %w: %s", err, tail(filepath.Join(dir, initLog), 2048))
+	}
+	data, err := os.ReadFile(pidPath)
+	if err != nil {
+		return 0, fmt.Errorf("reading init pid: %w", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		return 0, fmt.Errorf("parsing init pid %q: %w", data, err)
+	}
+	return pid, nil
+}
+
+// tail returns up to n trailing bytes of a file, for error messages.
+func tail(path string, n int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > n {
+		_, _ = f.Seek(-n, 2)
+	}
+	buf := make([]byte, n)
+	k, _ := f.Read(buf)
+	return strings.TrimSpace(string(buf[:k]))
+}

@@ -1,0 +1,100 @@
+package oci
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/runtime"
+)
+
+// Inspect implements runtime.Backend.Inspect.
+func (b *Backend) Inspect(ctx context.Context, id string) (*runtime.Instance, error) {
+	rec, err := b.record(id)
+	if err != nil {
+		return nil, err
+	}
+	st, err := b.cli.state(ctx, id)
+	if errors.Is(err, errdefs.ErrNotFound) {
+		// The runtime forgot it (host reboot, runtime state wiped): the
+		// sandbox still holds its state dir and network until Destroy.
+		return rec.instance(runtime.StateStopped, 0), nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("inspecting sandbox %s: %w", id, err)
+	}
+	return b.withState(rec, st), nil
+}
+
+// List implements runtime.Backend.List: every sandbox with an instance
+// record, with states from one `list` call to the runtime.
+func (b *Backend) List(ctx context.Context) ([]*runtime.Instance, error) {
+	ids, err := b.stateDirs()
+	if err != nil {
+		return nil, err
+	}
+	states, err := b.cli.list(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing containers: %w", err)
+	}
+	var out []*runtime.Instance
+	for _, id := range ids {
+		rec, err := b.record(id)
+		if err != nil {
+			continue // being created or destroyed right now
+		}
+		st, ok := states[id]
+		if !ok {
+			out = append(out, rec.instance(runtime.StateStopped, 0))
+			continue
+		}
+		out = append(out, b.withState(rec, &st))
+	}
+	return out, nil
+}
+
+// record reads id's instance record; errdefs.ErrNotFound if id was never
+// (fully) created.
+func (b *Backend) record(id string) (*record, error) {
+	if err := validID(id); err != nil {
+		return nil, fmt.Errorf("sandbox %q: %w", id, errdefs.ErrNotFound)
+	}
+	rec, err := readRecord(b.dir(id))
+	if err != nil {
+		if errors.Is(err, errdefs.ErrNotFound) {
+			return nil, fmt.Errorf("sandbox %s: %w", id, errdefs.ErrNotFound)
+		}
+		return nil, err
+	}
+	return rec, nil
+}
+
+func (b *Backend) withState(rec *record, st *containerState) *runtime.Instance {
+	switch st.Status {
+	case "running":
+		return rec.instance(runtime.StateRunning, st.Pid)
+	case "paused":
+		return rec.instance(runtime.StatePaused, st.Pid)
+	default: // "stopped", or "created" (init never started)
+		return rec.instance(runtime.StateStopped, 0)
+	}
+}
+
+// stateDirs lists the ids that have a state dir, sorted.
+func (b *Backend) stateDirs() ([]string, error) {
+	entries, err := os.ReadDir(b.opts.StateRoot)
+	if err != nil {
+		return nil, fmt.Errorf("reading state root: %w", err)
+	}
+	var ids []string
+	for _, e := range entries {
+		if e.IsDir() && validID(e.Name()) == nil {
+			ids = append(ids, e.Name())
+		}
+	}
+	sort.Strings(ids)
+	return ids, nil
+}

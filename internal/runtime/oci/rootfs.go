@@ -1,0 +1,106 @@
+package oci
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// mountOverlay mounts the sandbox's rootfs: the template read-only below,
+// the sandbox's own upper and work dirs above, merged at dir/rootfs. The
+// template is never written: overlayfs copies files up before changing them.
+func mountOverlay(dir, lower string) error {
+	for _, d := range []string{upperDir, workDir, rootfsDir} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", d, err)
+		}
+	}
+	// The upper dir's root takes the lower root's mode and owner, so the
+	// merged / looks like the template's.
+	if fi, err := os.Stat(lower); err == nil {
+		_ = os.Chmod(filepath.Join(dir, upperDir), fi.Mode().Perm())
+	}
+	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s",
+		lower, filepath.Join(dir, upperDir), filepath.Join(dir, workDir))
+	// Without xino/index the template can be lower of many overlays at once
+	// and be shared by several mounts without inode-number conflicts.
+	opts += ",index=off,xino=off"
+	if err := unix.Mount("overlay", filepath.Join(dir, rootfsDir), "overlay", unix.MS_NODEV, opts); err != nil {
+		return fmt.Errorf("mounting overlay rootfs: %w", err)
+	}
+	return nil
+}
+
+// unmountAll unmounts every mount at or below dir, deepest first, and
+// reports an error if any is left. Nothing under dir is mounted in the usual
+// case (the runtime's mounts live in the sandbox's mount namespace); this
+// also catches leftovers of a crashed runtime.
+func unmountAll(dir string) error {
+	mounts, err := mountsUnder(dir)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for i := len(mounts) - 1; i >= 0; i-- {
+		err := unix.Unmount(mounts[i], 0)
+		if errors.Is(err, unix.EBUSY) {
+			// A process we could not kill still holds it: detach it now so
+			// the state dir can go; the kernel frees it when released.
+			err = unix.Unmount(mounts[i], unix.MNT_DETACH)
+		}
+		if err != nil && !errors.Is(err, unix.EINVAL) && !errors.Is(err, unix.ENOENT) {
+			errs = append(errs, fmt.Errorf("unmounting %s: %w", mounts[i], err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// mountsUnder lists the mount points at or below dir, in mount order
+// (parents before children), from /proc/self/mountinfo.
+func mountsUnder(dir string) ([]string, error) {
+	f, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return nil, fmt.Errorf("reading mountinfo: %w", err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 5 {
+			continue
+		}
+		mp := unescapeMountinfo(fields[4])
+		if mp == dir || strings.HasPrefix(mp, dir+"/") {
+			out = append(out, mp)
+		}
+	}
+	return out, sc.Err()
+}
+
+// unescapeMountinfo undoes the octal escapes (\040 for space...) of a
+// mountinfo path field.
+func unescapeMountinfo(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) {
+			var v byte
+			if _, err := fmt.Sscanf(s[i+1:i+4], "%03o", &v); err == nil {
+				b.WriteByte(v)
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,84 @@
+package oci
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/runtime"
+)
+
+// Files in a sandbox's state dir, <StateRoot>/<id>/.
+const (
+	recordFile = "instance.json" // written last: its presence means "created"
+	configFile = "config.json"   // the OCI bundle's config
+	rootfsDir  = "rootfs"        // the overlay's merged mount point
+	upperDir   = "upper"
+	workDir    = "work"
+	initLog    = "init.log" // init's stdout/stderr and the runtime's errors
+	pidFile    = "init.pid"
+)
+
+// record is what survives a warren restart about one sandbox.
+type record struct {
+	ID            string            `json:"id"`
+	Backend       string            `json:"backend"`
+	IP            netip.Addr        `json:"ip"`
+	AllowInternet bool              `json:"allowInternet"`
+	Labels        map[string]string `json:"labels,omitempty"`
+	CreatedAt     time.Time         `json:"createdAt"`
+	CPUCount      int               `json:"cpuCount"`
+	MemoryMB      int               `json:"memoryMB"`
+	DiskMB        int               `json:"diskMB,omitempty"`
+}
+
+func (r *record) instance(state runtime.State, pid int) *runtime.Instance {
+	return &runtime.Instance{
+		ID:        r.ID,
+		Backend:   r.Backend,
+		State:     state,
+		IP:        r.IP,
+		Pid:       pid,
+		CreatedAt: r.CreatedAt,
+		Labels:    maps.Clone(r.Labels),
+	}
+}
+
+// writeRecord writes the record atomically (temp file + rename), so a crash
+// never leaves a half-written instance.json that would hide the sandbox.
+func writeRecord(dir string, r *record) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding instance record: %w", err)
+	}
+	tmp := filepath.Join(dir, recordFile+".tmp")
+	if err := os.WriteFile(tmp, data, 0o600); err != nil {
+		return fmt.Errorf("writing instance record: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, recordFile)); err != nil {
+		return fmt.Errorf("writing instance record: %w", err)
+	}
+	return nil
+}
+
+// readRecord reads dir's record; errdefs.ErrNotFound when there is none.
+func readRecord(dir string) (*record, error) {
+	data, err := os.ReadFile(filepath.Join(dir, recordFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("instance record in %s: %w", dir, errdefs.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading instance record: %w", err)
+	}
+	var r record
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("parsing instance record in %s: %w", dir, err)
+	}
+	return &r, nil
+}
