@@ -122,7 +122,7 @@ func serve(ctx context.Context, cfg *serveConfig) error {
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
 
-	mgr, err := setup(ctx, cfg, st)
+	mgr, netMgr, err := setup(ctx, cfg, st)
 	if err != nil {
 		_ = srv.Close()
 		return err
@@ -142,6 +142,12 @@ func serve(ctx context.Context, cfg *serveConfig) error {
 	defer cancel()
 	mgr.Shutdown()
 	_ = srv.Shutdown(sctx)
+	if mgr.Count() == 0 {
+		// Nothing runs that needs the bridge; the next start recreates it.
+		if err := netMgr.Teardown(sctx); err != nil {
+			log.G(ctx).Warn("removing the sandbox network", "err", err)
+		}
+	}
 	return nil
 }
 

@@ -23,10 +23,10 @@ import (
 // setup builds everything sandboxes need: the network, the runtime backends
 // and the base template, then the manager, which re-adopts what a previous
 // run left behind.
-func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Manager, error) {
+func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Manager, *network.Manager, error) {
 	subnet, err := netip.ParsePrefix(cfg.Subnet)
 	if err != nil {
-		return nil, fmt.Errorf("--subnet: %w", err)
+		return nil, nil, fmt.Errorf("--subnet: %w", err)
 	}
 	netMgr, err := network.New(ctx, network.Options{
 		Bridge: cfg.Bridge, Subnet: subnet,
@@ -36,14 +36,14 @@ func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Mana
 		Table: cfg.Bridge,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("setting up the sandbox network: %w", err)
+		return nil, nil, fmt.Errorf("setting up the sandbox network: %w", err)
 	}
 	backends, err := newBackends(ctx, cfg, netMgr)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := ensureBaseTemplate(ctx, cfg, st); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	mgr, err := sandbox.New(sandbox.Options{
 		Store:           st,
@@ -56,12 +56,12 @@ func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Mana
 		MaxTimeout:      cfg.MaxTimeout,
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := mgr.Reconcile(ctx); err != nil {
-		return nil, fmt.Errorf("re-adopting sandboxes: %w", err)
+		return nil, nil, fmt.Errorf("re-adopting sandboxes: %w", err)
 	}
-	return mgr, nil
+	return mgr, netMgr, nil
 }
 
 // newBackends makes every backend whose binary is installed; the default

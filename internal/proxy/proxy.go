@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -165,10 +166,11 @@ func (h *Handler) proxyError(w http.ResponseWriter, r *http.Request, err error) 
 	if r.Context().Err() != nil {
 		return // the client went away
 	}
-	// The sandbox was killed or paused under an open request: abort the
-	// response so the client sees a broken stream, not a clean end.
+	// The connection broke before a response: the sandbox was killed or
+	// paused meanwhile, or the service on the port reset it.
 	writeJSON(w, http.StatusBadGateway, map[string]any{
-		"sandboxId": rt.target.ID, "message": "The sandbox was not found", "code": 502,
+		"sandboxId": rt.target.ID, "port": rt.port, "code": 502,
+		"message": fmt.Sprintf("The connection to port %d of the sandbox failed: %v", rt.port, err),
 	})
 }
 

@@ -181,6 +181,13 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 	return nil
 }
 
+// Count returns how many sandboxes the manager holds, running or paused.
+func (m *Manager) Count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.live)
+}
+
 // Shutdown stops timers without touching sandboxes: a restarted server
 // re-adopts them.
 func (m *Manager) Shutdown() {
