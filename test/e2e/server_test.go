@@ -40,11 +40,34 @@ type server struct {
 // disturb another warren on the same host, such as a developer's.
 func startServer(t *testing.T, cfg config, i int, rt string) *server {
 	t.Helper()
-	s := &server{apiKey: newAPIKey(t), dataDir: cfg.dataDir, logPath: logPath(t, cfg, rt)}
+	dataDir := ""
+	if cfg.dataDir != "" {
+		dataDir = filepath.Join(cfg.dataDir, rt)
+	}
+	return launchServer(t, cfg, serverOpts{index: i, runtime: rt, dataDir: dataDir})
+}
+
+// serverOpts vary one server from the defaults startServer uses.
+type serverOpts struct {
+	index   int    // picks the bridge name and, unless subnet is set, the subnet
+	runtime string
+	dataDir string // "" for a fresh temporary dir
+	subnet  string // "" for 10.<231+index>.0.0/16
+	apiKey  string // "" for a fresh key
+}
+
+func launchServer(t *testing.T, cfg config, o serverOpts) *server {
+	t.Helper()
+	i, rt := o.index, o.runtime
+	s := &server{apiKey: o.apiKey, dataDir: o.dataDir, logPath: logPath(t, cfg, fmt.Sprintf("%s-%d", rt, i))}
+	if s.apiKey == "" {
+		s.apiKey = newAPIKey(t)
+	}
 	if s.dataDir == "" {
 		s.dataDir = t.TempDir()
-	} else {
-		s.dataDir = filepath.Join(s.dataDir, rt)
+	}
+	if o.subnet == "" {
+		o.subnet = fmt.Sprintf("10.%d.0.0/16", 231+i)
 	}
 	addr := freeLoopbackAddr(t)
 	s.url = "http://" + addr
@@ -60,7 +83,7 @@ func startServer(t *testing.T, cfg config, i int, rt string) *server {
 		"--runtime", rt,
 		"--domain", cfg.domain,
 		"--bridge", fmt.Sprintf("we2e%d", i),
-		"--subnet", fmt.Sprintf("10.%d.0.0/16", 231+i),
+		"--subnet", o.subnet,
 	)
 	s.cmd.Env = append(os.Environ(), "WARREN_API_KEY="+s.apiKey)
 	s.cmd.Stdout = logFile
@@ -185,6 +208,26 @@ func (s *server) killSandboxes(t *testing.T) {
 // checks that nothing stays mounted under the data dir.
 func (s *server) stop(t *testing.T) {
 	t.Helper()
+	s.terminate(t)
+	if mounts := detachMountsUnder(t, s.dataDir); len(mounts) > 0 {
+		t.Errorf("mounts left under the data dir after shutdown (now detached): %v", mounts)
+	}
+	if t.Failed() {
+		t.Logf("--- server log tail (%s) ---\n%s", s.logPath, s.logTail(80))
+	}
+}
+
+// stopLeavingSandboxes stops the server as an upgrade would: its sandboxes
+// keep running, with their mounts, for the next server to re-adopt.
+func (s *server) stopLeavingSandboxes(t *testing.T) {
+	t.Helper()
+	s.terminate(t)
+}
+
+// terminate sends SIGTERM to the server's PID and waits for a clean exit; a
+// server that does not exit in time is killed (again by PID) and fails t.
+func (s *server) terminate(t *testing.T) {
+	t.Helper()
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		t.Errorf("SIGTERM to warren serve (pid %d): %v", s.cmd.Process.Pid, err)
 	}
@@ -197,12 +240,6 @@ func (s *server) stop(t *testing.T) {
 		t.Errorf("warren serve (pid %d) still running %v after SIGTERM; killing it", s.cmd.Process.Pid, stopTimeout)
 		_ = s.cmd.Process.Kill()
 		<-s.exited
-	}
-	if mounts := detachMountsUnder(t, s.dataDir); len(mounts) > 0 {
-		t.Errorf("mounts left under the data dir after shutdown (now detached): %v", mounts)
-	}
-	if t.Failed() {
-		t.Logf("--- server log tail (%s) ---\n%s", s.logPath, s.logTail(80))
 	}
 }
 
