@@ -49,7 +49,7 @@ func startServer(t *testing.T, cfg config, i int, rt string) *server {
 
 // serverOpts vary one server from the defaults startServer uses.
 type serverOpts struct {
-	index   int    // picks the bridge name and, unless subnet is set, the subnet
+	index   int // picks the bridge name and, unless subnet is set, the subnet
 	runtime string
 	dataDir string // "" for a fresh temporary dir
 	subnet  string // "" for 10.<231+index>.0.0/16
