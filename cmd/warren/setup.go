@@ -42,6 +42,13 @@ func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Mana
 	if err != nil {
 		return nil, nil, err
 	}
+	// With every backend's sandboxes re-reserved, what is left on the
+	// bridge belongs to no sandbox (a crash mid-create): remove it.
+	if removed, err := netMgr.Sweep(ctx); err != nil {
+		log.G(ctx).Warn("sweeping leaked sandbox network state", "err", err)
+	} else if len(removed) > 0 {
+		log.G(ctx).Info("removed leaked sandbox network state", "items", removed)
+	}
 	if err := ensureBaseTemplate(ctx, cfg, st); err != nil {
 		return nil, nil, err
 	}

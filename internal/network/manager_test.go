@@ -20,12 +20,15 @@ import (
 // those of other tests running at the same time.
 func testOptions(t testing.TB) Options {
 	return Options{
-		Bridge:      "wrnnet0",
+		Bridge:      "wrnn" + testToken,
 		Subnet:      nettest.FreeSubnet(t, netip.MustParsePrefix("10.160.0.0/11"), 24),
-		Table:       "wrnnettest",
-		NetnsPrefix: "wrnnettest-",
+		Table:       "wrnnettest" + testToken,
+		NetnsPrefix: "wrnn" + testToken + "-",
 	}
 }
+
+// testToken makes this test binary's names unique on the host.
+var testToken = nettest.Token(3)
 
 func newTestManager(t *testing.T) *Manager {
 	t.Helper()
@@ -55,7 +58,13 @@ func attach(t *testing.T, m *Manager, id string, internet bool) *Attachment {
 	return a
 }
 
-const dialTimeout = 700 * time.Millisecond
+// dialTimeout bounds connections that must fail; those that must work get
+// connectTimeout, so a loaded host does not fail the test, but a slow one
+// (a lost SYN costs a 1 s retransmit) is logged.
+const (
+	dialTimeout    = 700 * time.Millisecond
+	connectTimeout = 5 * time.Second
+)
 
 func TestAttachIsolationAndEgress(t *testing.T) {
 	m := newTestManager(t)
@@ -82,7 +91,15 @@ func TestAttachIsolationAndEgress(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := nettest.DialFrom(tt.from, tt.to, dialTimeout)
+			timeout := dialTimeout
+			if tt.want != "" {
+				timeout = connectTimeout
+			}
+			start := time.Now()
+			got, err := nettest.DialFrom(tt.from, tt.to, timeout)
+			if took := time.Since(start); tt.want != "" && took > 500*time.Millisecond {
+				t.Logf("connecting took %v", took)
+			}
 			if tt.want == "" && err == nil {
 				t.Fatalf("connected to %s and read %q, want no connection", tt.to, got)
 			}
@@ -171,10 +188,10 @@ func TestRestartReadoptsWithReserve(t *testing.T) {
 	if _, err := m2.Reserve(t.Context(), a.ID, a.IP, true); err != nil {
 		t.Fatalf("Reserve again: %v", err)
 	}
-	if got, err := nettest.DialFrom(a.NetnsPath, outside, dialTimeout); err != nil || got != nettest.OutsideGreeting {
+	if got, err := nettest.DialFrom(a.NetnsPath, outside, connectTimeout); err != nil || got != nettest.OutsideGreeting {
 		t.Fatalf("egress after Reserve: %q, %v", got, err)
 	}
-	if got, err := nettest.DialFrom("", atA, dialTimeout); err != nil || got != "a" {
+	if got, err := nettest.DialFrom("", atA, connectTimeout); err != nil || got != "a" {
 		t.Fatalf("host to sandbox after restart: %q, %v", got, err)
 	}
 	if ip, err := m2.Attach(t.Context(), "other", AttachOptions{}); err != nil || ip.IP == a.IP {

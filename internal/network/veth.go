@@ -119,32 +119,35 @@ func configureInside(c vethConfig) error {
 	if err := h.NeighSet(gw); err != nil {
 		return fmt.Errorf("pinning the gateway's neighbour entry: %w", err)
 	}
-	return waitOperUp(h, sandboxIfName, c.hostName)
+	return waitOperUp(h, sandboxIfName, c.hostName, c.bridgeIdx)
 }
 
 // operUpTimeout bounds waitOperUp; the kernel normally gets there in a few
 // milliseconds.
 const operUpTimeout = 2 * time.Second
 
-// waitOperUp waits until eth0 (through h, inside the netns) and the host
-// end report operstate UP. The kernel's linkwatch work sets operstate and,
-// in the same step, activates the device's queue; until then frames sent to
-// it are dropped. Returning earlier would make the first connection to a
-// fresh sandbox lose its SYN and wait a full second for the retransmit.
-func waitOperUp(h *netlink.Handle, inside, host string) error {
+// waitOperUp waits until eth0 (through h, inside the netns), the host end
+// and the bridge report operstate UP. The kernel's linkwatch work sets
+// operstate and, in the same step, activates the device's queue; until then
+// frames sent through it are dropped. Returning earlier would make the first
+// connection to a fresh sandbox lose its SYN and wait a full second for the
+// retransmit. (The bridge matters for the first port of a bridge with no
+// other: the bridge itself only gets carrier then.)
+func waitOperUp(h *netlink.Handle, inside, host string, bridgeIdx int) error {
 	deadline := time.Now().Add(operUpTimeout)
 	for {
 		in, err1 := h.LinkByName(inside)
 		out, err2 := netlink.LinkByName(host)
-		if err := errors.Join(err1, err2); err != nil {
+		br, err3 := netlink.LinkByIndex(bridgeIdx)
+		if err := errors.Join(err1, err2, err3); err != nil {
 			return fmt.Errorf("waiting for the veth pair: %w", err)
 		}
-		if in.Attrs().OperState == netlink.OperUp && out.Attrs().OperState == netlink.OperUp {
+		states := []netlink.LinkOperState{in.Attrs().OperState, out.Attrs().OperState, br.Attrs().OperState}
+		if states[0] == netlink.OperUp && states[1] == netlink.OperUp && states[2] == netlink.OperUp {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("veth pair %s not up after %v (inside %s, host %s)",
-				host, operUpTimeout, in.Attrs().OperState, out.Attrs().OperState)
+			return fmt.Errorf("veth pair %s not up after %v (inside, host, bridge: %v)", host, operUpTimeout, states)
 		}
 		time.Sleep(500 * time.Microsecond)
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"crypto/tls"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -54,6 +55,7 @@ type serverOpts struct {
 	dataDir string // "" for a fresh temporary dir
 	subnet  string // "" for 10.<231+index>.0.0/16
 	apiKey  string // "" for a fresh key
+	tls     bool   // serve HTTPS (--tls)
 }
 
 func launchServer(t *testing.T, cfg config, o serverOpts) *server {
@@ -71,6 +73,11 @@ func launchServer(t *testing.T, cfg config, o serverOpts) *server {
 	}
 	addr := freeLoopbackAddr(t)
 	s.url = "http://" + addr
+	var extra []string
+	if o.tls {
+		s.url = "https://" + addr
+		extra = append(extra, "--tls")
+	}
 
 	logFile, err := os.Create(s.logPath)
 	if err != nil {
@@ -85,6 +92,7 @@ func launchServer(t *testing.T, cfg config, o serverOpts) *server {
 		"--bridge", fmt.Sprintf("we2e%d", i),
 		"--subnet", o.subnet,
 	)
+	s.cmd.Args = append(s.cmd.Args, extra...)
 	s.cmd.Env = append(os.Environ(), "WARREN_API_KEY="+s.apiKey)
 	s.cmd.Stdout = logFile
 	s.cmd.Stderr = logFile
@@ -109,7 +117,11 @@ func launchServer(t *testing.T, cfg config, o serverOpts) *server {
 func (s *server) waitHealthy(t *testing.T, timeout time.Duration) {
 	t.Helper()
 	start := time.Now()
-	client := &http.Client{Timeout: 5 * time.Second}
+	// The CA of a --tls server exists only once it runs; health polling
+	// does not check it (the TLS test does, separately).
+	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
+	}}
 	err := testutil.Poll(timeout, 500*time.Millisecond, func() error {
 		select {
 		case <-s.exited:

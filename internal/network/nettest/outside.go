@@ -136,6 +136,11 @@ func ipnet(p netip.Prefix) *net.IPNet {
 	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), 32)}
 }
 
+// Token returns n random bytes in hex: tests put it in the names of the
+// bridges, tables, netns files and cgroups they create, so two runs of the
+// same tests on one host (two developers, CI) never share any of them.
+func Token(n int) string { return randHex(n) }
+
 func randHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)

@@ -19,12 +19,16 @@ import (
 // time, are never touched.
 func testNetwork(t testing.TB) network.Options {
 	return network.Options{
-		Bridge:      "wrnoci0",
+		Bridge:      "wrno" + testToken,
 		Subnet:      nettest.FreeSubnet(t, netip.MustParsePrefix("10.192.0.0/11"), 24),
-		Table:       "wrnocitest",
-		NetnsPrefix: "wrnocitest-",
+		Table:       "wrnocitest" + testToken,
+		NetnsPrefix: "wrno" + testToken + "-",
 	}
 }
+
+// testToken makes this test binary's names (bridge, table, netns files,
+// cgroups) unique on the host, so concurrent runs never collide.
+var testToken = nettest.Token(3)
 
 // env is one test backend with everything it needs to be inspected.
 type env struct {
@@ -58,7 +62,7 @@ func newEnv(t testing.TB, rt, binary string) *env {
 		StateRoot:    filepath.Join(tmp, "state"),
 		RunRoot:      filepath.Join(tmp, "run"),
 		Network:      nm,
-		CgroupParent: "/wrntest-" + rt,
+		CgroupParent: "/wrntest-" + rt + "-" + testToken,
 	}
 	b, err := New(ctx, opts)
 	if err != nil {
@@ -93,11 +97,15 @@ func destroyAll(t testing.TB, b *Backend) {
 func runConformance(t *testing.T, rt, binary string) {
 	testutil.RequiresRoot(t)
 	var leaks runtimetest.HostLeaks
+	opts := []runtimetest.Option{runtimetest.Real(), runtimetest.LeakCheck(func(id string) []string { return leaks.Check(id) })}
+	if rt == Runsc {
+		opts = append(opts, runtimetest.OwnKernel())
+	}
 	runtimetest.Run(t, func(t *testing.T) runtime.Backend {
 		e := newEnv(t, rt, binary)
 		leaks = e.leaks
 		return e.b
-	}, runtimetest.Real(), runtimetest.LeakCheck(func(id string) []string { return leaks.Check(id) }))
+	}, opts...)
 }
 
 func TestConformanceRunc(t *testing.T) {

@@ -66,7 +66,7 @@ func (b *Backend) deleteContainer(ctx context.Context, id string) error {
 	return errors.Join(err, b.cg.remove(b.cgroupPath(id)))
 }
 
-// killTimeout bounds waiting for killed sandbox processes to be reaped.
+// killTimeout bounds waiting for killed sandbox processes to leave the cgroup.
 const killTimeout = 5 * time.Second
 
 // removeStateDir deletes dir, refusing while anything is mounted below it:

@@ -83,8 +83,10 @@ func (o Options) globalFlags() []string {
 			"--platform=systrap",
 			// gVisor's netstack takes over the veth in the sandbox netns.
 			"--network=sandbox",
-			// Apply the bundle's seccomp profile inside the sandbox too.
-			"--oci-seccomp",
+			// sudo is how the sandbox's `user` becomes root, as on E2B.
+			// gVisor ignores set-user-ID bits unless told otherwise; the
+			// bundle's no_new_privileges would still forbid it.
+			"--allow-suid",
 			// No gVisor-internal overlay: writes land in our overlay's upper
 			// dir, where Stats measures them and Destroy removes them.
 			"--overlay2=none",

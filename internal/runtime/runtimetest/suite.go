@@ -31,14 +31,20 @@ import (
 type Option func(*config)
 
 type config struct {
-	real   bool
-	leaks  func(id string) []string
-	cycles int
+	real      bool
+	ownKernel bool
+	leaks     func(id string) []string
+	cycles    int
 }
 
 // Real declares that the backend really runs the spec's init process and
 // networks it, enabling the process, network and confinement checks.
 func Real() Option { return func(c *config) { c.real = true } }
+
+// OwnKernel declares that the backend puts a kernel of its own between the
+// sandbox and the host (gVisor's sentry, a microVM): the host-facing
+// syscall filter lives there, so no seccomp filter is expected inside.
+func OwnKernel() Option { return func(c *config) { c.ownKernel = true } }
 
 // LeakCheck installs fn, which lists what the host still holds for id
 // (mounts, netns, links, cgroups, files); the suite calls it after every

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/store/sqlite"
+)
+
+// captureStdout runs f with os.Stdout redirected and returns what it wrote.
+func captureStdout(t *testing.T, f func() error) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := os.Stdout
+	os.Stdout = w
+	ferr := f()
+	os.Stdout = old
+	w.Close()
+	out, _ := io.ReadAll(r)
+	if ferr != nil {
+		t.Fatalf("command failed: %v", ferr)
+	}
+	return string(out)
+}
+
+func TestKeysCommands(t *testing.T) {
+	dir := t.TempDir()
+	key := strings.TrimSpace(captureStdout(t, func() error {
+		return runKeys([]string{"create", "--data-dir", dir, "--name", "ci"})
+	}))
+	if !apikey.Valid(key) {
+		t.Fatalf("created key %q is not e2b_ + 40 hex", key)
+	}
+	list := captureStdout(t, func() error { return runKeys([]string{"list", "--data-dir", dir}) })
+	if !strings.Contains(list, "ci") || strings.Contains(list, key) || !strings.Contains(list, "active") {
+		t.Fatalf("list must show the key's name and mask, never the key:\n%s", list)
+	}
+	captureStdout(t, func() error { return runKeys([]string{"revoke", "--data-dir", dir, "ci"}) })
+
+	st, err := sqlite.Open(context.Background(), filepath.Join(dir, dbFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if _, err := st.GetAPIKeyByHash(context.Background(), apikey.Hash(key)); err == nil {
+		t.Fatal("a revoked key must not authenticate")
+	}
+	for _, bad := range [][]string{{}, {"rotate", "--data-dir", dir}, {"revoke", "--data-dir", dir}} {
+		if err := runKeys(bad); err == nil {
+			t.Errorf("keys %v: want an error", bad)
+		}
+	}
+}
