@@ -1,8 +1,8 @@
 package e2e
 
 import (
-	"crypto/tls"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
