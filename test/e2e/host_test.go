@@ -119,7 +119,7 @@ func (s *server) call(t *testing.T, method, path, body string) (int, []byte) {
 		t.Fatal(err)
 	}
 	req.Header.Set("X-API-KEY", s.apiKey)
-	res, err := http.DefaultClient.Do(req)
+	res, err := harnessClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
 	}
@@ -162,7 +162,7 @@ func (s *server) envdRequest(t *testing.T, id, method, path string, body io.Read
 	req.Header.Set("E2b-Sandbox-Id", id)
 	req.Header.Set("E2b-Sandbox-Port", "49983")
 	req.Header.Set("X-Access-Token", info.EnvdAccessToken)
-	res, err := http.DefaultClient.Do(req)
+	res, err := harnessClient.Do(req)
 	if err != nil {
 		t.Fatalf("envd %s %s: %v", method, path, err)
 	}

@@ -21,6 +21,13 @@ import (
 
 const stopTimeout = time.Minute
 
+// harnessClient is the harness's own client for health checks, listing and
+// cleanup. It does not verify a --tls server's certificate: the CA exists
+// only once the server runs, and the TLS test checks it separately.
+var harnessClient = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+	TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
+}}
+
 // server is one `warren serve` process this test started.
 type server struct {
 	url     string // http://127.0.0.1:<port>, for the API and sandbox traffic
@@ -53,7 +60,7 @@ type serverOpts struct {
 	index   int // picks the bridge name and, unless subnet is set, the subnet
 	runtime string
 	dataDir string // "" for a fresh temporary dir
-	subnet  string // "" for 10.<231+index>.0.0/16
+	subnet  string // "" for 10.231.<index>.0/24
 	apiKey  string // "" for a fresh key
 	tls     bool   // serve HTTPS (--tls)
 }
@@ -69,7 +76,7 @@ func launchServer(t *testing.T, cfg config, o serverOpts) *server {
 		s.dataDir = t.TempDir()
 	}
 	if o.subnet == "" {
-		o.subnet = fmt.Sprintf("10.%d.0.0/16", 231+i)
+		o.subnet = fmt.Sprintf("10.231.%d.0/24", i)
 	}
 	addr := freeLoopbackAddr(t)
 	s.url = "http://" + addr
@@ -119,25 +126,25 @@ func (s *server) waitHealthy(t *testing.T, timeout time.Duration) {
 	start := time.Now()
 	// The CA of a --tls server exists only once it runs; health polling
 	// does not check it (the TLS test does, separately).
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
-	}}
-	err := testutil.Poll(timeout, 500*time.Millisecond, func() error {
+	client := harnessClient
+	deadline := time.Now().Add(timeout)
+	var err error
+	for time.Now().Before(deadline) {
 		select {
 		case <-s.exited:
-			return fmt.Errorf("warren serve exited: %v", s.waitErr)
+			t.Fatalf("warren serve exited before it was healthy: %v\n--- server log tail ---\n%s", s.waitErr, s.logTail(60))
 		default:
 		}
-		res, err := client.Get(s.url + "/health")
-		if err != nil {
-			return err
+		var res *http.Response
+		if res, err = client.Get(s.url + "/health"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				break
+			}
+			err = fmt.Errorf("GET /health: %s", res.Status)
 		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusOK {
-			return fmt.Errorf("GET /health: %s", res.Status)
-		}
-		return nil
-	})
+		time.Sleep(500 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatalf("server not healthy after %v: %v\n--- server log tail ---\n%s", time.Since(start).Round(time.Second), err, s.logTail(60))
 	}
@@ -158,7 +165,7 @@ func (s *server) sandboxes() ([]listedSandbox, error) {
 		return nil, err
 	}
 	req.Header.Set("X-API-KEY", s.apiKey)
-	res, err := http.DefaultClient.Do(req)
+	res, err := harnessClient.Do(req)
 	if err != nil {
 		return nil, err
 	}
@@ -198,6 +205,11 @@ func (s *server) checkNoSandboxes(t *testing.T) {
 // server (which leaves sandboxes running by design) leaks nothing.
 func (s *server) killSandboxes(t *testing.T) {
 	t.Helper()
+	select {
+	case <-s.exited:
+		return // stopped on purpose; its successor cleans up
+	default:
+	}
 	list, err := s.sandboxes()
 	if err != nil {
 		t.Logf("listing leftover sandboxes: %v", err)
@@ -206,7 +218,7 @@ func (s *server) killSandboxes(t *testing.T) {
 	for _, sb := range list {
 		req, _ := http.NewRequest(http.MethodDelete, s.url+"/sandboxes/"+sb.SandboxID, nil)
 		req.Header.Set("X-API-KEY", s.apiKey)
-		res, err := http.DefaultClient.Do(req)
+		res, err := harnessClient.Do(req)
 		if err != nil {
 			t.Logf("deleting leftover sandbox %s: %v", sb.SandboxID, err)
 			continue

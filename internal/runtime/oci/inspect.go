@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -73,6 +74,12 @@ func (b *Backend) record(id string) (*record, error) {
 }
 
 func (b *Backend) withState(rec *record, st *containerState) *runtime.Instance {
+	if (st.Status == "running" || st.Status == "paused") && !alive(st.Pid) {
+		// A dead init that nobody has reaped yet still counts as running
+		// to runc and runsc; on a host whose PID 1 reaps slowly a crashed
+		// sandbox would otherwise look alive (and be re-adopted).
+		return rec.instance(runtime.StateStopped, 0)
+	}
 	switch st.Status {
 	case "running":
 		return rec.instance(runtime.StateRunning, st.Pid)
@@ -97,4 +104,24 @@ func (b *Backend) stateDirs() ([]string, error) {
 	}
 	sort.Strings(ids)
 	return ids, nil
+}
+
+// alive reports whether pid is a process that has not exited: present in
+// /proc and not a zombie.
+func alive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state letter follows the parenthesised command name, which may
+	// itself contain parentheses.
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return false
+	}
+	state := stat[i+2]
+	return state != 'Z' && state != 'X'
 }
