@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Reproduces docs/benchmarks.md: for each runtime, starts a warren server on
+# its own bridge and data dir, runs `warren bench` against it (which measures
+# the runc baseline in the same run), and stops the server by its PID.
+# Usage: scripts/bench.sh [runtime...]   (default: runc runsc)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x bin/warren ] || make build
+[ -d test/e2e/node_modules ] || (cd test/e2e && npm ci --silent)
+runtimes=("$@")
+[ ${#runtimes[@]} -gt 0 ] || runtimes=(runc runsc)
+key="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+for rt in "${runtimes[@]}"; do
+	data=$(mktemp -d /tmp/warren-bench-XXXXXX)
+	port=$((20000 + RANDOM % 20000))
+	WARREN_API_KEY=$key ./bin/warren serve --listen 127.0.0.1:$port --data-dir "$data" \
+		--runtime "$rt" --bridge wbench0 --subnet 10.231.250.0/24 >"$data/serve.log" 2>&1 &
+	pid=$!
+	trap 'kill $pid 2>/dev/null || true' EXIT
+	for _ in $(seq 600); do
+		curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
+		kill -0 $pid 2>/dev/null || { cat "$data/serve.log"; exit 1; }
+		sleep 0.5
+	done
+	E2B_API_URL=http://127.0.0.1:$port E2B_API_KEY=$key ./bin/warren bench --runtime "$rt" "${BENCH_FLAGS[@]:-}"
+	kill -TERM $pid
+	wait $pid || true
+	trap - EXIT
+	rm -rf "$data"
+done
