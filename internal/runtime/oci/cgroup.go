@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/mountinfo"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -58,7 +60,7 @@ func (cg *cgroups) addMount(line string) {
 	if len(fields) < 5 || len(tail) < 3 {
 		return
 	}
-	mp := unescapeMountinfo(fields[4])
+	mp := mountinfo.Unescape(fields[4])
 	switch tail[0] {
 	case "cgroup2":
 		if cg.unified == "" {

@@ -74,9 +74,3 @@ func TestParseCPUMax(t *testing.T) {
 	}
 }
 
-func TestUnescapeMountinfo(t *testing.T) {
-	t.Parallel()
-	if got := unescapeMountinfo(`/a\040b\011c`); got != "/a b\tc" {
-		t.Fatalf("got %q", got)
-	}
-}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/mountinfo"
+
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
 
@@ -88,7 +90,7 @@ func TestHeartbeat(t *testing.T) {
 	}
 }
 
-func TestParseMountsUnder(t *testing.T) {
+func TestDeepestFirst(t *testing.T) {
 	t.Parallel()
 	const info = `22 1 8:1 / / rw - ext4 /dev/sda1 rw
 60 22 0:5 / /var/cache/warren/templates/base-x.tmp-1/rootfs/proc rw - proc proc rw
@@ -96,7 +98,8 @@ func TestParseMountsUnder(t *testing.T) {
 62 22 0:7 / /var/cache/warren/templates/base-x.tmp-1/rootfs/dir\040with\040space rw - tmpfs t rw
 63 22 0:8 / /var/cache/warren/templates/base-x.tmp-10 rw - tmpfs t rw
 `
-	got, err := parseMountsUnder(strings.NewReader(info), "/var/cache/warren/templates/base-x.tmp-1")
+	found, err := mountinfo.Parse(strings.NewReader(info), "/var/cache/warren/templates/base-x.tmp-1")
+	got := deepestFirst(found)
 	if err != nil {
 		t.Fatal(err)
 	}

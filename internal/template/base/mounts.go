@@ -1,16 +1,15 @@
 package base
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/warren-sandbox/warren/internal/mountinfo"
 )
 
 // debootstrap mounts /proc and /sys (and in containers /dev) inside the
@@ -20,61 +19,21 @@ import (
 // leave them mounted on the host. os.RemoveAll crosses mount points, so no
 // tree is removed before these helpers have proved nothing is mounted in it.
 
-const mountinfoPath = "/proc/self/mountinfo"
-
 // mountsUnder lists the mount points at or below dir, deepest first.
 func mountsUnder(dir string) ([]string, error) {
-	f, err := os.Open(mountinfoPath)
+	found, err := mountinfo.Under(dir)
 	if err != nil {
-		return nil, fmt.Errorf("reading mount table: %w", err)
+		return nil, err
 	}
-	defer f.Close()
-	return parseMountsUnder(f, dir)
+	return deepestFirst(found), nil
 }
 
-func parseMountsUnder(r io.Reader, dir string) ([]string, error) {
-	dir = filepath.Clean(dir)
-	var found []string
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 1024*1024)
-	for sc.Scan() {
-		// Fields: id parent major:minor root mountpoint options ...
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
-		}
-		mp := unescapeMountinfo(fields[4])
-		if mp == dir || strings.HasPrefix(mp, dir+"/") {
-			found = append(found, mp)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading mount table: %w", err)
-	}
-	// Deeper paths sort after their parents; unmount children first.
-	slices.Sort(found)
-	slices.Reverse(found)
-	return slices.Compact(found), nil
-}
-
-// unescapeMountinfo undoes the kernel's octal escapes (\040 for a space,
-// \011, \012, \134) in a mountinfo path.
-func unescapeMountinfo(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(n))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
+// deepestFirst orders mount points so children come before their parents,
+// the order to unmount them in.
+func deepestFirst(mps []string) []string {
+	slices.Sort(mps)
+	slices.Reverse(mps)
+	return slices.Compact(mps)
 }
 
 // unmountUnder unmounts everything mounted at or below dir and then checks
