@@ -13,9 +13,14 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 need_pkgs=()
-for p in runc debootstrap nftables iproute2 nodejs npm ca-certificates make git; do
+for p in runc debootstrap nftables iproute2 ca-certificates make git curl; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$p")
 done
+# Node.js and npm run the end-to-end tests with the official SDK. A machine
+# may have them from elsewhere than Debian (then Debian's npm would conflict):
+# install Debian's only when the commands are missing.
+command -v node >/dev/null || need_pkgs+=(nodejs)
+command -v npm >/dev/null || need_pkgs+=(npm)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
 	step "installing Debian packages: ${need_pkgs[*]}"
 	apt-get update -qq
