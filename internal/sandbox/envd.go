@@ -48,7 +48,7 @@ func (m *Manager) initEnvd(ctx context.Context, ip netip.Addr, sb *store.Sandbox
 	if err != nil {
 		return fmt.Errorf("encoding init: %w", err)
 	}
-	url := "http://" + netip.AddrPortFrom(ip, EnvdPort).String() + "/init"
+	url := "http://" + netip.AddrPortFrom(ip, m.opts.EnvdPort).String() + "/init"
 	ctx, cancel := context.WithTimeout(ctx, m.opts.EnvdReadyTimeout)
 	defer cancel()
 	delay := time.Millisecond

@@ -40,6 +40,9 @@ type Options struct {
 	MaxTimeout time.Duration
 	// EnvdReadyTimeout bounds the wait for a new sandbox's envd.
 	EnvdReadyTimeout time.Duration
+	// EnvdPort is where the manager reaches envd at a sandbox's address;
+	// EnvdPort (49983) unless a test points it at a stand-in.
+	EnvdPort uint16
 }
 
 // Manager owns the lifecycle of every sandbox on this host.
@@ -74,6 +77,9 @@ func New(opts Options) (*Manager, error) {
 	}
 	if _, ok := opts.Backends[opts.DefaultBackend]; !ok {
 		return nil, fmt.Errorf("sandbox manager: default backend %q is not configured", opts.DefaultBackend)
+	}
+	if opts.EnvdPort == 0 {
+		opts.EnvdPort = EnvdPort
 	}
 	if opts.EnvdReadyTimeout == 0 {
 		opts.EnvdReadyTimeout = 30 * time.Second

@@ -152,6 +152,11 @@ func (s *server) createSandbox(t *testing.T, body string) string {
 // with the sandbox's access token.
 func (s *server) envdRequest(t *testing.T, id, method, path string, body io.Reader) (int, []byte) {
 	t.Helper()
+	return s.envdRequestType(t, id, method, path, "", body)
+}
+
+func (s *server) envdRequestType(t *testing.T, id, method, path, contentType string, body io.Reader) (int, []byte) {
+	t.Helper()
 	var info struct {
 		EnvdAccessToken string `json:"envdAccessToken"`
 	}
@@ -162,6 +167,9 @@ func (s *server) envdRequest(t *testing.T, id, method, path string, body io.Read
 	req.Header.Set("E2b-Sandbox-Id", id)
 	req.Header.Set("E2b-Sandbox-Port", "49983")
 	req.Header.Set("X-Access-Token", info.EnvdAccessToken)
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
 	res, err := harnessClient.Do(req)
 	if err != nil {
 		t.Fatalf("envd %s %s: %v", method, path, err)
@@ -275,4 +283,33 @@ func killSandboxProcesses(t *testing.T, id string) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestUploadDiskFull uploads more than fits in the sandbox's 64 MiB /dev/shm:
+// envd answers 507 with E2B's error body, and the sandbox keeps working.
+func TestUploadDiskFull(t *testing.T) {
+	cfg := loadConfig(t)
+	for i, rt := range cfg.runtimes {
+		t.Run(rt, func(t *testing.T) {
+			s := launchServer(t, cfg, serverOpts{index: 50 + i, runtime: rt})
+			id := s.createSandbox(t, `{"templateID":"base","timeout":120}`)
+			body := io.LimitReader(zeros{}, 80<<20)
+			status, data := s.envdRequestType(t, id, "POST", "/files?path=/dev/shm/big&username=root", "application/octet-stream", body)
+			if status != http.StatusInsufficientStorage || !bytes.Contains(data, []byte(`"code":507`)) {
+				t.Fatalf("upload past a full disk = %d %s; want 507 with the E2B error body", status, data)
+			}
+			s.uploadFile(t, id, "/home/user/after.txt", "ok")
+			if got := s.downloadFile(t, id, "/home/user/after.txt"); got != "ok" {
+				t.Fatalf("after a full disk: %q", got)
+			}
+			s.mustCall(t, "DELETE", "/sandboxes/"+id, "", http.StatusNoContent)
+		})
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
 }

@@ -43,6 +43,7 @@ type Backend struct {
 	mu        sync.Mutex                // mu protects everything below.
 	instances map[string]*instanceState // by id
 	nextIP    uint32                    // host part of the next address in 10.0.0.0/8
+	fixedIP   netip.Addr                // when valid, every sandbox's address
 	failures  map[Op][]failure          // scripted, consumed in order
 	hook      func(ctx context.Context, op Op, id string) error
 	calls     []Call
@@ -93,6 +94,14 @@ func (b *Backend) SetHook(fn func(ctx context.Context, op Op, id string) error) 
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.hook = fn
+}
+
+// UseIP makes every later sandbox report ip as its address, so tests of the
+// layers above can point it at a stand-in envd listening on loopback.
+func (b *Backend) UseIP(ip netip.Addr) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.fixedIP = ip
 }
 
 // Crash marks id's processes as dead: it is then reported stopped, as a
@@ -195,6 +204,9 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (*runtime.Insta
 
 // allocIP hands out 10.0.0.2, 10.0.0.3, ... never reusing an address.
 func (b *Backend) allocIP() netip.Addr {
+	if b.fixedIP.IsValid() {
+		return b.fixedIP
+	}
 	n := b.nextIP
 	b.nextIP++
 	return netip.AddrFrom4([4]byte{10, byte(n >> 16), byte(n >> 8), byte(n)})
