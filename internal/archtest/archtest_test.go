@@ -1,0 +1,50 @@
+package archtest
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/warren-sandbox/warren/"
+
+// TestImportRules checks what each package may (transitively) depend on.
+func TestImportRules(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs the go tool")
+	}
+	tests := []struct {
+		pkg       string
+		forbidden []string
+	}{
+		// envd runs inside sandboxes: none of the server may leak into it.
+		{"cmd/envd", []string{"internal/sandbox", "internal/apiserver", "internal/proxy", "internal/runtime", "internal/store", "internal/network", "internal/template"}},
+		// The API edge talks to the manager, never to a backend directly.
+		{"internal/apiserver", []string{"internal/runtime/oci", "internal/network", "internal/envd"}},
+		// The manager sees backends only through the runtime interface.
+		{"internal/sandbox", []string{"internal/runtime/oci", "internal/network", "internal/apiserver", "internal/store/sqlite"}},
+		{"internal/proxy", []string{"internal/runtime/oci", "internal/network", "internal/apiserver", "internal/store/sqlite"}},
+		// The leaf every package uses imports nothing of ours.
+		{"internal/errdefs", []string{"internal/"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.pkg, func(t *testing.T) {
+			t.Parallel()
+			out, err := exec.Command("go", "list", "-deps", mod+tc.pkg).Output()
+			if err != nil {
+				t.Fatalf("go list: %v", err)
+			}
+			for _, dep := range strings.Fields(string(out)) {
+				if dep == mod+tc.pkg {
+					continue
+				}
+				for _, f := range tc.forbidden {
+					if strings.HasPrefix(dep, mod+f) {
+						t.Errorf("%s depends on %s", tc.pkg, dep)
+					}
+				}
+			}
+		})
+	}
+}
