@@ -1,0 +1,115 @@
+// The code interpreter through the official @e2b/code-interpreter SDK:
+// stateful Python and JavaScript, streaming logs, rich results, errors,
+// contexts, timeouts and a kernel that dies.
+
+import assert from 'node:assert/strict'
+import { after, before, describe, test } from 'node:test'
+
+import { Sandbox } from '@e2b/code-interpreter'
+
+let sbx
+before(async () => {
+  sbx = await Sandbox.create({ timeoutMs: 300_000 })
+})
+after(async () => {
+  await sbx?.kill().catch(() => {})
+})
+
+describe('runCode (python)', { timeout: 180_000 }, () => {
+  test('state persists across calls and the last expression is the text', async () => {
+    const ex = await sbx.runCode('x = 1; x += 1; x')
+    assert.equal(ex.error, undefined)
+    assert.equal(ex.text, '2')
+    assert.equal((await sbx.runCode('x * 10')).text, '20')
+  })
+
+  test('stdout and stderr stream to callbacks and logs', async () => {
+    const out = []
+    const err = []
+    const ex = await sbx.runCode('import sys, time\nprint("a")\ntime.sleep(0.2)\nprint("b", file=sys.stderr)', {
+      onStdout: (m) => out.push(m.line),
+      onStderr: (m) => err.push(m.line),
+    })
+    assert.deepEqual(ex.logs.stdout, ['a\n'])
+    assert.deepEqual(ex.logs.stderr, ['b\n'])
+    assert.deepEqual(out, ['a\n'])
+    assert.deepEqual(err, ['b\n'])
+  })
+
+  test('an exception is execution.error with name, value and traceback', async () => {
+    const ex = await sbx.runCode('1/0')
+    assert.equal(ex.error.name, 'ZeroDivisionError')
+    assert.match(ex.error.value, /division by zero/)
+    assert.match(ex.error.traceback, /ZeroDivisionError/)
+  })
+
+  test('a syntax error is an error too', async () => {
+    const ex = await sbx.runCode('def (:')
+    assert.equal(ex.error.name, 'SyntaxError')
+  })
+
+  test('matplotlib figure gives png and chart; DataFrame gives html', async () => {
+    const ex = await sbx.runCode(
+      'import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [4, 5, 6])\nplt.title("t")\nplt.show()',
+    )
+    const fig = ex.results.find((r) => r.png)
+    assert.ok(fig, `a png result: ${JSON.stringify(ex.results.map((r) => r.formats()))}`)
+    assert.equal(fig.chart?.type, 'line')
+    assert.equal(fig.chart?.title, 't')
+    const df = await sbx.runCode('import pandas as pd\npd.DataFrame({"a": [1, 2]})')
+    assert.match(df.results[0].html, /<table/)
+    assert.ok(df.results[0].text)
+  })
+
+  test('display() of several objects gives several results', async () => {
+    const ex = await sbx.runCode('from IPython.display import display, Markdown, JSON\ndisplay(Markdown("**m**"))\ndisplay(JSON({"k": 1}))')
+    assert.equal(ex.results.length, 2)
+    assert.equal(ex.results[0].markdown, '**m**')
+    assert.deepEqual(ex.results[1].json, { k: 1 })
+  })
+
+  test('a run past timeoutMs is interrupted and the context keeps its state', async () => {
+    await sbx.runCode('kept = 42')
+    await assert.rejects(sbx.runCode('import time; time.sleep(60)', { timeoutMs: 2_000 }))
+    assert.equal((await sbx.runCode('kept')).text, '42')
+  })
+
+  test('a kernel that dies is restarted and says state was lost', async () => {
+    const ctx = await sbx.createCodeContext({ language: 'python' })
+    await sbx.runCode('y = 1', { context: ctx })
+    const died = await sbx.runCode('import os; os._exit(1)', { context: ctx })
+    assert.ok(died.error, 'the execution during which the kernel died reports an error')
+    const after = await sbx.runCode('y', { context: ctx })
+    assert.equal(after.error?.name, 'NameError', 'state was lost with the kernel')
+  })
+})
+
+describe('contexts', { timeout: 120_000 }, () => {
+  test('contexts do not share state; list, restart and remove', async () => {
+    const a = await sbx.createCodeContext({ language: 'python', cwd: '/tmp' })
+    const b = await sbx.createCodeContext({ language: 'python' })
+    assert.equal(a.cwd, '/tmp')
+    await sbx.runCode('v = "a"', { context: a })
+    assert.equal((await sbx.runCode('v', { context: a })).text, 'a', 'one pair of quotes is stripped')
+    assert.equal((await sbx.runCode('v', { context: b })).error?.name, 'NameError')
+    assert.equal((await sbx.runCode('import os; os.getcwd()', { context: a })).text, '/tmp')
+    const ids = (await sbx.listCodeContexts()).map((c) => c.id)
+    assert.ok(ids.includes(a.id) && ids.includes(b.id))
+    await sbx.restartCodeContext(a)
+    assert.equal((await sbx.runCode('v', { context: a })).error?.name, 'NameError')
+    await sbx.removeCodeContext(b)
+    assert.ok(!(await sbx.listCodeContexts()).map((c) => c.id).includes(b.id))
+  })
+
+  test('an unknown context is a NotFound error', async () => {
+    await assert.rejects(sbx.runCode('1', { context: { id: 'nope', language: 'python', cwd: '/' } }))
+  })
+})
+
+describe('runCode (javascript)', { timeout: 120_000 }, () => {
+  test('state persists between calls', async () => {
+    const ctx = await sbx.createCodeContext({ language: 'js' })
+    await sbx.runCode('let n = 2', { context: ctx })
+    assert.equal((await sbx.runCode('n * 21', { context: ctx })).text, '42')
+  })
+})
