@@ -114,16 +114,23 @@ func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Templ
 }
 
 func (m *Manager) spec(sb *store.Sandbox, tpl *store.Template) runtime.Spec {
+	args := []string{envdTarget, "--port", fmt.Sprint(EnvdPort)}
+	if tpl.StartCmd != "" {
+		// envd supervises the template's start command (the code
+		// interpreter server, a user's service) from boot.
+		args = append(args, "--cmd", tpl.StartCmd)
+	}
+	binds := append([]runtime.Bind{{Source: m.opts.EnvdPath, Target: envdTarget}}, m.opts.Binds...)
 	return runtime.Spec{
 		ID:       sb.ID,
 		Rootfs:   tpl.RootfsPath,
 		Hostname: "e2b-" + sb.ID[:8],
 		Init: runtime.Process{
-			Args: []string{envdTarget, "--port", fmt.Sprint(EnvdPort)},
+			Args: args,
 			Env:  []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root"},
 			Cwd:  "/",
 		},
-		Binds: []runtime.Bind{{Source: m.opts.EnvdPath, Target: envdTarget}},
+		Binds: binds,
 		Resources: runtime.Resources{
 			CPUCount: sb.CPUCount,
 			MemoryMB: sb.MemoryMB,

@@ -32,6 +32,9 @@ type Options struct {
 	DefaultBackend string
 	// EnvdPath is the host path of the static envd binary bound into sandboxes.
 	EnvdPath string
+	// Binds are further host files bound read-only into every sandbox (the
+	// code interpreter server, which templates start with their StartCmd).
+	Binds []runtime.Bind
 	// Defaults for sandboxes whose template does not say.
 	DefaultCPUCount int
 	DefaultMemoryMB int

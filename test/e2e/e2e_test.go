@@ -40,6 +40,12 @@ func TestE2E(t *testing.T) {
 			for _, pkg := range cfg.sdks {
 				t.Run(pkg, func(t *testing.T) { runSDKSuite(t, cfg, srv, pkg) })
 			}
+			t.Run("code-interpreter", func(t *testing.T) {
+				if status, _ := srv.call(t, "GET", "/templates/aliases/code-interpreter-v1", ""); status != 200 {
+					t.Skip("the server has no code-interpreter-v1 template")
+				}
+				runNodeSuite(t, cfg, srv, "ci", "e2b")
+			})
 			srv.checkNoSandboxes(t)
 		})
 	}

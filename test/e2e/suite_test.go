@@ -17,16 +17,21 @@ import (
 // against srv, loading the SDK from npm package pkg. With -v the output
 // streams to the test log as it comes; otherwise it is shown on failure.
 func runSDKSuite(t *testing.T, cfg config, srv *server, pkg string) {
-	files, err := filepath.Glob(filepath.Join(cfg.e2eDir, "sdk", "*.test.mjs"))
+	runNodeSuite(t, cfg, srv, "sdk", pkg)
+}
+
+// runNodeSuite runs the *.test.mjs files of dir (relative to test/e2e).
+func runNodeSuite(t *testing.T, cfg config, srv *server, dir, pkg string) {
+	files, err := filepath.Glob(filepath.Join(cfg.e2eDir, dir, "*.test.mjs"))
 	if err != nil || len(files) == 0 {
-		t.Fatalf("no test files in %s/sdk: %v", cfg.e2eDir, err)
+		t.Fatalf("no test files in %s/%s: %v", cfg.e2eDir, dir, err)
 	}
 	// --test-force-exit: a stream the SDK abandons (CommandHandle.disconnect
 	// racing an event) keeps connect-es's 60 s deadline timer alive and with
 	// it the file's process, although every test in it is done.
 	args := []string{"--test", "--test-force-exit", "--test-reporter=spec", "--test-concurrency=4"}
 	for _, f := range files {
-		args = append(args, filepath.Join("sdk", filepath.Base(f)))
+		args = append(args, filepath.Join(dir, filepath.Base(f)))
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), suiteTimeout(t, cfg))
