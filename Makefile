@@ -1,5 +1,5 @@
-# warren: `make build` gives bin/warren and the static bin/envd it binds
-# into every sandbox.
+# warren: `make build` gives bin/warren and the static bin/envd and
+# bin/interpreter it binds into every sandbox.
 GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
@@ -7,6 +7,7 @@ VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/envd ./cmd/envd
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/interpreter ./cmd/interpreter
 	$(GO) build -trimpath -ldflags "-X main.version=$(VERSION)" -o bin/warren ./cmd/warren
 
 # Unit tests; root-only tests skip themselves without root.

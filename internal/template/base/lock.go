@@ -16,6 +16,12 @@ import (
 // leaves it stuck; build passes the file to debootstrap as well, so the lock
 // lasts as long as any process of an orphaned build is still writing.
 func acquireLock(ctx context.Context, path string, progress io.Writer) (*os.File, error) {
+	return acquireNamedLock(ctx, "base", path, progress)
+}
+
+// acquireNamedLock is acquireLock with name prefixing its progress lines,
+// so other templates' builders can share the code (see AcquireLock).
+func acquireNamedLock(ctx context.Context, name, path string, progress io.Writer) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening build lock: %w", err)
@@ -33,8 +39,8 @@ func acquireLock(ctx context.Context, path string, progress io.Writer) (*os.File
 			return nil, fmt.Errorf("locking %s: %w", path, err)
 		}
 		if time.Since(lastNote) >= 30*time.Second {
-			fmt.Fprintf(progress, "base: waiting for another build to finish (lock %s held, %s so far)\n",
-				path, time.Since(start).Round(time.Second))
+			fmt.Fprintf(progress, "%s: waiting for another build to finish (lock %s held, %s so far)\n",
+				name, path, time.Since(start).Round(time.Second))
 			lastNote = time.Now()
 		}
 		select {
