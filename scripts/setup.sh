@@ -13,7 +13,9 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 
 need_pkgs=()
-for p in runc debootstrap nftables iproute2 ca-certificates make git curl; do
+# python3-ipykernel: the Jupyter client and interpreter tests drive a real
+# kernel on the host.
+for p in runc debootstrap nftables iproute2 ca-certificates make git curl python3-ipykernel; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$p")
 done
 # Node.js and npm run the end-to-end tests with the official SDK. A machine
