@@ -42,6 +42,10 @@ type serveConfig struct {
 	DiskMB     int
 	LogLevel   string
 	TLS        bool
+	// CodeInterpreter builds the code-interpreter-v1 template and binds the
+	// interpreter server (InterpreterPath) into sandboxes.
+	CodeInterpreter bool
+	InterpreterPath string
 }
 
 func parseServe(args []string) (*serveConfig, error) {
@@ -60,6 +64,8 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.IntVar(&c.MemoryMB, "default-memory", 512, "memory MB per sandbox when the template does not say")
 	fs.IntVar(&c.DiskMB, "default-disk", 4096, "disk MB per sandbox when the template does not say")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&c.CodeInterpreter, "code-interpreter", true, "build and serve the code-interpreter-v1 template")
+	fs.StringVar(&c.InterpreterPath, "interpreter", "", "path of the static interpreter server binary (default: next to warren)")
 	fs.BoolVar(&c.TLS, "tls", false, "serve HTTPS (h2 and http/1.1) with a CA and wildcard certificate warren makes in <data-dir>/tls")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -73,6 +79,13 @@ func parseServe(args []string) (*serveConfig, error) {
 			return nil, fmt.Errorf("finding envd: %w", err)
 		}
 		c.EnvdPath = filepath.Join(filepath.Dir(exe), "envd")
+	}
+	if c.InterpreterPath == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("finding the interpreter: %w", err)
+		}
+		c.InterpreterPath = filepath.Join(filepath.Dir(exe), "interpreter")
 	}
 	return c, nil
 }

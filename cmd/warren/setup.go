@@ -6,10 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/netip"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
 
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
@@ -17,7 +15,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/runtime/oci"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/template/base"
 )
 
 // setup builds everything sandboxes need: the network, the runtime backends
@@ -49,7 +46,7 @@ func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Mana
 	} else if len(removed) > 0 {
 		log.G(ctx).Info("removed leaked sandbox network state", "items", removed)
 	}
-	if err := ensureBaseTemplate(ctx, cfg, st); err != nil {
+	if err := ensureTemplates(ctx, cfg, st); err != nil {
 		return nil, nil, err
 	}
 	mgr, err := sandbox.New(sandbox.Options{
@@ -57,6 +54,7 @@ func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Mana
 		Backends:        backends,
 		DefaultBackend:  cfg.Runtime,
 		EnvdPath:        cfg.EnvdPath,
+		Binds:           interpreterBinds(cfg),
 		DefaultCPUCount: cfg.CPUCount,
 		DefaultMemoryMB: cfg.MemoryMB,
 		DefaultDiskMB:   cfg.DiskMB,
@@ -103,25 +101,6 @@ func newBackends(ctx context.Context, cfg *serveConfig, netMgr *network.Manager)
 	return backends, nil
 }
 
-// ensureBaseTemplate builds (or finds cached) the base rootfs and records it.
-func ensureBaseTemplate(ctx context.Context, cfg *serveConfig, st store.Store) error {
-	fmt.Fprintln(os.Stderr, "warren: preparing the base template (the first run builds it from Debian packages; this takes a few minutes)")
-	rootfs, err := base.Ensure(ctx, base.Options{CacheDir: cfg.CacheDir, Progress: os.Stderr})
-	if err != nil {
-		return fmt.Errorf("building the base template: %w", err)
-	}
-	now := time.Now().UTC()
-	t := &store.Template{
-		ID: "base", Aliases: []string{"base"}, RootfsPath: rootfs,
-		EnvdVersion: sandbox.EnvdVersion, BuildID: filepath.Base(filepath.Dir(rootfs)),
-		Public: true, CreatedAt: now, UpdatedAt: now,
-	}
-	if old, err := st.GetTemplate(ctx, "base"); err == nil {
-		t.CreatedAt = old.CreatedAt
-	}
-	return st.PutTemplate(ctx, t)
-}
-
 // runRoot keeps the runtimes' own state apart per data dir, so two servers
 // on one host never see each other's containers.
 func runRoot(dataDir string) string {
@@ -131,4 +110,13 @@ func runRoot(dataDir string) string {
 	}
 	sum := sha256.Sum256([]byte(abs))
 	return filepath.Join("/run/warren", hex.EncodeToString(sum[:6]))
+}
+
+// interpreterBinds places the code interpreter server in every sandbox; only
+// templates whose start command runs it use it.
+func interpreterBinds(cfg *serveConfig) []runtime.Bind {
+	if !cfg.CodeInterpreter {
+		return nil
+	}
+	return []runtime.Bind{{Source: cfg.InterpreterPath, Target: interpreterTarget}}
 }

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/template/base"
+	"github.com/warren-sandbox/warren/internal/template/codeinterp"
+)
+
+// CodeInterpreterID is the template the code-interpreter SDKs create by
+// default.
+const codeInterpreterID = "code-interpreter-v1"
+
+// interpreterTarget is where the interpreter server's binary appears inside
+// every sandbox; the code-interpreter template's start command runs it.
+const interpreterTarget = "/.warren/interpreter"
+
+// interpreterStartCmd runs the interpreter server as the sandbox's user, so
+// files its kernels write belong to `user`, as commands' files do.
+const interpreterStartCmd = "exec runuser -u user -- env HOME=/home/user USER=user LOGNAME=user " +
+	interpreterTarget + " --port 49999 --kernels /etc/warren/kernels.json --cwd /home/user"
+
+// ensureTemplates builds (or finds cached) every default template and
+// records it in the store.
+func ensureTemplates(ctx context.Context, cfg *serveConfig, st store.Store) error {
+	fmt.Fprintln(os.Stderr, "warren: preparing templates (the first run builds them from Debian packages; this takes a few minutes)")
+	rootfs, err := base.Ensure(ctx, base.Options{CacheDir: cfg.CacheDir, Progress: os.Stderr})
+	if err != nil {
+		return fmt.Errorf("building the base template: %w", err)
+	}
+	if err := putTemplate(ctx, st, &store.Template{ID: "base", Aliases: []string{"base"}, RootfsPath: rootfs}); err != nil {
+		return err
+	}
+	if !cfg.CodeInterpreter {
+		return nil
+	}
+	if _, err := os.Stat(cfg.InterpreterPath); err != nil {
+		return fmt.Errorf("code interpreter server: %w (build it with 'make build', or pass --code-interpreter=false)", err)
+	}
+	rootfs, err = codeinterp.Ensure(ctx, codeinterp.Options{CacheDir: cfg.CacheDir, Progress: os.Stderr})
+	if err != nil {
+		return fmt.Errorf("building the %s template: %w", codeInterpreterID, err)
+	}
+	return putTemplate(ctx, st, &store.Template{
+		ID: codeInterpreterID, Aliases: []string{codeInterpreterID}, RootfsPath: rootfs,
+		StartCmd: interpreterStartCmd, MemoryMB: 1024,
+	})
+}
+
+func putTemplate(ctx context.Context, st store.Store, t *store.Template) error {
+	now := time.Now().UTC()
+	t.EnvdVersion, t.Public, t.CreatedAt, t.UpdatedAt = sandbox.EnvdVersion, true, now, now
+	t.BuildID = filepath.Base(filepath.Dir(t.RootfsPath))
+	if old, err := st.GetTemplate(ctx, t.ID); err == nil {
+		t.CreatedAt = old.CreatedAt
+	}
+	if err := st.PutTemplate(ctx, t); err != nil {
+		return fmt.Errorf("recording template %s: %w", t.ID, err)
+	}
+	return nil
+}

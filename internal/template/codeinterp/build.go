@@ -1,0 +1,138 @@
+package codeinterp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/template/base"
+)
+
+// build makes the rootfs for r in a fresh .tmp directory and publishes it
+// as l.final. The caller holds the build lock. On failure, cancellation
+// included, the .tmp directory is unmounted and removed.
+func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs string, lock *os.File) (m *Marker, retErr error) {
+	start := time.Now()
+	tmp, err := os.MkdirTemp(l.templates, filepath.Base(l.final)+".tmp-")
+	if err != nil {
+		return nil, fmt.Errorf("creating build directory: %w", err)
+	}
+	defer func() {
+		if retErr != nil {
+			if err := base.RemoveTree(tmp); err != nil {
+				log.G(ctx).Error("cleaning up failed build", "dir", tmp, "error", err)
+			}
+		}
+	}()
+	logf, err := os.Create(l.log)
+	if err != nil {
+		return nil, fmt.Errorf("creating build log: %w", err)
+	}
+	defer logf.Close()
+	rootfs := filepath.Join(tmp, "rootfs")
+	p := newProgress(opts.Progress)
+	p.printf("building %s in %s (usually 2-4 minutes; log %s)", TemplateID, tmp, l.log)
+	stop := p.heartbeat(ctx, opts.heartbeat)
+	defer stop()
+
+	installed, err := installPackages(ctx, baseRootfs, rootfs, l, r, lock, logf, p)
+	if err != nil {
+		return nil, err
+	}
+	p.enter(stepDeno)
+	deno, denoErr := installDeno(ctx, r.Deno, l.npm, rootfs)
+	if denoErr != nil {
+		// The Python template is still useful: publish it without the
+		// JavaScript kernels, and say so loudly.
+		fmt.Fprintf(logf, "\nDeno not installed: %v\n", denoErr)
+		p.printf("WARNING: Deno not installed, so no javascript/typescript kernels: %v", denoErr)
+		log.G(ctx).Warn("deno not installed", "error", denoErr)
+	}
+	p.enter(stepConfigure)
+	if err := writeConfig(rootfs, denoErr == nil); err != nil {
+		return nil, fmt.Errorf("configuring rootfs: %w", err)
+	}
+	p.enter(stepFinish)
+	if err := base.Trim(rootfs); err != nil {
+		return nil, fmt.Errorf("trimming rootfs: %w", err)
+	}
+	m = &Marker{Deno: deno, Installed: installed}
+	if denoErr != nil {
+		m.DenoError = denoErr.Error()
+	}
+	if err := publish(tmp, l, r, m, start); err != nil {
+		return nil, err
+	}
+	stop()
+	p.printf("done: %s, %s, kernels %v, in %s", filepath.Join(l.final, "rootfs"),
+		base.HumanBytes(m.SizeBytes), m.Kernels, time.Since(start).Round(time.Second))
+	return m, nil
+}
+
+// installPackages copies the base rootfs to rootfs, installs r's packages
+// with apt and returns the installed package list. It proves nothing apt
+// mounted is left mounted.
+func installPackages(ctx context.Context, baseRootfs, rootfs string, l layout, r recipe, lock *os.File, logw io.Writer, p *progress) ([]string, error) {
+	p.enter(stepCopy)
+	// cp -a keeps owners, modes, device nodes, hard links and xattrs;
+	// reflinks make it nearly free on filesystems that have them.
+	cp := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", baseRootfs, rootfs)
+	if out, err := cp.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("copying base rootfs: %w\n%s", err, tail(out, 2000))
+	}
+	p.enter(stepLists)
+	runErr := aptInstall(ctx, rootfs, l, r.Packages, lock, logw, p)
+	// The namespace is gone with apt; this only proves it.
+	if err := base.UnmountUnder(rootfs); err != nil {
+		return nil, errors.Join(runErr, fmt.Errorf("cleaning up apt mounts: %w", err))
+	}
+	if runErr != nil {
+		return nil, fmt.Errorf("%w\n(full log: %s)", runErr, l.log)
+	}
+	installed, err := base.InstalledPackages(rootfs)
+	if err != nil {
+		return nil, err
+	}
+	if err := pruneDebCache(l.debs, installed); err != nil {
+		return nil, err
+	}
+	return installed, nil
+}
+
+// publish completes m, writes it and renames tmp to l.final, the commit
+// point of a build.
+func publish(tmp string, l layout, r recipe, m *Marker, start time.Time) error {
+	size, err := base.DiskUsage(filepath.Join(tmp, "rootfs"))
+	if err != nil {
+		return err
+	}
+	for lang := range Kernels(m.DenoError == "") {
+		m.Kernels = append(m.Kernels, lang)
+	}
+	slices.Sort(m.Kernels)
+	m.Recipe, m.BaseRecipe, m.ConfigVersion, m.Packages = r.hash(), r.BaseRecipe, r.ConfigVersion, r.Packages
+	m.SizeBytes = size
+	m.BuiltAt = time.Now().UTC()
+	m.BuildSeconds = time.Since(start).Round(time.Millisecond).Seconds()
+	// Flush the tree before the marker says it is complete.
+	syscall.Sync()
+	if err := writeMarker(tmp, m); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, l.final); err != nil {
+		return fmt.Errorf("publishing rootfs: %w", err)
+	}
+	if d, err := os.Open(l.templates); err == nil {
+		d.Sync() // make the rename durable; best effort
+		d.Close()
+	}
+	return nil
+}

@@ -1,0 +1,233 @@
+// Package codeinterp builds warren's "code-interpreter-v1" template: the
+// base template (see package base) plus Debian's scientific Python stack
+// with ipykernel, the Deno binary for JavaScript and TypeScript kernels, a
+// kernels file for the interpreter server and IPython formatters that turn
+// DataFrames and matplotlib figures into E2B's `data` and `chart` results.
+//
+// It starts from a copy of the complete base rootfs and installs the extra
+// packages with apt-get in a chroot, rather than running debootstrap again
+// with a longer list: apt resolves virtual packages and alternatives that
+// debootstrap's resolver does not (python3-matplotlib depends on the
+// virtual python3-numpy-abi9, for one), the user, sudo, profile and trimming
+// set-up comes from base untouched, and only the extra packages are
+// downloaded.
+//
+// The cache layout under CacheDir/templates mirrors base's:
+//
+//	code-interpreter.lock              flock held by whoever builds
+//	code-interpreter-debs/             apt's .deb cache, kept for rebuilds
+//	code-interpreter-lists/            apt's package lists, kept for rebuilds
+//	code-interpreter-npm/              the verified Deno npm tarball
+//	code-interpreter-<hash>.log        output of the last build of <hash>
+//	code-interpreter-<hash>.tmp-<rand>/ a build in progress
+//	code-interpreter-<hash>/rootfs     a complete build and its marker
+//
+// As with base, a build is renamed into place only once complete, and a
+// complete build is never modified.
+package codeinterp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/template/base"
+)
+
+// TemplateID is the name SDKs ask for.
+const TemplateID = "code-interpreter-v1"
+
+// prefix names this template's entries in the cache.
+const prefix = "code-interpreter"
+
+// Options says where and how to build. The zero value uses base's defaults.
+type Options struct {
+	// CacheDir holds the templates directory. Default base.DefaultCacheDir.
+	CacheDir string
+	// Mirror is the Debian archive; it is passed on to base. Default
+	// base.DefaultMirror.
+	Mirror string
+	// Progress receives human-readable progress lines, base's included.
+	// Nil discards them.
+	Progress io.Writer
+
+	heartbeat time.Duration // tests shorten it
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.CacheDir == "" {
+		o.CacheDir = base.DefaultCacheDir
+	}
+	abs, err := filepath.Abs(o.CacheDir)
+	if err != nil {
+		return o, fmt.Errorf("resolving cache dir: %w", err)
+	}
+	o.CacheDir = abs
+	if o.Mirror == "" {
+		o.Mirror = base.DefaultMirror
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.heartbeat <= 0 {
+		o.heartbeat = 15 * time.Second
+	}
+	return o, nil
+}
+
+func (o Options) base() base.Options {
+	return base.Options{CacheDir: o.CacheDir, Mirror: o.Mirror, Progress: o.Progress}
+}
+
+// layout names the paths of one recipe's cache entry.
+type layout struct {
+	templates, final, lock, log string
+	debs, lists, npm            string
+}
+
+func newLayout(cacheDir, hash string) layout {
+	t := filepath.Join(cacheDir, "templates")
+	return layout{
+		templates: t,
+		final:     filepath.Join(t, prefix+"-"+hash),
+		lock:      filepath.Join(t, prefix+".lock"),
+		log:       filepath.Join(t, prefix+"-"+hash+".log"),
+		debs:      filepath.Join(t, prefix+"-debs"),
+		lists:     filepath.Join(t, prefix+"-lists"),
+		npm:       filepath.Join(t, prefix+"-npm"),
+	}
+}
+
+// Ensure returns the path of the code-interpreter template's rootfs,
+// building the base template and then this one if the cache has no
+// complete build of the current recipe. Concurrent callers, in this or
+// other processes, wait for one build. A build needs root, debootstrap (for
+// base), unshare, chroot and network access to the Debian mirror and the
+// npm registry; a cache hit takes a few file reads.
+//
+// When Deno cannot be fetched the template is still built and published,
+// without the javascript and typescript kernels; the marker's DenoError
+// says why, and removing the cache entry makes the next Ensure retry.
+func Ensure(ctx context.Context, opts Options) (rootfs string, err error) {
+	opts, err = opts.withDefaults()
+	if err != nil {
+		return "", err
+	}
+	// base.Ensure is a cache hit after the first time; its recipe hash is
+	// part of ours, so a new base rebuilds this template too.
+	baseRootfs, err := base.Ensure(ctx, opts.base())
+	if err != nil {
+		return "", fmt.Errorf("ensuring base template: %w", err)
+	}
+	_, bm, err := base.Inspect(opts.base())
+	if err != nil {
+		return "", fmt.Errorf("reading base template marker: %w", err)
+	}
+	r, err := newRecipe(bm.Recipe, Packages)
+	if err != nil {
+		return "", err
+	}
+	l := newLayout(opts.CacheDir, r.hash())
+	if m, err := readMarker(l.final, r.hash()); err == nil {
+		reportCached(opts.Progress, l.final, m)
+		return filepath.Join(l.final, "rootfs"), nil
+	}
+	if err := checkHost(); err != nil {
+		return "", err
+	}
+	lock, err := base.AcquireLock(ctx, prefix, l.lock, opts.Progress)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close()
+	if m, err := readMarker(l.final, r.hash()); err == nil {
+		reportCached(opts.Progress, l.final, m)
+		return filepath.Join(l.final, "rootfs"), nil
+	}
+	if err := removeLeftovers(l); err != nil {
+		return "", err
+	}
+	m, err := build(ctx, opts, r, l, baseRootfs, lock)
+	if err != nil {
+		return "", fmt.Errorf("building %s template: %w", TemplateID, err)
+	}
+	log.G(ctx).Info("code interpreter template built", "rootfs", filepath.Join(l.final, "rootfs"),
+		"size_bytes", m.SizeBytes, "seconds", m.BuildSeconds, "deno", m.Deno)
+	return filepath.Join(l.final, "rootfs"), nil
+}
+
+// Inspect returns the rootfs path and marker of the complete build of the
+// current recipe, or an errdefs.ErrNotFound error when there is none (which
+// includes "the base template is not built yet"). It never builds.
+func Inspect(opts Options) (rootfs string, m *Marker, err error) {
+	opts, err = opts.withDefaults()
+	if err != nil {
+		return "", nil, err
+	}
+	_, bm, err := base.Inspect(opts.base())
+	if err != nil {
+		return "", nil, err
+	}
+	r, err := newRecipe(bm.Recipe, Packages)
+	if err != nil {
+		return "", nil, err
+	}
+	l := newLayout(opts.CacheDir, r.hash())
+	m, err = readMarker(l.final, r.hash())
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil, errdefs.New(errdefs.ErrNotFound, TemplateID+" template not built yet")
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	return filepath.Join(l.final, "rootfs"), m, nil
+}
+
+func reportCached(w io.Writer, dir string, m *Marker) {
+	deno := "with Deno " + m.Deno
+	if m.Deno == "" {
+		deno = "WITHOUT Deno (" + m.DenoError + "); remove the directory to retry"
+	}
+	fmt.Fprintf(w, "%s: using cached rootfs %s (%s, %s, built %s)\n", prefix,
+		filepath.Join(dir, "rootfs"), base.HumanBytes(m.SizeBytes), deno, m.BuiltAt.Format(time.DateOnly))
+}
+
+// checkHost fails early, with the fix in the message, when this host
+// cannot build. base.Ensure has already checked for root and debootstrap.
+func checkHost() error {
+	for _, tool := range []string{"unshare", "chroot", "cp"} {
+		if _, err := lookPath(tool); err != nil {
+			return errdefs.New(errdefs.ErrFailedPrecondition, fmt.Sprintf(
+				"%s not found; building the %s template needs it (util-linux / coreutils)", tool, TemplateID))
+		}
+	}
+	return nil
+}
+
+// removeLeftovers deletes interrupted builds and an unmarked final
+// directory; the caller holds the lock, so no live build owns them.
+func removeLeftovers(l layout) error {
+	tmps, err := filepath.Glob(filepath.Join(l.templates, prefix+"-*.tmp-*"))
+	if err != nil {
+		return fmt.Errorf("listing interrupted builds: %w", err)
+	}
+	if _, err := os.Lstat(l.final); err == nil {
+		_, err := os.Lstat(filepath.Join(l.final, base.MarkerName))
+		if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s has an unreadable marker; remove it by hand to rebuild: %w", l.final, err)
+		}
+		tmps = append(tmps, l.final)
+	}
+	for _, dir := range tmps {
+		if err := base.RemoveTree(dir); err != nil {
+			return fmt.Errorf("removing interrupted build %s: %w", dir, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,144 @@
+package codeinterp
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/mountinfo"
+	"github.com/warren-sandbox/warren/internal/template/base"
+)
+
+// TestEnsureRealBuild builds (or reuses) the real template in the real
+// cache dir, as base's test does: the first run downloads a few hundred MB
+// and takes minutes; later runs are cache hits. Run it with a long -timeout.
+func TestEnsureRealBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a Debian rootfs; minutes on the first run")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	if _, err := lookPath("debootstrap"); err != nil {
+		t.Skip(err)
+	}
+	opts := Options{CacheDir: base.DefaultCacheDir, Progress: &testLogWriter{t: t}}
+	start := time.Now()
+	rootfs, err := Ensure(t.Context(), opts)
+	if err != nil {
+		t.Fatalf("Ensure: %v", err)
+	}
+	t.Logf("first Ensure (a build, or a hit if an earlier run built it): %s", time.Since(start).Round(time.Millisecond))
+	assertNoMountsUnder(t, filepath.Join(base.DefaultCacheDir, "templates"))
+
+	start = time.Now()
+	again, err := Ensure(t.Context(), opts)
+	if err != nil || again != rootfs {
+		t.Fatalf("second Ensure = %q, %v; want %q", again, err, rootfs)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("second Ensure took %s, want a cache hit", d)
+	}
+	t.Logf("second Ensure (cache hit): %s", time.Since(start).Round(time.Microsecond))
+	_, m, err := Inspect(opts)
+	if err != nil {
+		t.Fatalf("Inspect: %v", err)
+	}
+	t.Logf("rootfs %s: %d installed packages, %s, deno %q (error %q), kernels %v, built in %.0fs",
+		rootfs, len(m.Installed), base.HumanBytes(m.SizeBytes), m.Deno, m.DenoError, m.Kernels, m.BuildSeconds)
+	checkPython(t, rootfs)
+	checkKernels(t, rootfs, m)
+	checkCharts(t, rootfs)
+	checkIPythonLoadsFormatters(t, rootfs)
+}
+
+func checkPython(t *testing.T, rootfs string) {
+	out, err := chrootOutput(rootfs, "/usr/bin/python3", "-c",
+		"import numpy, pandas, matplotlib, scipy, ipykernel, seaborn, requests, openpyxl, PIL, bs4, lxml; print('ok')")
+	if err != nil || out != "ok" {
+		t.Errorf("importing the data stack: %v\n%s", err, out)
+	}
+	for _, bad := range []string{"gcc", "cpp", "g++"} {
+		if _, err := os.Lstat(filepath.Join(rootfs, "usr/bin", bad)); err == nil {
+			t.Errorf("/usr/bin/%s is installed; no compilers wanted", bad)
+		}
+	}
+}
+
+func checkKernels(t *testing.T, rootfs string, m *Marker) {
+	data, err := os.ReadFile(filepath.Join(rootfs, KernelsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kernels map[string]Kernel
+	if err := json.Unmarshal(data, &kernels); err != nil {
+		t.Fatalf("%s: %v", KernelsFile, err)
+	}
+	if k := kernels["python"]; len(k.Argv) == 0 || k.InterruptMode != "signal" {
+		t.Errorf("python kernel = %+v", k)
+	}
+	if m.DenoError != "" {
+		t.Errorf("Deno missing from the template: %s", m.DenoError)
+		return
+	}
+	if _, ok := kernels["typescript"]; !ok {
+		t.Errorf("no typescript kernel in %s", data)
+	}
+	out, err := chrootOutput(rootfs, denoBinary, "eval", "console.log(6*7)")
+	if err != nil || out != "42" {
+		t.Errorf("deno eval: %v\n%s", err, out)
+	}
+}
+
+// chrootOutput runs a command in rootfs with nothing mounted. The cache is
+// shared, so the commands must not write to the tree.
+func chrootOutput(rootfs string, args ...string) (string, error) {
+	cmd := exec.Command("chroot", append([]string{rootfs}, args...)...)
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME=/nonexistent",
+		"PYTHONDONTWRITEBYTECODE=1", "MPLBACKEND=Agg", "MPLCONFIGDIR=/nonexistent/mpl",
+		"DENO_NO_UPDATE_CHECK=1", "DENO_DIR=/nonexistent/deno"}
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+func assertNoMountsUnder(t *testing.T, dir string) {
+	t.Helper()
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := mountinfo.Under(real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(left) > 0 {
+		t.Errorf("mounts left under %s: %v", dir, left)
+	}
+}
+
+// testLogWriter sends each progress line to t.Log.
+type testLogWriter struct {
+	t   *testing.T
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *testLogWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(b)
+	for {
+		line, err := w.buf.ReadString('\n')
+		if err != nil {
+			w.buf.WriteString(line)
+			return len(b), nil
+		}
+		w.t.Log(strings.TrimSuffix(line, "\n"))
+	}
+}

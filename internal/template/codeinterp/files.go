@@ -1,0 +1,121 @@
+package codeinterp
+
+import (
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/warren-sandbox/warren/internal/template/base"
+)
+
+// Paths in the rootfs that the interpreter server and kernels rely on.
+const (
+	KernelsFile     = "/etc/warren/kernels.json"
+	denoKernelSpec  = "/usr/local/share/jupyter/kernels/deno/kernel.json"
+	ipythonConfig   = "/etc/ipython/ipython_config.py"
+	startupScript   = "/etc/ipython/startup/00-warren.py"
+	DisplayModule   = "/usr/local/lib/warren/python/warren_display.py"
+	connectionField = "{connection_file}"
+)
+
+// displayModule holds the e2b/data and e2b/chart formatters; startup is
+// the IPython startup file that loads it.
+var (
+	//go:embed python/warren_display.py
+	displayModule []byte
+	//go:embed python/00-warren.py
+	startupSource []byte
+)
+
+// Kernel is one entry of KernelsFile: how the interpreter server starts a
+// kernel for a language, Jupyter kernelspec style.
+type Kernel struct {
+	Argv          []string `json:"argv"`
+	InterruptMode string   `json:"interrupt_mode"` // "signal": SIGINT interrupts a run
+}
+
+// Kernels returns the language → kernel table; javascript and typescript
+// share Deno's kernel, which runs both. There is no bash kernel:
+// bash_kernel is not packaged in bookworm.
+func Kernels(withDeno bool) map[string]Kernel {
+	k := map[string]Kernel{
+		"python": {Argv: []string{"/usr/bin/python3", "-m", "ipykernel_launcher", "-f", connectionField}, InterruptMode: "signal"},
+	}
+	if withDeno {
+		deno := Kernel{Argv: denoArgv(), InterruptMode: "signal"}
+		k["javascript"], k["typescript"] = deno, deno
+	}
+	return k
+}
+
+// denoArgv is the command line `deno jupyter --install` would record,
+// with the absolute path (checked against `deno jupyter --help` of 2.9).
+func denoArgv() []string {
+	return []string{denoBinary, "jupyter", "--kernel", "--conn", connectionField}
+}
+
+type rootFile struct {
+	name string // relative to the rootfs
+	mode fs.FileMode
+	data []byte
+}
+
+// ipythonConfigSource makes every IPython, kernels included (IPKernelApp
+// reads ipython_config.py before ipython_kernel_config.py), run our
+// startup file. A system-wide profile startup directory does not exist in
+// IPython; /etc/ipython is on its system config path.
+const ipythonConfigSource = `# warren: load the E2B result formatters (e2b/data, e2b/chart) in every IPython.
+c.InteractiveShellApp.exec_files = ["` + startupScript + `"]
+`
+
+// configFiles lists every file the build writes into the rootfs, for
+// writeConfig and for the recipe hash.
+func configFiles(withDeno bool) ([]rootFile, error) {
+	kernels, err := json.MarshalIndent(Kernels(withDeno), "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("encoding kernels: %w", err)
+	}
+	files := []rootFile{
+		{rel(KernelsFile), 0o644, append(kernels, '\n')},
+		{rel(ipythonConfig), 0o644, []byte(ipythonConfigSource)},
+		{rel(startupScript), 0o644, startupSource},
+		{rel(DisplayModule), 0o644, displayModule},
+	}
+	if withDeno {
+		spec, err := json.MarshalIndent(map[string]any{
+			"argv":           denoArgv(),
+			"display_name":   "Deno",
+			"language":       "typescript",
+			"interrupt_mode": "signal",
+		}, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("encoding Deno kernelspec: %w", err)
+		}
+		files = append(files, rootFile{rel(denoKernelSpec), 0o644, append(spec, '\n')})
+	}
+	return files, nil
+}
+
+// writeConfig writes configFiles into rootfs.
+func writeConfig(rootfs string, withDeno bool) error {
+	files, err := configFiles(withDeno)
+	if err != nil {
+		return err
+	}
+	r, err := os.OpenRoot(rootfs)
+	if err != nil {
+		return fmt.Errorf("opening rootfs: %w", err)
+	}
+	defer r.Close()
+	for _, f := range files {
+		if err := base.PutFile(r, f.name, f.data, f.mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func rel(p string) string { return strings.TrimPrefix(p, "/") }

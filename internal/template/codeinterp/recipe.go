@@ -1,0 +1,81 @@
+package codeinterp
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ConfigVersion is the revision of how this package builds the tree
+// (copy, apt, the pythran stub, trimming). The files it writes are hashed by content, so
+// editing them needs no bump; changing the build steps does.
+const ConfigVersion = 2
+
+// Packages is what the template installs on top of base, with apt and
+// without Recommends (base's apt.conf.d sets that). Chosen for what a data
+// analysis agent imports; all are in bookworm/main. python3-matplotlib
+// depends on python3-pil.imagetk and so on Tk and some X11 libraries; that
+// is a hard dependency, not a recommend, so it stays. python3-scipy's hard
+// dependency on the Pythran compiler (g++, python3-dev, Boost headers) is
+// satisfied by a stub package instead; see stub.go. python3-fonttools, a
+// matplotlib dependency, brings python3-sympy.
+//
+// Not here: bash_kernel and IRkernel (bash_kernel is not packaged in
+// bookworm; r-cran-irkernel pulls the whole R toolchain), and any -dev
+// package or compiler.
+var Packages = []string{
+	"python3-bs4",
+	"python3-ipykernel",
+	"python3-lxml",
+	"python3-matplotlib",
+	"python3-numpy",
+	"python3-openpyxl",
+	"python3-pandas",
+	"python3-pil",
+	"python3-requests",
+	"python3-scipy",
+	"python3-seaborn",
+}
+
+// recipe is everything that decides the content of a built rootfs.
+type recipe struct {
+	BaseRecipe    string   // base template's recipe hash
+	Packages      []string // sorted, unique
+	ConfigVersion int
+	Deno          denoPin
+	Files         string // digest of every file writeConfig writes
+}
+
+func newRecipe(baseRecipe string, packages []string) (recipe, error) {
+	pkgs := slices.Clone(packages)
+	slices.Sort(pkgs)
+	files, err := configFiles(true)
+	if err != nil {
+		return recipe{}, err
+	}
+	h := sha256.New()
+	for _, f := range files {
+		fmt.Fprintf(h, "%s %o %d\n", f.name, f.mode, len(f.data))
+		h.Write(f.data)
+	}
+	pin, _ := denoPinFor(goarch) // no pin: the zero pin, and no Deno
+	return recipe{
+		BaseRecipe:    baseRecipe,
+		Packages:      slices.Compact(pkgs),
+		ConfigVersion: ConfigVersion,
+		Deno:          pin,
+		Files:         hex.EncodeToString(h.Sum(nil)),
+	}, nil
+}
+
+// hash names the recipe in the cache: 16 hex characters of a SHA-256 over
+// a canonical text form.
+func (r recipe) hash() string {
+	text := fmt.Sprintf("base=%s\nconfig=%d\npackages=%s\ndeno=%s@%s %s\nfiles=%s\n",
+		r.BaseRecipe, r.ConfigVersion, strings.Join(r.Packages, ","),
+		r.Deno.Package, r.Deno.Version, r.Deno.Integrity, r.Files)
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:])[:16]
+}
