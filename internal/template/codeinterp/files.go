@@ -33,8 +33,9 @@ var (
 // Kernel is one entry of KernelsFile: how the interpreter server starts a
 // kernel for a language, Jupyter kernelspec style.
 type Kernel struct {
-	Argv          []string `json:"argv"`
-	InterruptMode string   `json:"interrupt_mode"` // "signal": SIGINT interrupts a run
+	Argv          []string          `json:"argv"`
+	Env           map[string]string `json:"env,omitempty"`
+	InterruptMode string            `json:"interrupt_mode"` // "signal": SIGINT interrupts a run
 }
 
 // Kernels returns the language → kernel table; javascript and typescript
@@ -45,7 +46,9 @@ func Kernels(withDeno bool) map[string]Kernel {
 		"python": {Argv: []string{"/usr/bin/python3", "-m", "ipykernel_launcher", "-f", connectionField}, InterruptMode: "signal"},
 	}
 	if withDeno {
-		deno := Kernel{Argv: denoArgv(), InterruptMode: "signal"}
+		// Deno colours its text/plain results with ANSI escapes unless
+		// NO_COLOR is set; the SDKs expect plain text, as from Python.
+		deno := Kernel{Argv: denoArgv(), Env: map[string]string{"NO_COLOR": "1"}, InterruptMode: "signal"}
 		k["javascript"], k["typescript"] = deno, deno
 	}
 	return k
