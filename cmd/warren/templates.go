@@ -49,7 +49,7 @@ func ensureTemplates(ctx context.Context, cfg *serveConfig, st store.Store) erro
 	}
 	return putTemplate(ctx, st, &store.Template{
 		ID: codeInterpreterID, Aliases: []string{codeInterpreterID}, RootfsPath: rootfs,
-		StartCmd: interpreterStartCmd, MemoryMB: 1024,
+		StartCmd: interpreterStartCmd, ReadyPort: 49999, MemoryMB: 1024,
 	})
 }
 

@@ -99,6 +99,11 @@ func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Templ
 	if err := m.initEnvd(ctx, inst.IP, sb); err != nil {
 		return fmt.Errorf("starting envd: %w", err)
 	}
+	if tpl.ReadyPort > 0 {
+		if err := m.waitPort(ctx, inst.IP, tpl.ReadyPort); err != nil {
+			return fmt.Errorf("waiting for the template's start command: %w", err)
+		}
+	}
 	if err := m.opts.Store.CreateSandbox(ctx, sb); err != nil {
 		return fmt.Errorf("recording sandbox: %w", err)
 	}

@@ -88,3 +88,26 @@ func postInit(ctx context.Context, c *http.Client, url string, body []byte, toke
 	}
 	return nil
 }
+
+// waitPort waits until the sandbox accepts TCP connections on port: the
+// template's start command (the code interpreter) is serving.
+func (m *Manager) waitPort(ctx context.Context, ip netip.Addr, port int) error {
+	ctx, cancel := context.WithTimeout(ctx, m.opts.StartReadyTimeout)
+	defer cancel()
+	addr := netip.AddrPortFrom(ip, uint16(port)).String()
+	delay := 5 * time.Millisecond
+	for {
+		c, err := (&net.Dialer{Timeout: time.Second}).DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return c.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("nothing listened on port %d within %s: %v", port, m.opts.StartReadyTimeout, err))
+		case <-time.After(delay):
+		}
+		if delay < 100*time.Millisecond {
+			delay *= 2
+		}
+	}
+}

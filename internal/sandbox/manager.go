@@ -43,6 +43,8 @@ type Options struct {
 	MaxTimeout time.Duration
 	// EnvdReadyTimeout bounds the wait for a new sandbox's envd.
 	EnvdReadyTimeout time.Duration
+	// StartReadyTimeout bounds the wait for a template's ReadyPort.
+	StartReadyTimeout time.Duration
 	// EnvdPort is where the manager reaches envd at a sandbox's address;
 	// EnvdPort (49983) unless a test points it at a stand-in.
 	EnvdPort uint16
@@ -83,6 +85,9 @@ func New(opts Options) (*Manager, error) {
 	}
 	if opts.EnvdPort == 0 {
 		opts.EnvdPort = EnvdPort
+	}
+	if opts.StartReadyTimeout == 0 {
+		opts.StartReadyTimeout = time.Minute
 	}
 	if opts.EnvdReadyTimeout == 0 {
 		opts.EnvdReadyTimeout = 30 * time.Second

@@ -74,13 +74,32 @@ func newEnv(t *testing.T) *env {
 	m, err := New(Options{
 		Store: st, Backends: map[string]runtime.Backend{"fake": b}, DefaultBackend: "fake",
 		EnvdPath: envdPath(t), EnvdPort: ap.Port(), EnvdReadyTimeout: 500 * time.Millisecond,
-		DefaultCPUCount: 1, DefaultMemoryMB: 128,
+		StartReadyTimeout: 300 * time.Millisecond,
+		DefaultCPUCount:   1, DefaultMemoryMB: 128,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(m.Shutdown)
+	// A template whose start command "serves" on the stand-in's port, and
+	// one whose port never opens.
+	for id, port := range map[string]int{"serving": int(ap.Port()), "silent": closedPort(t)} {
+		if err := st.PutTemplate(ctx, &store.Template{ID: id, RootfsPath: rootfs, StartCmd: "serve", ReadyPort: port}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	return &env{m: m, b: b, st: st, envd: envd, ctx: ctx, rootfs: rootfs}
+}
+
+// closedPort returns a loopback port nothing listens on.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
 }
 
 // envdPath returns a file to stand for envd's binary in bind specs.
@@ -136,6 +155,9 @@ func TestCreateInitialisesEnvd(t *testing.T) {
 	if again, _ := e.m.Get(e.ctx, sb.ID); again.Metadata["k"] != "v" {
 		t.Fatal("Get must return a copy")
 	}
+	if _, err := e.m.Create(e.ctx, CreateRequest{TemplateID: "serving", Timeout: time.Minute}); err != nil {
+		t.Fatalf("a template whose ready port answers: %v", err)
+	}
 	insecure := e.create(t, CreateRequest{})
 	if insecure.EnvdAccessToken != "" {
 		t.Fatal("secure:false must not mint a token")
@@ -153,6 +175,7 @@ func TestCreateFailuresLeaveNothing(t *testing.T) {
 		{"unknown template", func(*env) {}, CreateRequest{TemplateID: "nope"}, errdefs.ErrNotFound},
 		{"backend fails", func(e *env) { e.b.FailNext(fake.OpCreate, "", errdefs.ErrResourceExhausted) }, CreateRequest{}, errdefs.ErrResourceExhausted},
 		{"envd never answers", func(e *env) { e.envd.fail = true }, CreateRequest{}, errdefs.ErrUnavailable},
+		{"start command never listens", func(*env) {}, CreateRequest{TemplateID: "silent"}, errdefs.ErrUnavailable},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

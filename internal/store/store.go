@@ -80,11 +80,14 @@ type Template struct {
 	DiskMB      int
 	EnvdVersion string
 	StartCmd    string
-	BuildID     string
-	Public      bool
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	SizeBytes   int64
+	// ReadyPort, when set, is a port the start command listens on: create
+	// returns once it accepts connections.
+	ReadyPort int
+	BuildID   string
+	Public    bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	SizeBytes int64
 }
 
 // APIKey is a hashed API key. The secret itself is never stored.

@@ -16,21 +16,23 @@ import (
 // listing needs no query per template.
 const selectTemplate = `SELECT t.id, t.backend, t.rootfs_path, t.cpu_count, t.memory_mb,
 	t.disk_mb, t.envd_version, t.start_cmd, t.build_id, t.public, t.created_at,
-	t.updated_at, t.size_bytes,
+	t.updated_at, t.size_bytes, t.ready_port,
 	(SELECT json_group_array(a.alias ORDER BY a.position)
 	   FROM template_aliases a WHERE a.template_id = t.id)
 FROM templates t`
 
 const upsertTemplate = `INSERT INTO templates (id, backend, rootfs_path, cpu_count, memory_mb,
-	disk_mb, envd_version, start_cmd, build_id, public, created_at, updated_at, size_bytes)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	disk_mb, envd_version, start_cmd, build_id, public, created_at, updated_at, size_bytes,
+	ready_port)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
 	backend = excluded.backend, rootfs_path = excluded.rootfs_path,
 	cpu_count = excluded.cpu_count, memory_mb = excluded.memory_mb,
 	disk_mb = excluded.disk_mb, envd_version = excluded.envd_version,
 	start_cmd = excluded.start_cmd, build_id = excluded.build_id,
 	public = excluded.public, created_at = excluded.created_at,
-	updated_at = excluded.updated_at, size_bytes = excluded.size_bytes`
+	updated_at = excluded.updated_at, size_bytes = excluded.size_bytes,
+	ready_port = excluded.ready_port`
 
 // PutTemplate implements store.Store. An alias may name only one template,
 // and neither an alias nor an id may equal another template's id or alias,
@@ -46,7 +48,7 @@ func (s *Store) PutTemplate(ctx context.Context, t *store.Template) error {
 		_, err := tx.ExecContext(ctx, upsertTemplate,
 			t.ID, t.Backend, t.RootfsPath, t.CPUCount, t.MemoryMB,
 			t.DiskMB, t.EnvdVersion, t.StartCmd, t.BuildID, t.Public,
-			formatTime(t.CreatedAt), formatTime(t.UpdatedAt), t.SizeBytes)
+			formatTime(t.CreatedAt), formatTime(t.UpdatedAt), t.SizeBytes, t.ReadyPort)
 		if err != nil {
 			return fmt.Errorf("putting template %q: %w", t.ID, err)
 		}
@@ -169,7 +171,7 @@ func scanTemplate(sc scanner) (*store.Template, error) {
 	)
 	err := sc.Scan(&t.ID, &t.Backend, &t.RootfsPath, &t.CPUCount, &t.MemoryMB,
 		&t.DiskMB, &t.EnvdVersion, &t.StartCmd, &t.BuildID, &t.Public, &createdAt,
-		&updatedAt, &t.SizeBytes, &aliases)
+		&updatedAt, &t.SizeBytes, &t.ReadyPort, &aliases)
 	if err != nil {
 		return nil, err
 	}

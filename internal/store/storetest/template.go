@@ -21,6 +21,7 @@ func newTemplate(id string, createdMin int, aliases ...string) *store.Template {
 		DiskMB:      2048,
 		EnvdVersion: "0.2.0",
 		StartCmd:    "python -m http.server",
+		ReadyPort:   8000,
 		BuildID:     "build-" + id,
 		Public:      true,
 		CreatedAt:   at(createdMin),
