@@ -141,6 +141,12 @@ func run(ctx context.Context, cfg *config) error {
 	if err != nil {
 		return err
 	}
+	// Start the default kernel before listening: warren's create waits for
+	// this port, so the first runCode finds a warm kernel instead of paying
+	// for its start. A kernel that fails to start is retried on first use.
+	if err := srv.Prestart(ctx); err != nil {
+		log.G(ctx).Error("starting the default python context", "err", err)
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port)))
 	if err != nil {
 		return fmt.Errorf("listening: %w", err)
@@ -150,13 +156,6 @@ func run(ctx context.Context, cfg *config) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
-	// Listen first and start the default kernel behind it: an /execute that
-	// arrives meanwhile waits for that same start instead of being refused.
-	go func() {
-		if err := srv.Prestart(ctx); err != nil {
-			log.G(ctx).Error("starting the default python context", "err", err)
-		}
-	}()
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.Serve(ln) }()
 	log.G(ctx).Info("interpreter listening", "addr", ln.Addr().String(), "languages", kernelNames(opts.Kernels))
