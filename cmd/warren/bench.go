@@ -66,31 +66,41 @@ func runBench(args []string) error {
 	if err != nil {
 		return err
 	}
+	ci, err := codeInterpreterBench(ctx, c)
+	if err != nil {
+		return err
+	}
 	idle, err := idleMemory(ctx, c)
 	if err != nil {
 		return err
 	}
 	printBench(c, base, res, idle)
+	printCodeInterpreterBench(base, ci)
 	return nil
 }
 
 func sdkBench(ctx context.Context, c *benchConfig) (*benchResult, error) {
-	cmd := exec.CommandContext(ctx, "node", "bench/tti.mjs")
+	var res benchResult
+	return &res, runNodeBench(ctx, c, "bench/tti.mjs", &res)
+}
+
+// runNodeBench runs one of the SDK benchmark scripts and decodes its JSON.
+func runNodeBench(ctx context.Context, c *benchConfig, script string, out any) error {
+	cmd := exec.CommandContext(ctx, "node", script)
 	cmd.Dir = c.NodeDir
 	cmd.Env = append(os.Environ(),
 		"E2B_API_URL="+c.URL, "E2B_SANDBOX_URL="+c.URL, "E2B_API_KEY="+c.APIKey,
 		fmt.Sprint("BENCH_SEQ=", c.Seq), fmt.Sprint("BENCH_PAR=", c.Par), fmt.Sprint("BENCH_CMD=", c.Cmd))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	stdout, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("bench: node bench/tti.mjs: %w\n%s", err, stderr.String())
+		return fmt.Errorf("bench: node %s: %w\n%s", script, err, stderr.String())
 	}
-	var res benchResult
-	if err := json.Unmarshal(bytes.TrimSpace(out), &res); err != nil {
-		return nil, fmt.Errorf("bench: reading node output %q: %w", out, err)
+	if err := json.Unmarshal(bytes.TrimSpace(stdout), out); err != nil {
+		return fmt.Errorf("bench: reading node output %q: %w", stdout, err)
 	}
-	return &res, nil
+	return nil
 }
 
 // baselineRuncTrue times `runc run` of /bin/true in a bundle over the same
