@@ -113,3 +113,36 @@ describe('runCode (javascript)', { timeout: 120_000 }, () => {
     assert.equal((await sbx.runCode('n * 21', { context: ctx })).text, '42')
   })
 })
+
+describe('more languages and options', { timeout: 120_000 }, () => {
+  test('typescript runs on the same kernel family', async () => {
+    const ex = await sbx.runCode('const a: number = 40; a + 2', { language: 'ts' })
+    assert.equal(ex.error, undefined)
+    assert.equal(ex.text, '42')
+  })
+
+  test('envs apply to one execution only', async () => {
+    const withEnv = await sbx.runCode('import os; os.environ.get("WARREN_E2E")', { envs: { WARREN_E2E: 'yes' } })
+    assert.equal(withEnv.text, 'yes')
+    const without = await sbx.runCode('import os; repr(os.environ.get("WARREN_E2E"))')
+    assert.equal(without.text, 'None')
+  })
+
+  test('an unknown language is an error', async () => {
+    await assert.rejects(sbx.runCode('1', { language: 'cobol' }))
+  })
+
+  test('concurrent runCode calls on one context run in order', async () => {
+    const ctx = await sbx.createCodeContext({ language: 'python' })
+    await sbx.runCode('order = []', { context: ctx })
+    await Promise.all([1, 2, 3, 4].map((i) => sbx.runCode(`import time; time.sleep(0.05); order.append(${i})`, { context: ctx })))
+    assert.equal((await sbx.runCode('order', { context: ctx })).text, '[1, 2, 3, 4]')
+  })
+
+  test('a large output arrives or is truncated with a marker, and the context survives', async () => {
+    const ex = await sbx.runCode('print("x" * (8 * 1024 * 1024))')
+    const total = ex.logs.stdout.join('').length + ex.logs.stderr.join('').length
+    assert.ok(total > 1024 * 1024, `got ${total} bytes of output`)
+    assert.equal((await sbx.runCode('1 + 1')).text, '2')
+  })
+})
