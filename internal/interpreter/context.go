@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/jupyter"
 	"github.com/warren-sandbox/warren/internal/log"
 )
 
@@ -76,34 +75,43 @@ func (c *Context) current() Kernel {
 	return c.kernel
 }
 
-// ready returns a kernel that is alive and has the sandbox's global env.
-// The caller holds the queue.
-func (c *Context) ready(ctx context.Context) (Kernel, error) {
-	k := c.current()
+// ready returns a kernel that is alive and has the sandbox's global env,
+// and whether it had to replace a kernel that died while idle: nobody saw
+// that death, so the caller must tell the client its state is gone. The
+// caller holds the queue.
+func (c *Context) ready(ctx context.Context) (k Kernel, replaced bool, err error) {
+	k = c.current()
 	select {
 	case <-k.Done():
-		// Died while idle: nobody was running code, so restart quietly.
 		log.G(ctx).Warn("kernel died while idle, restarting")
 		if err := c.replace(ctx); err != nil {
-			return nil, err
+			return nil, false, err
 		}
-		k = c.current()
+		k, replaced = c.current(), true
 	default:
 	}
+	if err := c.applyEnv(ctx, k); err != nil {
+		return nil, replaced, err // replaced still holds: the state is gone
+	}
+	return k, replaced, nil
+}
+
+// applyEnv sets the sandbox's global env once per kernel.
+func (c *Context) applyEnv(ctx context.Context, k Kernel) error {
 	c.mu.Lock()
 	applied := c.envApplied
 	c.mu.Unlock()
 	vars := c.env.get()
 	if applied || len(vars) == 0 {
-		return k, nil
+		return nil
 	}
 	if err := silent(ctx, k, c.lang.setEnv(vars)); err != nil {
-		return nil, fmt.Errorf("applying the sandbox env: %w", err)
+		return fmt.Errorf("applying the sandbox env: %w", err)
 	}
 	c.mu.Lock()
 	c.envApplied = true
 	c.mu.Unlock()
-	return k, nil
+	return nil
 }
 
 // replace throws the kernel away and launches a new one: used when the
@@ -170,7 +178,7 @@ func shutdownKernel(ctx context.Context, k Kernel) {
 func silent(ctx context.Context, k Kernel, code string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hiddenTimeout)
 	defer cancel()
-	reply, err := k.Execute(ctx, code, func(*jupyter.Message) {})
+	reply, err := k.ExecuteSilent(ctx, code)
 	if err != nil {
 		return fmt.Errorf("running hidden code: %w", err)
 	}

@@ -21,6 +21,8 @@ type fakeKernel struct {
 
 	mu         sync.Mutex // mu protects the fields below
 	codes      []string
+	count      int // execution_count: only non-silent executes move it, as in ipykernel
+	loudHidden int // hidden snippets that came through Execute instead of ExecuteSilent
 	interrupts int
 	restarts   int
 	shutdowns  int
@@ -40,11 +42,32 @@ func (k *fakeKernel) Execute(ctx context.Context, code string, onMsg func(*jupyt
 	defer k.exec.Unlock()
 	k.mu.Lock()
 	k.codes = append(k.codes, code)
+	k.count++
+	hidden := isHidden(code)
+	if hidden {
+		k.loudHidden++
+	}
 	k.mu.Unlock()
-	if isHidden(code) {
+	if hidden {
 		return reply("ok"), nil
 	}
 	return k.script(ctx, k, code, onMsg)
+}
+
+func (k *fakeKernel) ExecuteSilent(_ context.Context, code string) (*jupyter.Message, error) {
+	k.exec.Lock()
+	defer k.exec.Unlock()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.codes = append(k.codes, code)
+	return reply("ok"), nil
+}
+
+// executionCount is the count of the execute in progress.
+func (k *fakeKernel) executionCount() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.count
 }
 
 func (k *fakeKernel) Interrupt(context.Context) error {
@@ -173,7 +196,7 @@ func errorReply(ename, evalue string) *jupyter.Message {
 // defaultScript answers a few codes the tests use.
 func defaultScript(ctx context.Context, k *fakeKernel, code string, emit func(*jupyter.Message)) (*jupyter.Message, error) {
 	intr := k.interrupted() // before any output, so an interrupt after it is seen
-	emit(msg("execute_input", map[string]any{"execution_count": 1, "code": code}))
+	emit(msg("execute_input", map[string]any{"execution_count": k.executionCount(), "code": code}))
 	switch code {
 	case "block":
 		<-ctx.Done()

@@ -20,6 +20,10 @@ type Kernel interface {
 	// request, in order, then returns the execute_reply. Calls are
 	// serialised per kernel.
 	Execute(ctx context.Context, code string, onMsg func(*jupyter.Message)) (*jupyter.Message, error)
+	// ExecuteSilent runs the server's own snippets with silent=true so the
+	// kernel does not count them: the user's execution_count must start at
+	// 1 and not skip around hidden setup code.
+	ExecuteSilent(ctx context.Context, code string) (*jupyter.Message, error)
 	// Interrupt interrupts the running request; the kernel keeps its state.
 	Interrupt(ctx context.Context) error
 	// Restart restarts the kernel process; all state is lost.

@@ -28,6 +28,13 @@ const (
 const diedValue = "The kernel died while running this code (for example os._exit() or running out of memory). " +
 	"It has been restarted: the variables, imports and other state of this context were lost."
 
+// lostStateNotice is the stderr line of the first execution after a kernel
+// died while idle and was replaced.
+func lostStateNotice(language string) string {
+	return "[warren] the " + language + " kernel of this context stopped and was restarted; " +
+		"variables and imports from earlier runs are gone\n"
+}
+
 // run executes code in the context with per-execution env vars, writing the
 // stream to out. It returns when nothing more will be written to out.
 func (c *Context) run(ctx context.Context, code string, env map[string]string, out *stream) {
@@ -40,7 +47,12 @@ func (c *Context) run(ctx context.Context, code string, env map[string]string, o
 			c.queue.unlock()
 		}
 	}()
-	k, err := c.ready(ctx)
+	k, replaced, err := c.ready(ctx)
+	if replaced {
+		// Before the code's output, so the client reads why a name it
+		// defined earlier is now undefined.
+		out.output(evStderr, lostStateNotice(c.Language), time.Now())
+	}
 	if err != nil {
 		out.errorLine(errKernel, err.Error(), "")
 		return

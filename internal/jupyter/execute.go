@@ -37,21 +37,44 @@ func (k *Kernel) Execute(ctx context.Context, code string, onMsg func(*Message))
 	if err != nil {
 		return nil, fmt.Errorf("executing code: %w", err)
 	}
-	return in.execute(ctx, code, onMsg)
+	return in.execute(ctx, newExecuteRequest(code, false), onMsg)
 }
 
-func (in *instance) execute(ctx context.Context, code string, onMsg func(*Message)) (*Message, error) {
+// ExecuteSilent runs code the user did not write (setup snippets): with
+// silent=true and store_history=false the kernel neither increments its
+// execution_count nor publishes execute_input/execute_result, so the
+// user's numbering stays 1, 2, 3. It still sends status busy/idle and an
+// execute_reply, so it waits and fails like Execute. Output is discarded.
+func (k *Kernel) ExecuteSilent(ctx context.Context, code string) (*Message, error) {
+	if err := k.execQ.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer k.execQ.unlock()
+	in, err := k.current(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("executing silent code: %w", err)
+	}
+	return in.execute(ctx, newExecuteRequest(code, true), nil)
+}
+
+// newExecuteRequest builds the content of an execute_request.
+// stop_on_error=false: we never queue a request behind another (see
+// abandon), so there is nothing for it to abort; and ipykernel keeps
+// aborting for a moment after an error (until a callback it schedules
+// runs), so with true the request right after a failed one is sometimes
+// answered "aborted" without running.
+func newExecuteRequest(code string, silent bool) executeRequest {
+	return executeRequest{
+		Code: code, Silent: silent, StoreHistory: !silent,
+		UserExpressions: map[string]any{}, StopOnError: false,
+	}
+}
+
+func (in *instance) execute(ctx context.Context, content executeRequest, onMsg func(*Message)) (*Message, error) {
 	if err := in.awaitDrained(ctx); err != nil {
 		return nil, err
 	}
-	// stop_on_error=false: we never queue a request behind another (see
-	// abandon), so there is nothing for it to abort; and ipykernel keeps
-	// aborting for a moment after an error (until a callback it schedules
-	// runs), so with true the request right after a failed one is sometimes
-	// answered "aborted" without running.
-	req, err := in.request("execute_request", executeRequest{
-		Code: code, StoreHistory: true, UserExpressions: map[string]any{}, StopOnError: false,
-	}, in.shell, true)
+	req, err := in.request("execute_request", content, in.shell, true)
 	if err != nil {
 		return nil, fmt.Errorf("executing code: %w", err)
 	}

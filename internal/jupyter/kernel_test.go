@@ -344,3 +344,32 @@ func TestExecuteAfterError(t *testing.T) {
 		}
 	}
 }
+
+// TestExecuteSilent checks that hidden code runs, completes on its busy/idle
+// and reply alone, and leaves the user's execution_count untouched.
+func TestExecuteSilent(t *testing.T) {
+	t.Parallel()
+	k := startKernel(t, pythonSpec(t))
+	ctx, cancel := context.WithTimeout(t.Context(), 15*time.Second)
+	defer cancel()
+	for _, code := range []string{"z = 7", "z += 1"} {
+		reply, err := k.ExecuteSilent(ctx, code)
+		if err != nil {
+			t.Fatalf("ExecuteSilent(%q): %v", code, err)
+		}
+		var rc ExecuteReplyContent
+		if err := reply.Decode(&rc); err != nil || rc.Status != "ok" {
+			t.Fatalf("silent reply %+v, %v", rc, err)
+		}
+	}
+	rc, msgs := run(t, k, "z")
+	if rc.ExecutionCount != 1 || resultText(t, msgs) != "8" {
+		t.Errorf("first user execution: count %d, result %q; want 1, 8", rc.ExecutionCount, resultText(t, msgs))
+	}
+	if _, err := k.ExecuteSilent(ctx, "z = 0"); err != nil {
+		t.Fatal(err)
+	}
+	if rc, _ := run(t, k, "z"); rc.ExecutionCount != 2 {
+		t.Errorf("second user execution count = %d, want 2", rc.ExecutionCount)
+	}
+}

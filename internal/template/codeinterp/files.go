@@ -18,6 +18,7 @@ const (
 	ipythonConfig   = "/etc/ipython/ipython_config.py"
 	startupScript   = "/etc/ipython/startup/00-warren.py"
 	DisplayModule   = "/usr/local/lib/warren/python/warren_display.py"
+	BashKernel      = "/usr/local/lib/warren/python/warren_bash_kernel.py"
 	connectionField = "{connection_file}"
 )
 
@@ -28,6 +29,9 @@ var (
 	displayModule []byte
 	//go:embed python/00-warren.py
 	startupSource []byte
+	// bashKernel is our own bash kernel: bookworm packages none.
+	//go:embed python/warren_bash_kernel.py
+	bashKernel []byte
 )
 
 // Kernel is one entry of KernelsFile: how the interpreter server starts a
@@ -39,11 +43,12 @@ type Kernel struct {
 }
 
 // Kernels returns the language → kernel table; javascript and typescript
-// share Deno's kernel, which runs both. There is no bash kernel:
-// bash_kernel is not packaged in bookworm.
+// share Deno's kernel, which runs both. bash runs on our own kernel
+// (BashKernel): bash_kernel is not packaged in bookworm.
 func Kernels(withDeno bool) map[string]Kernel {
 	k := map[string]Kernel{
 		"python": {Argv: []string{"/usr/bin/python3", "-m", "ipykernel_launcher", "-f", connectionField}, InterruptMode: "signal"},
+		"bash":   {Argv: []string{"/usr/bin/python3", BashKernel, "-f", connectionField}, InterruptMode: "signal"},
 	}
 	if withDeno {
 		// Deno colours its text/plain results with ANSI escapes unless
@@ -86,6 +91,7 @@ func configFiles(withDeno bool) ([]rootFile, error) {
 		{rel(ipythonConfig), 0o644, []byte(ipythonConfigSource)},
 		{rel(startupScript), 0o644, startupSource},
 		{rel(DisplayModule), 0o644, displayModule},
+		{rel(BashKernel), 0o644, bashKernel},
 	}
 	if withDeno {
 		spec, err := json.MarshalIndent(map[string]any{

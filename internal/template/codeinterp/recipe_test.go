@@ -86,6 +86,7 @@ func TestKernels(t *testing.T) {
 		"python":     "/usr/bin/python3 -m ipykernel_launcher -f {connection_file}",
 		"javascript": "/usr/local/bin/deno jupyter --kernel --conn {connection_file}",
 		"typescript": "/usr/local/bin/deno jupyter --kernel --conn {connection_file}",
+		"bash":       "/usr/bin/python3 /usr/local/lib/warren/python/warren_bash_kernel.py -f {connection_file}",
 	}
 	if len(kernels) != len(want) {
 		t.Errorf("kernels = %v, want %d languages", kernels, len(want))
@@ -96,8 +97,8 @@ func TestKernels(t *testing.T) {
 			t.Errorf("%s kernel = %+v, want argv %q, signal", lang, k, argv)
 		}
 	}
-	if got := Kernels(false); len(got) != 1 || got["python"].Argv == nil {
-		t.Errorf("Kernels(false) = %v, want python only", got)
+	if got := Kernels(false); len(got) != 2 || got["python"].Argv == nil || got["bash"].Argv == nil {
+		t.Errorf("Kernels(false) = %v, want python and bash only", got)
 	}
 }
 

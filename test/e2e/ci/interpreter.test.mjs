@@ -121,6 +121,15 @@ describe('more languages and options', { timeout: 120_000 }, () => {
     assert.equal(ex.text, '42')
   })
 
+  test('bash keeps its session; a failing command is an error', async () => {
+    const ctx = await sbx.createCodeContext({ language: 'bash', cwd: '/tmp' })
+    await sbx.runCode('greeting=hello', { context: ctx })
+    const ex = await sbx.runCode('echo "$greeting from $(pwd)"', { context: ctx })
+    assert.deepEqual(ex.logs.stdout, ['hello from /tmp\n'])
+    const failed = await sbx.runCode('false', { context: ctx })
+    assert.match(failed.error?.value ?? '', /exit status 1/)
+  })
+
   test('envs apply to one execution only', async () => {
     const withEnv = await sbx.runCode('import os; os.environ.get("WARREN_E2E")', { envs: { WARREN_E2E: 'yes' } })
     assert.equal(withEnv.text, 'yes')
