@@ -49,16 +49,18 @@ func TestRealIPyKernel(t *testing.T) {
 		timeout time.Duration
 		check   func(t *testing.T, events []map[string]any)
 	}{
-		{"state", "x = 1\nx += 1\nx", nil, 0, wantResult("2")},
+		// The cwd snippet ran before, silently: the user's count starts at 1.
+		{"state", "x = 1\nx += 1\nx", nil, 0, all(wantResult("2"), wantCount(1))},
 		{"state kept", "x", nil, 0, wantResult("2")},
-		{"stdout", "print('hi')", nil, 0, wantStdout("hi\n")},
+		{"stdout", "print('hi')", nil, 0, all(wantStdout("hi\n"), wantCount(3))},
 		{"cwd", "import os; os.getcwd()", nil, 0, func(t *testing.T, ev []map[string]any) {
 			if r := find(ev, "result"); r == nil || !strings.HasPrefix(r["text"].(string), "/tmp/") {
 				t.Errorf("events = %v", ev)
 			}
 		}},
-		{"env var set", "print(os.environ.get('FOO'))", map[string]string{"FOO": "bar"}, 0, wantStdout("bar\n")},
-		{"env var reverted", "print(os.environ.get('FOO'))", nil, 0, wantStdout("None\n")},
+		// The env_vars save and restore snippets do not skip numbers.
+		{"env var set", "print(os.environ.get('FOO'))", map[string]string{"FOO": "bar"}, 0, all(wantStdout("bar\n"), wantCount(5))},
+		{"env var reverted", "print(os.environ.get('FOO'))", nil, 0, all(wantStdout("None\n"), wantCount(6))},
 		{"syntax error", "1 +", nil, 0, wantError("SyntaxError")},
 		{"exception", "raise ValueError('boom')", nil, 0, wantError("ValueError")},
 		{"timeout interrupts", "import time; time.sleep(30)", nil, 1500 * time.Millisecond, nil},
@@ -141,6 +143,22 @@ func wantError(name string) func(*testing.T, []map[string]any) {
 	return func(t *testing.T, ev []map[string]any) {
 		if r := find(ev, "error"); r == nil || r["name"] != name {
 			t.Errorf("want error %s, events = %v", name, ev)
+		}
+	}
+}
+
+func wantCount(n int) func(*testing.T, []map[string]any) {
+	return func(t *testing.T, ev []map[string]any) {
+		if r := find(ev, "number_of_executions"); r == nil || r["execution_count"] != float64(n) {
+			t.Errorf("want number_of_executions %d, events = %v", n, ev)
+		}
+	}
+}
+
+func all(checks ...func(*testing.T, []map[string]any)) func(*testing.T, []map[string]any) {
+	return func(t *testing.T, ev []map[string]any) {
+		for _, c := range checks {
+			c(t, ev)
 		}
 	}
 }

@@ -113,11 +113,46 @@ func TestKernelDiedWhileIdle(t *testing.T) {
 	t.Parallel()
 	ts := newTestServer(t, nil, nil)
 	ts.starter.all()[0].die()
-	if got := types(ts.execute(t, map[string]any{"code": "x"})); got != "number_of_executions,stdout,end_of_execution" {
-		t.Errorf("types = %s", got)
+	// The first call after the silent restart says the state is gone,
+	// before the code's own output.
+	events := ts.execute(t, map[string]any{"code": "x"})
+	if got := types(events); got != "stderr,number_of_executions,stdout,end_of_execution" {
+		t.Fatalf("types = %s", got)
+	}
+	if ev := events[0]; ev["text"] != lostStateNotice("python") || ev["timestamp"] == "" || ev["timestamp"] == nil {
+		t.Errorf("notice = %v", ev)
+	}
+	// Only once per restart.
+	if got := types(ts.execute(t, map[string]any{"code": "y"})); got != "number_of_executions,stdout,end_of_execution" {
+		t.Errorf("second call types = %s", got)
 	}
 	if n := len(ts.starter.all()); n != 2 {
 		t.Errorf("kernels started = %d, want 2", n)
+	}
+}
+
+// TestHiddenCodeIsSilent checks that the server's snippets (cwd, global env,
+// env_vars save/restore) do not move the execution count the user sees.
+func TestHiddenCodeIsSilent(t *testing.T) {
+	t.Parallel()
+	envd := newEnvd(t, func(string) {})
+	ts := newTestServer(t, nil, func(o *Options) { o.EnvdURL = envd })
+	bodies := []map[string]any{
+		{"code": "one"},
+		{"code": "two", "env_vars": map[string]string{"A": "1"}},
+		{"code": "three"},
+	}
+	for i, body := range bodies {
+		counts := ofType(ts.execute(t, body), evCount)
+		if len(counts) != 1 || counts[0]["execution_count"] != float64(i+1) {
+			t.Errorf("run %d: number_of_executions = %v, want %d", i+1, counts, i+1)
+		}
+	}
+	k := ts.starter.all()[0]
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.loudHidden != 0 {
+		t.Errorf("%d hidden snippets sent as ordinary executes", k.loudHidden)
 	}
 }
 
