@@ -73,4 +73,3 @@ func TestParseCPUMax(t *testing.T) {
 		}
 	}
 }
-
