@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/template/buildlog"
 )
 
 // build makes the rootfs for r in a fresh .tmp directory and publishes it as
@@ -34,8 +35,8 @@ func build(ctx context.Context, opts Options, r recipe, l layout, lock *os.File)
 	}()
 	rootfs := filepath.Join(tmp, "rootfs")
 	p := newProgress(opts.Progress)
-	p.printf("building the Debian %s rootfs in %s (usually 2-4 minutes; log %s)", r.Suite, tmp, l.log)
-	stop := p.heartbeat(ctx, opts.heartbeat)
+	p.Printf("building the Debian %s rootfs in %s (usually 2-4 minutes; log %s)", r.Suite, tmp, l.log)
+	stop := p.Heartbeat(ctx, opts.heartbeat)
 	defer stop()
 
 	if err := bootstrap(ctx, opts, r, l, rootfs, lock, p); err != nil {
@@ -45,11 +46,11 @@ func build(ctx context.Context, opts Options, r recipe, l layout, lock *os.File)
 	if err != nil {
 		return nil, err
 	}
-	p.enter(stepConfigure)
+	p.Enter(stepConfigure)
 	if err := configure(rootfs); err != nil {
 		return nil, fmt.Errorf("configuring rootfs: %w", err)
 	}
-	p.enter(stepFinish)
+	p.Enter(stepFinish)
 	if err := trim(rootfs); err != nil {
 		return nil, fmt.Errorf("trimming rootfs: %w", err)
 	}
@@ -58,7 +59,7 @@ func build(ctx context.Context, opts Options, r recipe, l layout, lock *os.File)
 		return nil, err
 	}
 	stop()
-	p.printf("done: %s, %d packages, %s, in %s", filepath.Join(l.final, "rootfs"),
+	p.Printf("done: %s, %d packages, %s, in %s", filepath.Join(l.final, "rootfs"),
 		len(installed), humanBytes(m.SizeBytes), time.Since(start).Round(time.Second))
 	return m, nil
 }
@@ -66,7 +67,7 @@ func build(ctx context.Context, opts Options, r recipe, l layout, lock *os.File)
 // bootstrap runs debootstrap into rootfs and proves nothing it mounted is
 // left on the host. It keeps the downloaded .debs in l.debs for the next
 // rebuild, pruned to this build's set so the directory does not grow.
-func bootstrap(ctx context.Context, opts Options, r recipe, l layout, rootfs string, lock *os.File, p *progress) (retErr error) {
+func bootstrap(ctx context.Context, opts Options, r recipe, l layout, rootfs string, lock *os.File, p *buildlog.Progress) (retErr error) {
 	if err := os.MkdirAll(l.debs, 0o755); err != nil {
 		return fmt.Errorf("creating package cache: %w", err)
 	}
@@ -75,7 +76,7 @@ func bootstrap(ctx context.Context, opts Options, r recipe, l layout, rootfs str
 		return fmt.Errorf("creating build log: %w", err)
 	}
 	defer logf.Close()
-	p.enter(stepIndex)
+	p.Enter(stepIndex)
 	runErr := runDebootstrap(ctx, debootstrapArgs(opts, r, rootfs, l.debs), lock, logf, p)
 	if err := unmountUnder(rootfs); err != nil {
 		return errors.Join(runErr, fmt.Errorf("cleaning up debootstrap mounts: %w", err))

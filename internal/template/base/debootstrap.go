@@ -1,19 +1,18 @@
 package base
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/template/buildlog"
 )
 
 // archiveKeyring verifies the mirror's Release file. We pass it explicitly
@@ -91,20 +90,20 @@ func privateMountCommand(ctx context.Context) []string {
 // progress, to the logger at debug level and to logw. The lock file is
 // inherited by debootstrap and everything it starts, so the build lock stays
 // held if warren dies and leaves them running.
-func runDebootstrap(ctx context.Context, args []string, lock *os.File, logw io.Writer, p *progress) error {
+func runDebootstrap(ctx context.Context, args []string, lock *os.File, logw io.Writer, p *buildlog.Progress) error {
 	bin, err := debootstrapPath()
 	if err != nil {
 		return err
 	}
 	argv := append(privateMountCommand(ctx), bin)
 	argv = append(argv, args...)
-	tail := &tailLines{max: 25}
+	tail := &buildlog.TailLines{Max: 25}
 	logger := log.G(ctx)
-	out := &lineWriter{fn: func(line string) {
+	out := &buildlog.LineWriter{Fn: func(line string) {
 		fmt.Fprintln(logw, line)
-		tail.add(line)
+		tail.Add(line)
 		logger.Debug("debootstrap", "line", line)
-		p.observe(line)
+		p.Observe(line)
 	}}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = debootstrapEnv()
@@ -119,7 +118,7 @@ func runDebootstrap(ctx context.Context, args []string, lock *os.File, logw io.W
 
 	logger.Info("running debootstrap", "argv", argv)
 	err = cmd.Run()
-	out.flush()
+	out.Flush()
 	if err != nil {
 		if ctxErr := context.Cause(ctx); ctxErr != nil {
 			return fmt.Errorf("debootstrap interrupted: %w", ctxErr)
@@ -127,53 +126,4 @@ func runDebootstrap(ctx context.Context, args []string, lock *os.File, logw io.W
 		return fmt.Errorf("debootstrap failed (%w); last output:\n%s", err, tail.String())
 	}
 	return nil
-}
-
-// lineWriter calls fn with each complete line written to it. exec.Cmd calls
-// Write from one goroutine when Stdout and Stderr are the same writer.
-type lineWriter struct {
-	fn  func(string)
-	buf []byte
-}
-
-func (w *lineWriter) Write(b []byte) (int, error) {
-	w.buf = append(w.buf, b...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 {
-			break
-		}
-		w.fn(strings.TrimRight(string(w.buf[:i]), "\r"))
-		w.buf = w.buf[i+1:]
-	}
-	return len(b), nil
-}
-
-func (w *lineWriter) flush() {
-	if len(w.buf) > 0 {
-		w.fn(string(w.buf))
-		w.buf = nil
-	}
-}
-
-// tailLines keeps the last max lines, for error messages.
-type tailLines struct {
-	mu    sync.Mutex
-	max   int
-	lines []string
-}
-
-func (t *tailLines) add(s string) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.lines = append(t.lines, s)
-	if len(t.lines) > t.max {
-		t.lines = t.lines[len(t.lines)-t.max:]
-	}
-}
-
-func (t *tailLines) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return strings.Join(t.lines, "\n")
 }

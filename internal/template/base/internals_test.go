@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -58,9 +57,9 @@ func TestProgressLines(t *testing.T) {
 	var buf bytes.Buffer
 	p := newProgress(&buf)
 	for _, l := range []string{"I: Retrieving InRelease ", "I: Retrieving bash 5.2", "I: Retrieving git 2.39", "I: Retrieving InRelease "} {
-		p.observe(l)
+		p.Observe(l)
 	}
-	p.beat()
+	p.Beat()
 	got := buf.String()
 	for _, want := range []string{
 		"base: debootstrap: fetching the package index... (step 1/8)\n",
@@ -73,20 +72,6 @@ func TestProgressLines(t *testing.T) {
 	}
 	if strings.Count(got, "step 1/8") != 1 {
 		t.Errorf("a step went backwards:\n%s", got)
-	}
-}
-
-func TestHeartbeat(t *testing.T) {
-	t.Parallel()
-	var buf lockedBuffer
-	p := newProgress(&buf)
-	p.enter(stepConfigure)
-	stop := p.heartbeat(t.Context(), 10*time.Millisecond)
-	time.Sleep(100 * time.Millisecond)
-	stop()
-	n := strings.Count(buf.String(), "in this step")
-	if n < 2 {
-		t.Errorf("got %d heartbeat lines in 100ms at 10ms intervals:\n%s", n, buf.String())
 	}
 }
 
@@ -252,21 +237,4 @@ func TestLockIsExclusive(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("lock not acquired after release")
 	}
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,12 +1,10 @@
 package base
 
 import (
-	"context"
-	"fmt"
 	"io"
 	"strings"
-	"sync"
-	"time"
+
+	"github.com/warren-sandbox/warren/internal/template/buildlog"
 )
 
 // The steps of a build as the user sees them. debootstrap's own phases are
@@ -20,7 +18,6 @@ const (
 	stepConfigureBase
 	stepConfigure
 	stepFinish
-	totalSteps = stepFinish
 )
 
 var stepNames = map[int]string{
@@ -34,101 +31,10 @@ var stepNames = map[int]string{
 	stepFinish:        "trimming, measuring and saving",
 }
 
-// progress writes "base: ..." lines: one when a step starts and a heartbeat
-// while it lasts, so a user watching a multi-minute build sees it moving.
-type progress struct {
-	w     io.Writer
-	start time.Time
-
-	mu        sync.Mutex // mu protects the fields below and serialises writes to w
-	step      int
-	stepStart time.Time
-	items     int    // packages handled in this step so far
-	last      string // the latest of them
-}
-
-func newProgress(w io.Writer) *progress {
-	now := time.Now()
-	return &progress{w: w, start: now, stepStart: now}
-}
-
-// enter starts step n; going backwards or repeating a step is ignored
-// because debootstrap may print a phase header more than once.
-func (p *progress) enter(n int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n <= p.step {
-		return
-	}
-	p.step, p.stepStart, p.items, p.last = n, time.Now(), 0, ""
-	fmt.Fprintf(p.w, "base: %s... (step %d/%d)\n", stepNames[n], n, totalSteps)
-}
-
-// item records one unit of work (a package) in the current step.
-func (p *progress) item(name string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.items++
-	p.last = name
-}
-
-func (p *progress) printf(format string, args ...any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "base: "+format+"\n", args...)
-}
-
-// beat writes the heartbeat line for the current step.
-func (p *progress) beat() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.step == 0 {
-		return
-	}
-	detail := ""
-	if p.items > 0 {
-		detail = fmt.Sprintf(", %d packages so far (latest %s)", p.items, p.last)
-	}
-	fmt.Fprintf(p.w, "base: %s (step %d/%d)%s, %s in this step, %s total\n",
-		stepNames[p.step], p.step, totalSteps, detail,
-		time.Since(p.stepStart).Round(time.Second), time.Since(p.start).Round(time.Second))
-}
-
-// heartbeat calls beat every interval until the returned stop is called.
-func (p *progress) heartbeat(ctx context.Context, interval time.Duration) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				p.beat()
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
-}
-
-// observe feeds one line of debootstrap output to the progress display.
-func (p *progress) observe(line string) {
-	p.mu.Lock()
-	cur := p.step
-	p.mu.Unlock()
-	step, item := stepOf(line, cur)
-	if step > 0 {
-		p.enter(step)
-	}
-	if item != "" {
-		p.item(item)
-	}
-	if strings.HasPrefix(line, "E: ") {
-		p.printf("debootstrap: %s", line)
-	}
+// newProgress returns the display for a base build: "base: ..." lines, one
+// when a step starts and a heartbeat while it lasts.
+func newProgress(w io.Writer) *buildlog.Progress {
+	return buildlog.New(w, buildlog.Config{Prefix: "base", Steps: stepNames, Tool: "debootstrap", Parse: stepOf})
 }
 
 // stepOf maps a debootstrap line to the step it starts (0 for none) and the

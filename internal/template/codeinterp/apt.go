@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/template/buildlog"
 )
 
 // aptScript runs in a new mount and PID namespace (see aptCommand), so the
@@ -57,7 +58,7 @@ func aptEnv() []string {
 // aptInstall installs packages into rootfs, logging to logw and reporting
 // to p. The lock file is inherited by every process of the install so the
 // build lock stays held as long as any of them lives.
-func aptInstall(ctx context.Context, rootfs string, l layout, packages []string, lock *os.File, logw io.Writer, p *progress) error {
+func aptInstall(ctx context.Context, rootfs string, l layout, packages []string, lock *os.File, logw io.Writer, p *buildlog.Progress) error {
 	for _, dir := range []string{l.debs, l.lists} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("creating apt cache: %w", err)
@@ -73,13 +74,13 @@ func aptInstall(ctx context.Context, rootfs string, l layout, packages []string,
 	argv := []string{unshare, "--mount", "--propagation", "private", "--pid", "--fork", "--",
 		"/bin/sh", "-c", aptScript, "sh", rootfs, l.debs, l.lists, stubDebName}
 	argv = append(argv, packages...)
-	tl := &tailLines{max: 25}
+	tl := &buildlog.TailLines{Max: 25}
 	logger := log.G(ctx)
-	out := &lineWriter{fn: func(line string) {
+	out := &buildlog.LineWriter{Fn: func(line string) {
 		fmt.Fprintln(logw, line)
-		tl.add(line)
+		tl.Add(line)
 		logger.Debug("apt-get", "line", line)
-		p.observe(line)
+		observe(p, line)
 	}}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = aptEnv()
@@ -91,7 +92,7 @@ func aptInstall(ctx context.Context, rootfs string, l layout, packages []string,
 	cmd.WaitDelay = 30 * time.Second
 	logger.Info("installing packages", "packages", packages)
 	err = cmd.Run()
-	out.flush()
+	out.Flush()
 	if err != nil {
 		if ctxErr := context.Cause(ctx); ctxErr != nil {
 			return fmt.Errorf("apt-get interrupted: %w", ctxErr)

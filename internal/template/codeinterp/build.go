@@ -14,6 +14,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/template/base"
+	"github.com/warren-sandbox/warren/internal/template/buildlog"
 )
 
 // build makes the rootfs for r in a fresh .tmp directory and publishes it
@@ -39,28 +40,28 @@ func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs str
 	defer logf.Close()
 	rootfs := filepath.Join(tmp, "rootfs")
 	p := newProgress(opts.Progress)
-	p.printf("building %s in %s (usually 2-4 minutes; log %s)", TemplateID, tmp, l.log)
-	stop := p.heartbeat(ctx, opts.heartbeat)
+	p.Printf("building %s in %s (usually 2-4 minutes; log %s)", TemplateID, tmp, l.log)
+	stop := p.Heartbeat(ctx, opts.heartbeat)
 	defer stop()
 
 	installed, err := installPackages(ctx, baseRootfs, rootfs, l, r, lock, logf, p)
 	if err != nil {
 		return nil, err
 	}
-	p.enter(stepDeno)
+	p.Enter(stepDeno)
 	deno, denoErr := installDeno(ctx, r.Deno, l.npm, rootfs)
 	if denoErr != nil {
 		// The Python template is still useful: publish it without the
 		// JavaScript kernels, and say so loudly.
 		fmt.Fprintf(logf, "\nDeno not installed: %v\n", denoErr)
-		p.printf("WARNING: Deno not installed, so no javascript/typescript kernels: %v", denoErr)
+		p.Printf("WARNING: Deno not installed, so no javascript/typescript kernels: %v", denoErr)
 		log.G(ctx).Warn("deno not installed", "error", denoErr)
 	}
-	p.enter(stepConfigure)
+	p.Enter(stepConfigure)
 	if err := writeConfig(rootfs, denoErr == nil); err != nil {
 		return nil, fmt.Errorf("configuring rootfs: %w", err)
 	}
-	p.enter(stepFinish)
+	p.Enter(stepFinish)
 	if err := base.Trim(rootfs); err != nil {
 		return nil, fmt.Errorf("trimming rootfs: %w", err)
 	}
@@ -72,7 +73,7 @@ func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs str
 		return nil, err
 	}
 	stop()
-	p.printf("done: %s, %s, kernels %v, in %s", filepath.Join(l.final, "rootfs"),
+	p.Printf("done: %s, %s, kernels %v, in %s", filepath.Join(l.final, "rootfs"),
 		base.HumanBytes(m.SizeBytes), m.Kernels, time.Since(start).Round(time.Second))
 	return m, nil
 }
@@ -80,15 +81,15 @@ func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs str
 // installPackages copies the base rootfs to rootfs, installs r's packages
 // with apt and returns the installed package list. It proves nothing apt
 // mounted is left mounted.
-func installPackages(ctx context.Context, baseRootfs, rootfs string, l layout, r recipe, lock *os.File, logw io.Writer, p *progress) ([]string, error) {
-	p.enter(stepCopy)
+func installPackages(ctx context.Context, baseRootfs, rootfs string, l layout, r recipe, lock *os.File, logw io.Writer, p *buildlog.Progress) ([]string, error) {
+	p.Enter(stepCopy)
 	// cp -a keeps owners, modes, device nodes, hard links and xattrs;
 	// reflinks make it nearly free on filesystems that have them.
 	cp := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", baseRootfs, rootfs)
 	if out, err := cp.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("copying base rootfs: %w\n%s", err, tail(out, 2000))
 	}
-	p.enter(stepLists)
+	p.Enter(stepLists)
 	runErr := aptInstall(ctx, rootfs, l, r.Packages, lock, logw, p)
 	// The namespace is gone with apt; this only proves it.
 	if err := base.UnmountUnder(rootfs); err != nil {

@@ -1,9 +1,11 @@
 package codeinterp
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -28,6 +30,35 @@ func TestAptStepOf(t *testing.T) {
 		if step != c.step || item != c.item {
 			t.Errorf("aptStepOf(%q) = %d, %q; want %d, %q", c.line, step, item, c.step, c.item)
 		}
+	}
+}
+
+func TestProgressLines(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	p := newProgress(&buf)
+	for _, l := range []string{
+		"Get:1 http://deb.debian.org/debian bookworm InRelease [151 kB]",
+		"Setting up warren-pythran-stub (1.0) ...",
+		"Get:3 http://deb.debian.org/debian bookworm/main amd64 python3-numpy amd64 1:1.24.2-1 [6000 kB]",
+		"E: Unable to locate package nope",
+	} {
+		observe(p, l)
+	}
+	p.Beat()
+	got := buf.String()
+	for _, want := range []string{
+		"code-interpreter: apt: fetching package lists... (step 2/8)\n",
+		"code-interpreter: apt: downloading packages... (step 3/8)\n",
+		"code-interpreter: apt: E: Unable to locate package nope\n",
+		"1 packages so far (latest python3-numpy)",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("progress output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "configuring packages") {
+		t.Errorf("the stub's \"Setting up\" moved the display on:\n%s", got)
 	}
 }
 

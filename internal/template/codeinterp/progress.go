@@ -1,12 +1,10 @@
 package codeinterp
 
 import (
-	"context"
-	"fmt"
 	"io"
 	"strings"
-	"sync"
-	"time"
+
+	"github.com/warren-sandbox/warren/internal/template/buildlog"
 )
 
 // The steps of a build as the user sees them; base.Ensure reports its own
@@ -20,7 +18,6 @@ const (
 	stepDeno
 	stepConfigure
 	stepFinish
-	totalSteps = stepFinish
 )
 
 var stepNames = map[int]string{
@@ -34,97 +31,21 @@ var stepNames = map[int]string{
 	stepFinish:    "trimming, measuring and saving",
 }
 
-// progress writes "code-interpreter: ..." lines: one per step and a
-// heartbeat while a step lasts.
-type progress struct {
-	w     io.Writer
-	start time.Time
-
-	mu        sync.Mutex // mu protects the fields below and serialises writes to w
-	step      int
-	stepStart time.Time
-	items     int
-	last      string
+// newProgress returns the display for a build: "code-interpreter: ..."
+// lines, one per step and a heartbeat while a step lasts.
+func newProgress(w io.Writer) *buildlog.Progress {
+	return buildlog.New(w, buildlog.Config{Prefix: prefix, Steps: stepNames, Tool: "apt",
+		Parse: func(line string, _ int) (int, string) { return aptStepOf(line) }})
 }
 
-func newProgress(w io.Writer) *progress {
-	now := time.Now()
-	return &progress{w: w, start: now, stepStart: now}
-}
-
-// enter starts step n; repeats and steps backwards are ignored, since apt
-// interleaves "Unpacking" and "Setting up" when it installs in batches.
-func (p *progress) enter(n int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n <= p.step {
-		return
-	}
-	p.step, p.stepStart, p.items, p.last = n, time.Now(), 0, ""
-	fmt.Fprintf(p.w, "%s: %s... (step %d/%d)\n", prefix, stepNames[n], n, totalSteps)
-}
-
-func (p *progress) printf(format string, args ...any) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, prefix+": "+format+"\n", args...)
-}
-
-func (p *progress) beat() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.step == 0 {
-		return
-	}
-	detail := ""
-	if p.items > 0 {
-		detail = fmt.Sprintf(", %d packages so far (latest %s)", p.items, p.last)
-	}
-	fmt.Fprintf(p.w, "%s: %s (step %d/%d)%s, %s in this step, %s total\n", prefix,
-		stepNames[p.step], p.step, totalSteps, detail,
-		time.Since(p.stepStart).Round(time.Second), time.Since(p.start).Round(time.Second))
-}
-
-// heartbeat calls beat every interval until the returned stop is called.
-func (p *progress) heartbeat(ctx context.Context, interval time.Duration) (stop func()) {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				p.beat()
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
-}
-
-// observe feeds one line of apt-get output to the display.
-func (p *progress) observe(line string) {
+// observe feeds one line of apt-get output to p.
+func observe(p *buildlog.Progress, line string) {
 	if strings.Contains(line, "warren-pythran-stub") {
 		// Installed alone before the real install; its "Setting up"
 		// would move the display past the downloads still to come.
 		return
 	}
-	step, item := aptStepOf(line)
-	if step > 0 {
-		p.enter(step)
-	}
-	if item != "" {
-		p.mu.Lock()
-		p.items++
-		p.last = item
-		p.mu.Unlock()
-	}
-	if strings.HasPrefix(line, "E: ") {
-		p.printf("apt: %s", line)
-	}
+	p.Observe(line)
 }
 
 // aptStepOf maps an apt-get line to the step it belongs to and the
