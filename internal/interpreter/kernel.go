@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/jupyter"
@@ -42,6 +43,9 @@ type KernelSpec struct {
 	Dir           string
 	Language      string
 	InterruptMode string // "signal" or "message"
+	// Settle is how long to keep collecting a request's output after the
+	// kernel reported it idle; see jupyter.KernelSpec.Settle.
+	Settle time.Duration
 }
 
 // StartFunc launches a kernel; cmd/interpreter passes an adapter around
@@ -113,5 +117,16 @@ func (c KernelConfig) spec(language, dir string) KernelSpec {
 		Dir:           dir,
 		Language:      language,
 		InterruptMode: c.InterruptMode,
+		Settle:        settleFor(language),
 	}
+}
+
+// settleFor returns the grace period for a language's kernel. Deno's kernel
+// sometimes publishes a result after reporting the request idle; without a
+// short wait that result is lost (about 1 run in 8 under load).
+func settleFor(language string) time.Duration {
+	if language == "javascript" || language == "typescript" {
+		return 25 * time.Millisecond
+	}
+	return 0
 }

@@ -96,8 +96,32 @@ func (in *instance) execute(ctx context.Context, content executeRequest, onMsg f
 			return nil, fmt.Errorf("executing code: %w", in.deadErr())
 		}
 	}
+	in.linger(req, onMsg)
 	in.forget(req)
 	return reply, nil
+}
+
+// linger delivers iopub messages of req that arrive within the kernel's
+// Settle period after it went idle, restarting the period on each.
+func (in *instance) linger(req *request, onMsg func(*Message)) {
+	if in.settle <= 0 {
+		return
+	}
+	t := time.NewTimer(in.settle)
+	defer t.Stop()
+	for {
+		select {
+		case m := <-req.iopub:
+			if onMsg != nil {
+				onMsg(m)
+			}
+			t.Reset(in.settle)
+		case <-t.C:
+			return
+		case <-in.done:
+			return
+		}
+	}
 }
 
 // abandon hands a request whose caller gave up to a goroutine that consumes

@@ -26,7 +26,9 @@ type instance struct {
 	cmd  *exec.Cmd
 	pid  int
 	out  *tailBuffer // last bytes of the kernel's stdout/stderr
-	outR *os.File    // read end of the kernel's output pipe
+	// settle is KernelSpec.Settle: how long Execute lingers after idle.
+	settle time.Duration
+	outR   *os.File // read end of the kernel's output pipe
 
 	done    chan struct{} // closed once the process has been reaped
 	exitErr error         // written before done closes
@@ -75,7 +77,7 @@ func launch(ctx context.Context, spec KernelSpec, log *slog.Logger) (_ *instance
 	}
 	// The key is used as its hex text, not decoded, exactly as jupyter_client does.
 	in := &instance{
-		log: log, sess: newSession([]byte(info.Key)), info: info,
+		log: log, sess: newSession([]byte(info.Key)), info: info, settle: spec.Settle,
 		out: &tailBuffer{max: 8 << 10}, done: make(chan struct{}),
 		pending: map[string]*request{}, sawStatus: make(chan struct{}), closing: make(chan struct{}),
 	}

@@ -31,6 +31,10 @@ type KernelSpec struct {
 	Dir           string   // working directory; "" is ours
 	Language      string   // informational
 	InterruptMode string   // "signal" (default) or "message"
+	// Settle, when positive, keeps an Execute collecting its request's
+	// iopub messages until none has arrived for this long after the
+	// kernel went idle: some kernels (Deno's) publish a result after idle.
+	Settle time.Duration
 }
 
 // Kernel is a running kernel that survives restarts: Restart swaps the
