@@ -29,6 +29,8 @@ type instance struct {
 	// settle is KernelSpec.Settle: how long Execute lingers after idle.
 	settle time.Duration
 	outR   *os.File // read end of the kernel's output pipe
+	// outDone closes when the copy of the kernel's output reaches EOF.
+	outDone chan struct{}
 
 	done    chan struct{} // closed once the process has been reaped
 	exitErr error         // written before done closes
@@ -133,8 +135,10 @@ func (in *instance) startProcess(spec KernelSpec, connFile string) error {
 	in.cmd, in.pid, in.outR = cmd, cmd.Process.Pid, r
 	in.log = in.log.With("kernel_pid", in.pid)
 	in.wg.Add(1)
+	in.outDone = make(chan struct{})
 	go func() {
 		defer in.wg.Done()
+		defer close(in.outDone)
 		_, _ = io.Copy(in.out, r)
 	}()
 	go in.reap()
@@ -145,6 +149,13 @@ func (in *instance) startProcess(spec KernelSpec, connFile string) error {
 // for done itself.
 func (in *instance) reap() {
 	err := in.cmd.Wait()
+	// Let the output copier read what the kernel wrote before it died, so
+	// the error names the cause; a child still holding the pipe open must
+	// not hold up the news of the death.
+	select {
+	case <-in.outDone:
+	case <-time.After(time.Second):
+	}
 	in.exitErr = err
 	in.log.Debug("kernel process exited", "err", err)
 	close(in.done)
