@@ -11,6 +11,7 @@ error, so an SDK user sees failures the way a Python exception shows.
 import os
 import re
 import signal
+import time
 
 import pexpect
 from ipykernel.kernelapp import IPKernelApp
@@ -26,6 +27,15 @@ CONTINUATION = "[warren-ps2-5c1e]> "
 START_PROMPT = "warren-start-5c1e> "
 
 
+def _prompt_tail(text):
+    """Length of the longest end of text that could begin a prompt."""
+    for n in range(min(len(text), max(len(PROMPT), len(CONTINUATION))), 0, -1):
+        tail = text[-n:]
+        if PROMPT.startswith(tail) or CONTINUATION.startswith(tail):
+            return n
+    return 0
+
+
 class BashKernel(Kernel):
     implementation = "warren_bash"
     implementation_version = __version__
@@ -36,6 +46,7 @@ class BashKernel(Kernel):
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
+        self._pending = ""  # output read from bash, not yet sent
         self._start_bash()
 
     def _start_bash(self):
@@ -56,27 +67,70 @@ class BashKernel(Kernel):
         if text:
             self.send_response(self.iopub_socket, "stream", {"name": name, "text": text})
 
+    def _run_line(self, line, stream):
+        """Sends one line and reads until bash prompts again.
+
+        Output is streamed as it arrives (stream=True) rather than when the
+        command ends, keeping back only a tail that could be the start of a
+        prompt. Returns the prompt seen and the output not yet streamed.
+        """
+        child = self.bash.child
+        child.sendline(line)
+        # Anything pexpect's own expect() left buffered comes first.
+        self._pending, child.buffer = child.buffer, ""
+        sent_at = time.monotonic()
+        while True:
+            for prompt in (PROMPT, CONTINUATION):
+                i = self._pending.find(prompt)
+                if i >= 0:
+                    return prompt, self._pending[:i]
+            try:
+                self._pending += child.read_nonblocking(65536, timeout=0.05)
+            except pexpect.TIMEOUT:
+                pass
+            if stream and time.monotonic() - sent_at > 0.05 or len(self._pending) > 65536:
+                cut = len(self._pending) - _prompt_tail(self._pending)
+                if cut > 0 and self._pending[cut - 1] == "\r":
+                    cut -= 1  # never split a CRLF between two messages
+                if cut > 0 and stream:
+                    self._stream(self._pending[:cut].replace("\r\n", "\n"))
+                    self._pending = self._pending[cut:]
+                sent_at = time.monotonic()
+
+    def _run(self, code, stream):
+        """Runs code line by line as a terminal would; returns the output
+        not streamed and whether bash was left waiting for more input."""
+        out = []
+        prompt = PROMPT
+        for line in code.splitlines() or [""]:
+            prompt, rest = self._run_line(line, stream)
+            out.append(rest)
+        if prompt == CONTINUATION:
+            # Incomplete input (an open quote or block): cancel it so the
+            # session is usable again.
+            self.bash.child.sendintr()
+            self.bash._expect_prompt()
+        return "".join(out).replace("\r\n", "\n"), prompt == CONTINUATION
+
     def do_execute(self, code, silent, store_history=True, user_expressions=None, allow_stdin=False):
         if not code.strip():
             return self._ok()
-        interrupted = False
         try:
-            output = self.bash.run_command(code.rstrip(), timeout=None)
+            output, incomplete = self._run(code.rstrip(), not silent)
         except KeyboardInterrupt:
             self.bash.child.sendintr()
-            interrupted = True
             self.bash._expect_prompt()
-            output = self.bash.child.before
+            output = (self._pending + self.bash.child.before).replace("\r\n", "\n")
+            return self._error("KeyboardInterrupt", "interrupted", silent, output)
         except pexpect.EOF:
-            output = self.bash.child.before
+            output = self._pending + (self.bash.child.before or "")
             self._start_bash()
             return self._error("BashExited", "bash exited; a new session was started", silent, output)
-        output = output.replace("\r\n", "\n")
-        if interrupted:
-            return self._error("KeyboardInterrupt", "interrupted", silent, output)
-        status = self.bash.run_command("echo $?", timeout=None).strip()
+        if incomplete:
+            return self._error("IncompleteInput", "the code ends inside an unfinished command", silent, output)
+        status, _ = self._run("echo $?", False)
         try:
-            code_ = int(status.splitlines()[-1])
+            code_ = int(status.strip().splitlines()[-1])
         except (ValueError, IndexError):
             code_ = 0
         if code_ != 0:
