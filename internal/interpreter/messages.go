@@ -2,6 +2,7 @@ package interpreter
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -51,13 +52,19 @@ func (c *converter) handle(m *jupyter.Message) {
 	if c.closed {
 		return
 	}
+	if m.Dropped > 0 {
+		// The kernel sent more in one message than warren keeps in memory
+		// (a single huge print or display); say so where the output went.
+		c.out.output(evStderr, fmt.Sprintf("[output dropped: the kernel sent %s in one %s message, over the %s limit; print it in smaller parts or write it to a file]\n",
+			byteSize(int64(m.Dropped)), m.Type(), byteSize(jupyter.MaxMessageSize)), m.Header.Date)
+	}
 	switch m.Type() {
 	case "stream":
 		var ct struct {
 			Name string `json:"name"`
 			Text string `json:"text"`
 		}
-		if json.Unmarshal(m.Content, &ct) == nil {
+		if json.Unmarshal(m.Content, &ct) == nil && ct.Text != "" {
 			typ := evStdout
 			if ct.Name == "stderr" {
 				typ = evStderr

@@ -186,6 +186,24 @@ func TestOutputLimits(t *testing.T) {
 			t.Errorf("errors = %v", errs)
 		}
 	})
+	t.Run("dropped kernel message", func(t *testing.T) {
+		t.Parallel()
+		s := func(_ context.Context, _ *fakeKernel, _ string, emit func(*jupyter.Message)) (*jupyter.Message, error) {
+			huge := msg("stream", map[string]any{})
+			huge.Dropped = 100 << 20
+			emit(huge)
+			emit(msg("stream", map[string]any{"name": "stdout", "text": "after\n"}))
+			return reply("ok"), nil
+		}
+		events := newTestServer(t, s, nil).execute(t, map[string]any{"code": "print(big)"})
+		stderr, stdout := ofType(events, evStderr), ofType(events, evStdout)
+		if len(stderr) != 1 || !strings.HasPrefix(stderr[0]["text"].(string), "[output dropped: the kernel sent 100 MiB in one stream message, over the 32 MiB limit") {
+			t.Errorf("stderr = %v", stderr)
+		}
+		if len(stdout) != 1 || stdout[0]["text"] != "after\n" {
+			t.Errorf("stdout = %v", stdout)
+		}
+	})
 	t.Run("long line split", func(t *testing.T) {
 		t.Parallel()
 		ts := newTestServer(t, chunks(1, strings.Repeat("é", 20)), func(o *Options) { o.MaxLineBytes = 15 })

@@ -218,11 +218,7 @@ func (in *instance) dial(ctx context.Context, addr, typ string) (*zsock, error) 
 func (in *instance) readLoop(z *zsock, channel string, deliver func(*Message)) {
 	defer in.wg.Done()
 	for {
-		frames, err := z.recv()
-		if errors.Is(err, errTooLarge) {
-			in.log.Warn("dropping oversized kernel message", "channel", channel, "limit", maxMessageSize)
-			continue
-		}
+		frames, dropped, err := z.recv()
 		if err != nil {
 			select {
 			case <-in.closing:
@@ -231,7 +227,10 @@ func (in *instance) readLoop(z *zsock, channel string, deliver func(*Message)) {
 			}
 			return
 		}
-		m, err := in.sess.decode(frames)
+		m, err := in.sess.decode(frames, dropped)
+		if dropped > 0 {
+			in.log.Warn("kernel message over the size limit", "channel", channel, "dropped_bytes", dropped, "limit", MaxMessageSize)
+		}
 		if err != nil {
 			in.log.Warn("dropping invalid kernel message", "channel", channel, "err", err)
 			continue

@@ -134,6 +134,23 @@ func TestPython(t *testing.T) {
 	t.Run("display data", func(t *testing.T) { testDisplay(t, k) })
 	t.Run("interrupt", func(t *testing.T) { testInterrupt(t, k) })
 	t.Run("concurrent executes in order", func(t *testing.T) { testConcurrent(t, k) })
+	t.Run("huge message", func(t *testing.T) { testHugeMessage(t, k) })
+}
+
+// testHugeMessage prints more in one write than a message may carry: the
+// stream message arrives marked as dropped, and the kernel goes on.
+func testHugeMessage(t *testing.T, k *Kernel) {
+	_, msgs := run(t, k, "print('x' * (40 << 20))")
+	var dropped uint64
+	for _, m := range ofType(msgs, "stream") {
+		dropped += m.Dropped
+	}
+	if dropped < 40<<20 {
+		t.Fatalf("dropped %d bytes, want the 40 MiB print", dropped)
+	}
+	if rc, msgs := run(t, k, "1 + 1"); rc.Status != "ok" || resultText(t, msgs) != "2" {
+		t.Fatalf("after a huge message: %q, %q", rc.Status, resultText(t, msgs))
+	}
 }
 
 func testException(t *testing.T, k *Kernel) {

@@ -31,6 +31,9 @@ type Message struct {
 	// Buffers are the raw binary frames after content (used by widgets and
 	// some display formats); most messages have none.
 	Buffers [][]byte `json:"-"`
+	// Dropped is the size of the parts of this message that were over the
+	// size limit and discarded; its content is then empty.
+	Dropped uint64 `json:"-"`
 }
 
 // Type is the message's msg_type ("stream", "execute_result", ...).

@@ -2,6 +2,7 @@ package jupyter
 
 import (
 	"bytes"
+	"encoding/binary"
 	"context"
 	"errors"
 	"io"
@@ -23,7 +24,7 @@ func TestSessionRoundTrip(t *testing.T) {
 	}
 	// Receivers see routing identities or a topic before the delimiter.
 	frames = append([][]byte{[]byte("kernel.x.status")}, frames...)
-	got, err := s.decode(frames)
+	got, err := s.decode(frames, 0)
 	if err != nil || got.Header.MsgID != m.Header.MsgID || got.Type() != "execute_request" {
 		t.Fatalf("decode: %+v, %v", got, err)
 	}
@@ -38,10 +39,29 @@ func TestSessionRoundTrip(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			bad := tc.mutate(append([][]byte(nil), frames...))
-			if _, err := s.decode(bad); err == nil {
+			if _, err := s.decode(bad, 0); err == nil {
 				t.Fatal("decode accepted an invalid message")
 			}
 		})
+	}
+}
+
+func TestDecodeDropped(t *testing.T) {
+	t.Parallel()
+	s := newSession([]byte("secret"))
+	header := []byte(`{"msg_id":"a","msg_type":"stream"}`)
+	parent := []byte(`{"msg_id":"p"}`)
+	// The signature cannot match a message with a dropped frame; the message
+	// is kept (to report the drop), with empty content.
+	m, err := s.decode([][]byte{delimiter, []byte("sig"), header, parent, {}, nil}, 1<<30)
+	if err != nil || m.Dropped != 1<<30 || string(m.Content) != "{}" || m.ParentID() != "p" {
+		t.Fatalf("decode: %+v, %v", m, err)
+	}
+	if _, err := s.decode([][]byte{delimiter, []byte("sig"), nil, parent, {}, {}}, 1<<30); err == nil {
+		t.Fatal("decode accepted a message without its header")
+	}
+	if _, err := s.decode([][]byte{delimiter, []byte("sig"), header, parent, {}, []byte("{}")}, 0); !errors.Is(err, errBadSignature) {
+		t.Fatalf("a bad signature without a drop: %v", err)
 	}
 }
 
@@ -51,7 +71,7 @@ func TestParentIDAndLooseDate(t *testing.T) {
 	frames := [][]byte{delimiter, nil,
 		[]byte(`{"msg_id":"a","msg_type":"status","date":"not a date"}`),
 		[]byte(`{"msg_id":"p"}`), []byte(`{}`), []byte(`{"execution_state":"idle"}`)}
-	m, err := s.decode(frames)
+	m, err := s.decode(frames, 0)
 	if err != nil || m.ParentID() != "p" || !isIdle(m) || !m.Header.Date.IsZero() {
 		t.Fatalf("decode: %+v, %v", m, err)
 	}
@@ -102,6 +122,13 @@ func TestZMTPFrames(t *testing.T) {
 		w.Write([]byte{flagLong, 0, 0, 0, 0, 0, 0, 1, 44})
 		w.Write(big)
 		w.Write([]byte{0, 1, 'z'})
+		// A message whose second frame is over the limit: read, not kept.
+		w.Write([]byte{flagMore, 1, 'h'})
+		var size [8]byte
+		binary.BigEndian.PutUint64(size[:], MaxMessageSize+1)
+		w.Write(append([]byte{flagLong | flagMore}, size[:]...))
+		w.Write(make([]byte, MaxMessageSize+1))
+		w.Write([]byte{0, 1, 'y'})
 		_, _ = c.Write(w.Bytes())
 	})
 	z := &zsock{conn: client}
@@ -111,15 +138,19 @@ func TestZMTPFrames(t *testing.T) {
 	if err := z.handshake(ctx, "DEALER"); err != nil {
 		t.Fatalf("handshake: %v", err)
 	}
-	frames, err := z.recv()
-	if err != nil || len(frames) != 2 || string(frames[0]) != "a" || !bytes.Equal(frames[1], big) {
-		t.Fatalf("first message: %q, %v", frames, err)
+	frames, dropped, err := z.recv()
+	if err != nil || dropped != 0 || len(frames) != 2 || string(frames[0]) != "a" || !bytes.Equal(frames[1], big) {
+		t.Fatalf("first message: %q, %d, %v", frames, dropped, err)
 	}
-	frames, err = z.recv()
+	frames, _, err = z.recv()
 	if err != nil || len(frames) != 1 || string(frames[0]) != "z" {
 		t.Fatalf("second message: %q, %v", frames, err)
 	}
-	if _, err := z.recv(); err == nil {
+	frames, dropped, err = z.recv()
+	if err != nil || dropped != MaxMessageSize+1 || len(frames) != 3 || string(frames[0]) != "h" || frames[1] != nil || string(frames[2]) != "y" {
+		t.Fatalf("message with a dropped frame: %d frames, %d dropped, %v", len(frames), dropped, err)
+	}
+	if _, _, err := z.recv(); err == nil {
 		t.Fatal("recv after peer closed succeeded")
 	}
 }

@@ -24,16 +24,19 @@ const (
 	flagLong    = 0x02
 	flagCommand = 0x04
 
-	// maxMessageSize bounds one received message (all its frames). Larger
-	// messages are read off the wire and dropped, so one huge output cannot
-	// exhaust memory or break the channel.
-	maxMessageSize = 256 << 20
+	// MaxMessageSize bounds the frames kept of one received message. The
+	// frames past it (in practice the content of a print of a 100 MB
+	// string, which ipykernel sends as one message) are read off the wire
+	// and dropped, so one huge output cannot exhaust the memory of a
+	// sandbox or break the channel; the header survives, so the drop can
+	// be reported to the right request.
+	MaxMessageSize = 32 << 20
 	// maxCommandSize bounds a command frame (READY, ERROR...).
 	maxCommandSize = 64 << 10
 )
 
-// errTooLarge reports a message dropped for exceeding maxMessageSize.
-var errTooLarge = errors.New("message exceeds size limit")
+// errTooLarge reports a frame over the limit of a handshake read.
+var errTooLarge = errors.New("frame exceeds size limit")
 
 // zsock is one ZMTP connection.
 type zsock struct {
@@ -209,41 +212,41 @@ func (z *zsock) readFrame(limit int) (byte, []byte, error) {
 	return flags, body, nil
 }
 
-// recv reads the next multipart message, skipping commands. A message larger
-// than maxMessageSize is drained and reported as errTooLarge; the connection
-// stays usable.
-func (z *zsock) recv() ([][]byte, error) {
-	var frames [][]byte
-	total, dropping := uint64(0), false
+// recv reads the next multipart message, skipping commands. Frames that
+// would take the message past MaxMessageSize are read off the wire and
+// replaced by nil (a kept empty frame is non-nil); dropped counts their
+// bytes. The connection stays usable either way.
+func (z *zsock) recv() (frames [][]byte, dropped uint64, err error) {
+	var total uint64
 	for {
 		flags, n, err := z.readFrameHeader()
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		// Commands (PING and friends) sit between messages; a 3.0 client has
-		// nothing to do with them. Oversized frames are drained, not kept.
-		skip := flags&flagCommand != 0 || dropping || total+n > maxMessageSize
-		if skip {
+		switch {
+		case flags&flagCommand != 0:
+			// Commands (PING and friends) sit between messages; a 3.0
+			// client has nothing to do with them.
 			if _, err := io.CopyN(io.Discard, z.r, int64(n)); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
-			if flags&flagCommand != 0 {
-				continue
+			continue
+		case total+n > MaxMessageSize:
+			if _, err := io.CopyN(io.Discard, z.r, int64(n)); err != nil {
+				return nil, 0, err
 			}
-			dropping, frames = true, nil
-		} else {
+			dropped += n
+			frames = append(frames, nil)
+		default:
 			body := make([]byte, n)
 			if _, err := io.ReadFull(z.r, body); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			total += n
 			frames = append(frames, body)
 		}
 		if flags&flagMore == 0 {
-			if dropping {
-				return nil, errTooLarge
-			}
-			return frames, nil
+			return frames, dropped, nil
 		}
 	}
 }

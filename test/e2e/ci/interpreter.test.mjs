@@ -61,6 +61,29 @@ describe('runCode (python)', { timeout: 180_000 }, () => {
     assert.ok(df.results[0].text)
   })
 
+  test('bar, scatter, pie and box plots give their chart elements', async () => {
+    const chartOf = async (code) => {
+      const ex = await sbx.runCode(`import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n${code}\nplt.show()`)
+      assert.equal(ex.error, undefined)
+      const r = ex.results.find((x) => x.chart)
+      assert.ok(r, `a chart result for ${code}`)
+      return r.chart
+    }
+    const bar = await chartOf('ax.bar(["a", "b"], [3, 5], label="n")\nax.set_title("Bars")')
+    assert.equal(bar.type, 'bar')
+    assert.equal(bar.title, 'Bars')
+    assert.deepEqual(bar.elements.map((e) => [e.label, e.value]), [['a', 3], ['b', 5]])
+    const scatter = await chartOf('ax.scatter([1, 2, 3], [4, 5, 6], label="pts")')
+    assert.equal(scatter.type, 'scatter')
+    assert.deepEqual(scatter.elements[0].points, [[1, 4], [2, 5], [3, 6]])
+    const pie = await chartOf('ax.pie([1, 3], labels=["x", "y"])')
+    assert.equal(pie.type, 'pie')
+    assert.deepEqual(pie.elements.map((e) => [e.label, e.angle]), [['x', 90], ['y', 270]])
+    const box = await chartOf('ax.boxplot([[1, 2, 3, 4, 5, 40]], labels=["s"])')
+    assert.equal(box.type, 'box_and_whisker')
+    assert.deepEqual([box.elements[0].median, box.elements[0].outliers], [3.5, [40]])
+  })
+
   test('display() of several objects gives several results', async () => {
     const ex = await sbx.runCode('from IPython.display import display, Markdown, JSON\ndisplay(Markdown("**m**"))\ndisplay(JSON({"k": 1}))')
     assert.equal(ex.results.length, 2)
@@ -112,6 +135,13 @@ describe('runCode (javascript)', { timeout: 120_000 }, () => {
     await sbx.runCode('let n = 2', { context: ctx })
     assert.equal((await sbx.runCode('n * 21', { context: ctx })).text, '42')
   })
+
+  test('a busy loop past timeoutMs is interrupted and the context keeps its state', async () => {
+    const ctx = await sbx.createCodeContext({ language: 'js' })
+    await sbx.runCode('let kept = 7', { context: ctx })
+    await assert.rejects(sbx.runCode('while (true) {}', { context: ctx, timeoutMs: 2_000 }))
+    assert.equal((await sbx.runCode('kept * 6', { context: ctx })).text, '42')
+  })
 })
 
 describe('more languages and options', { timeout: 120_000 }, () => {
@@ -128,6 +158,17 @@ describe('more languages and options', { timeout: 120_000 }, () => {
     assert.deepEqual(ex.logs.stdout, ['hello from /tmp\n'])
     const failed = await sbx.runCode('false', { context: ctx })
     assert.match(failed.error?.value ?? '', /exit status 1/)
+  })
+
+  test('bash output streams while the command runs', async () => {
+    const seen = []
+    const start = Date.now()
+    await sbx.runCode('echo first; sleep 2; echo second', {
+      language: 'bash',
+      onStdout: (m) => seen.push([m.line, Date.now() - start]),
+    })
+    assert.deepEqual(seen.map(([l]) => l), ['first\n', 'second\n'])
+    assert.ok(seen[1][1] - seen[0][1] > 1_000, `first arrived at ${seen[0][1]} ms, second at ${seen[1][1]} ms`)
   })
 
   test('envs apply to one execution only', async () => {
@@ -158,5 +199,18 @@ describe('more languages and options', { timeout: 120_000 }, () => {
     const total = ex.logs.stdout.join('').length + ex.logs.stderr.join('').length
     assert.ok(total > 1024 * 1024, `got ${total} bytes of output`)
     assert.equal((await sbx.runCode('1 + 1')).text, '2')
+  })
+
+  test('100 MB printed at once is dropped with a marker; the context survives', async () => {
+    const ex = await sbx.runCode('big = "x" * (100 * 1024 * 1024); print(big); del big')
+    assert.match(ex.logs.stderr.join(''), /\[output (dropped|truncated)/)
+    assert.equal((await sbx.runCode('1 + 1')).text, '2')
+  })
+
+  test('binary garbage on stdout arrives as text', async () => {
+    const ex = await sbx.runCode('import os\nos.write(1, bytes(range(256)))\nprint(bytes(range(256)).decode("latin-1"))\nprint("\\udcff")')
+    const out = ex.logs.stdout.join('')
+    assert.ok(out.includes('\u0000\u0001') && out.includes('\u00ff'), `stdout: ${JSON.stringify(out.slice(0, 80))}`)
+    assert.equal((await sbx.runCode('2 + 2')).text, '4')
   })
 })
