@@ -2,8 +2,8 @@ package jupyter
 
 import (
 	"bytes"
-	"encoding/binary"
 	"context"
+	"encoding/binary"
 	"errors"
 	"io"
 	"net"
