@@ -201,6 +201,8 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, errdefs.ErrNoSpace):
 		return http.StatusInsufficientStorage
+	case errors.Is(err, errdefs.ErrNotImplemented):
+		return http.StatusNotImplemented
 	case errors.Is(err, errdefs.ErrResourceExhausted), errors.Is(err, errdefs.ErrUnavailable):
 		return http.StatusServiceUnavailable
 	default:

@@ -19,6 +19,7 @@ var (
 	ErrUnauthenticated    = errors.New("unauthenticated")       // 401
 	ErrPermissionDenied   = errors.New("permission denied")     // 403
 	ErrNoSpace            = errors.New("not enough disk space") // 507
+	ErrNotImplemented     = errors.New("not implemented")       // 501
 )
 
 // IsNotFound reports whether err is of the not-found class.

@@ -107,6 +107,36 @@ func (m *Manager) plug(a *Attachment) error {
 	})
 }
 
+// Reconfigure re-applies eth0's address, default route and gateway entry
+// inside sandbox id's netns. runsc moves eth0's address into its own
+// network stack (leaving the netns without it), and reads the netns again
+// when it boots or restores, so a runsc sandbox started again needs them
+// back. A netns that still has them is left as it is.
+func (m *Manager) Reconfigure(ctx context.Context, id string) error {
+	a, ok := m.Lookup(id)
+	if !ok {
+		return fmt.Errorf("reconfiguring %s: not attached: %w", id, errdefs.ErrNotFound)
+	}
+	ns, err := netns.GetFromPath(a.NetnsPath)
+	if err != nil {
+		return fmt.Errorf("opening netns %s: %w", a.NetnsPath, err)
+	}
+	defer ns.Close()
+	link, err := netlink.LinkByName(a.HostVeth)
+	if err != nil {
+		return fmt.Errorf("finding bridge port %s: %w", a.HostVeth, err)
+	}
+	return configureInside(vethConfig{
+		hostName:  a.HostVeth,
+		bridgeIdx: link.Attrs().MasterIndex,
+		mtu:       m.opts.MTU,
+		ip:        a.IP,
+		prefix:    m.opts.Subnet,
+		gateway:   m.ipam.Gateway(),
+		ns:        ns,
+	})
+}
+
 // pinNeighbor installs a permanent neighbour entry for ip on the bridge.
 // eth0's MAC is derived from its address, so the host never needs ARP to
 // reach a sandbox: the first connection to a new sandbox does not wait for

@@ -90,7 +90,9 @@ func configureInside(c vethConfig) error {
 		return fmt.Errorf("finding %s in sandbox netns: %w", sandboxIfName, err)
 	}
 	addr := &netlink.Addr{IPNet: &net.IPNet{IP: c.ip.AsSlice(), Mask: net.CIDRMask(c.prefix.Bits(), 32)}}
-	if err := h.AddrAdd(eth, addr); err != nil {
+	// Replace, not add: Reconfigure runs this again on a netns whose
+	// address a runtime may or may not have taken away.
+	if err := h.AddrReplace(eth, addr); err != nil {
 		return fmt.Errorf("adding %s to %s: %w", c.ip, sandboxIfName, err)
 	}
 	if err := h.LinkSetUp(eth); err != nil {
@@ -104,7 +106,7 @@ func configureInside(c vethConfig) error {
 		return fmt.Errorf("bringing up lo: %w", err)
 	}
 	route := &netlink.Route{LinkIndex: eth.Attrs().Index, Gw: c.gateway.AsSlice()}
-	if err := h.RouteAdd(route); err != nil {
+	if err := h.RouteReplace(route); err != nil {
 		return fmt.Errorf("adding default route via %s: %w", c.gateway, err)
 	}
 	// The bridge's MAC is fixed (derived from the gateway address), so the

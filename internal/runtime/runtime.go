@@ -45,6 +45,52 @@ type Backend interface {
 
 	// Stats reads the sandbox's resource usage from its cgroup and disk.
 	Stats(ctx context.Context, id string) (*Stats, error)
+
+	// Stop ends a running or paused sandbox's processes but keeps its disk,
+	// network address and cgroup, leaving it StateStopped for Start. With
+	// Checkpoint the memory is saved to disk first, so Start can bring every
+	// process back as it was; a backend that cannot checkpoint returns
+	// errdefs.ErrNotImplemented and changes nothing.
+	Stop(ctx context.Context, id string, opts StopOptions) error
+
+	// Start brings a stopped sandbox back: from its memory image when it has
+	// one and opts.ColdBoot is false, otherwise by booting its init afresh
+	// on the disk as it was left. The image is consumed either way.
+	Start(ctx context.Context, id string, opts StartOptions) (*Instance, error)
+
+	// Snapshot saves a sandbox's state into dir (which must not exist) so
+	// that Create with Spec.From can start copies of it. The sandbox keeps
+	// its state (running, paused or stopped) afterwards. The memory is
+	// included when the backend can checkpoint (Snapshot.Memory says).
+	Snapshot(ctx context.Context, id, dir string) (*Snapshot, error)
+
+	// Capabilities says what the backend can do beyond the basics.
+	Capabilities() Capabilities
+}
+
+// Capabilities lists optional backend features.
+type Capabilities struct {
+	// Checkpoint: Stop can save memory to disk and Snapshot includes it.
+	Checkpoint bool
+}
+
+// StopOptions tune Stop.
+type StopOptions struct {
+	Checkpoint bool
+}
+
+// StartOptions tune Start.
+type StartOptions struct {
+	ColdBoot bool
+}
+
+// Snapshot describes a saved sandbox state in a directory. Its disk is a
+// stack of read-only layers (the template's rootfs at the bottom) that
+// sandboxes created from it share; Layers lists them, top first.
+type Snapshot struct {
+	Dir    string
+	Layers []string
+	Memory bool // the directory holds a memory image
 }
 
 // Spec describes one sandbox to create.
@@ -68,6 +114,13 @@ type Spec struct {
 	// Labels are stored with the instance and returned by List/Inspect, so
 	// the manager can recognise its sandboxes after a restart.
 	Labels map[string]string
+	// From, when set, starts the sandbox from a snapshot instead of Rootfs:
+	// its layers become the lower layers of the new sandbox's disk and,
+	// unless ColdBoot, its memory image is restored, so the processes
+	// continue where the snapshot left them.
+	From *Snapshot
+	// ColdBoot boots Init even when From has a memory image.
+	ColdBoot bool
 }
 
 // Process is a command line with its environment.
@@ -116,6 +169,12 @@ type Instance struct {
 	Pid       int        // host pid of the init process (0 if not running)
 	CreatedAt time.Time
 	Labels    map[string]string
+	// Layers are the read-only layers below the sandbox's own writable one,
+	// top first, ending with the template's rootfs. Snapshots' layers stay
+	// on disk while any instance lists them.
+	Layers []string
+	// Checkpointed: stopped with a memory image that Start restores.
+	Checkpointed bool
 }
 
 // Stats is a sandbox's resource usage.

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -33,7 +34,10 @@ const (
 	OpList    Op = "list"
 	OpPause   Op = "pause"
 	OpResume  Op = "resume"
-	OpStats   Op = "stats"
+	OpStats    Op = "stats"
+	OpStop     Op = "stop"
+	OpStart    Op = "start"
+	OpSnapshot Op = "snapshot"
 )
 
 // Backend is the fake. The zero value is not usable; call New.
@@ -47,6 +51,7 @@ type Backend struct {
 	failures  map[Op][]failure          // scripted, consumed in order
 	hook      func(ctx context.Context, op Op, id string) error
 	calls     []Call
+	noMemory  bool // the backend cannot checkpoint
 }
 
 type instanceState struct {
@@ -195,8 +200,12 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (*runtime.Insta
 			Pid:       1000 + len(b.calls),
 			CreatedAt: time.Now().UTC(),
 			Labels:    maps.Clone(spec.Labels),
+			Layers:    []string{spec.Rootfs},
 		},
 		resources: spec.Resources,
+	}
+	if spec.From != nil {
+		st.inst.Layers = slices.Clone(spec.From.Layers)
 	}
 	b.instances[spec.ID] = st
 	return copyInstance(&st.inst), nil
@@ -255,5 +264,6 @@ func (b *Backend) List(ctx context.Context) ([]*runtime.Instance, error) {
 func copyInstance(in *runtime.Instance) *runtime.Instance {
 	cp := *in
 	cp.Labels = maps.Clone(in.Labels)
+	cp.Layers = slices.Clone(in.Layers)
 	return &cp
 }

@@ -77,6 +77,18 @@ func (c *cli) run(ctx context.Context, id, bundle, pidFile string, logFile *os.F
 	return nil
 }
 
+// restore creates container id from bundle and restores the memory image in
+// imageDir into it, detached, with the output handling of run.
+func (c *cli) restore(ctx context.Context, id, bundle, imageDir, pidFile string, logFile *os.File) error {
+	args := append(c.global, "restore", "--detach", "--bundle", bundle, "--image-path", imageDir, "--pid-file", pidFile, id)
+	cmd := exec.CommandContext(ctx, c.binary, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s restore: %w", c.binary, err)
+	}
+	return nil
+}
+
 func (c *cli) state(ctx context.Context, id string) (*containerState, error) {
 	out, err := c.exec(ctx, "state", id)
 	if err != nil {

@@ -68,7 +68,11 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (_ *runtime.Ins
 func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime.Spec, att *network.Attachment) (*record, int, error) {
 	dir := b.dir(spec.ID)
 	cu.add("unmounting rootfs", func(context.Context) error { return unmountAll(dir) })
-	if err := mountOverlay(dir, spec.Rootfs); err != nil {
+	layers := []string{spec.Rootfs}
+	if spec.From != nil {
+		layers = spec.From.Layers
+	}
+	if err := mountOverlay(dir, layers); err != nil {
 		return nil, 0, err
 	}
 	rootfs := filepath.Join(dir, rootfsDir)
@@ -87,7 +91,15 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 		return nil, 0, err
 	}
 	cu.add("deleting container", func(ctx context.Context) error { return b.deleteContainer(ctx, spec.ID) })
-	pid, err := b.start(ctx, spec.ID)
+	var (
+		pid int
+		err error
+	)
+	if spec.From != nil && spec.From.Memory && !spec.ColdBoot {
+		pid, err = b.restore(ctx, spec.ID, filepath.Join(spec.From.Dir, snapshotMemory))
+	} else {
+		pid, err = b.start(ctx, spec.ID)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
@@ -101,6 +113,7 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 		CPUCount:      spec.Resources.CPUCount,
 		MemoryMB:      spec.Resources.MemoryMB,
 		DiskMB:        spec.Resources.DiskMB,
+		Layers:        layers,
 	}
 	if err := writeRecord(dir, rec); err != nil {
 		return nil, 0, err
@@ -111,6 +124,33 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 // start runs the container detached with its stdio in init.log and returns
 // the init's host pid.
 func (b *Backend) start(ctx context.Context, id string) (int, error) {
+	return b.launch(ctx, id, "starting container", func(dir, pidPath string, logf *os.File) error {
+		return b.cli.run(ctx, id, dir, pidPath, logf)
+	})
+}
+
+// restore creates the container from the memory image in imageDir (runsc
+// only) and returns the init's host pid.
+func (b *Backend) restore(ctx context.Context, id, imageDir string) (int, error) {
+	if b.name != Runsc {
+		return 0, fmt.Errorf("restoring sandbox %s: %s cannot restore memory: %w", id, b.name, errdefs.ErrNotImplemented)
+	}
+	if _, err := os.Stat(filepath.Join(imageDir, "checkpoint.img")); err != nil {
+		return 0, fmt.Errorf("restoring sandbox %s: memory image: %w", id, err)
+	}
+	// runsc moved eth0's address into its own stack when it first booted;
+	// it reads the netns again now.
+	if err := b.net.Reconfigure(ctx, id); err != nil {
+		return 0, err
+	}
+	return b.launch(ctx, id, "restoring container", func(dir, pidPath string, logf *os.File) error {
+		return b.cli.restore(ctx, id, dir, imageDir, pidPath, logf)
+	})
+}
+
+// launch runs fn (a run or restore of container id), with init.log for its
+// output, and returns the init's host pid.
+func (b *Backend) launch(ctx context.Context, id, what string, fn func(dir, pidPath string, logf *os.File) error) (int, error) {
 	dir := b.dir(id)
 	logf, err := os.OpenFile(filepath.Join(dir, initLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -118,8 +158,9 @@ func (b *Backend) start(ctx context.Context, id string) (int, error) {
 	}
 	defer logf.Close()
 	pidPath := filepath.Join(dir, pidFile)
-	if err := b.cli.run(ctx, id, dir, pidPath, logf); err != nil {
-		return 0, fmt.Errorf("starting container: %w: %s", err, tail(filepath.Join(dir, initLog), 2048))
+	_ = os.Remove(pidPath)
+	if err := fn(dir, pidPath, logf); err != nil {
+		return 0, fmt.Errorf("%s: %w: %s", what, err, tail(filepath.Join(dir, initLog), 2048))
 	}
 	data, err := os.ReadFile(pidPath)
 	if err != nil {

@@ -5,28 +5,39 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/warren-sandbox/warren/internal/mountinfo"
 
 	"golang.org/x/sys/unix"
 )
 
-// mountOverlay mounts the sandbox's rootfs: the template read-only below,
-// the sandbox's own upper and work dirs above, merged at dir/rootfs. The
-// template is never written: overlayfs copies files up before changing them.
-func mountOverlay(dir, lower string) error {
+// mountOverlay mounts the sandbox's rootfs: the read-only layers below (top
+// first: snapshot layers, then the template), the sandbox's own upper and
+// work dirs above, merged at dir/rootfs. Layers are never written:
+// overlayfs copies files up before changing them. Dirs that exist already
+// (a stopped sandbox mounted again) are reused.
+func mountOverlay(dir string, layers []string) error {
+	if len(layers) == 0 {
+		return errors.New("mounting overlay rootfs: no layers")
+	}
 	for _, d := range []string{upperDir, workDir, rootfsDir} {
-		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("creating %s: %w", d, err)
 		}
 	}
-	// The upper dir's root takes the lower root's mode and owner, so the
-	// merged / looks like the template's.
-	if fi, err := os.Stat(lower); err == nil {
+	// The upper dir's root takes the top layer root's mode, so the merged
+	// / looks like the template's.
+	if fi, err := os.Stat(layers[0]); err == nil {
 		_ = os.Chmod(filepath.Join(dir, upperDir), fi.Mode().Perm())
 	}
+	for _, l := range layers {
+		if strings.ContainsAny(l, ":,") {
+			return fmt.Errorf("mounting overlay rootfs: layer path %q has a ':' or ','", l)
+		}
+	}
 	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s",
-		lower, filepath.Join(dir, upperDir), filepath.Join(dir, workDir))
+		strings.Join(layers, ":"), filepath.Join(dir, upperDir), filepath.Join(dir, workDir))
 	// Without xino/index the template can be lower of many overlays at once
 	// and be shared by several mounts without inode-number conflicts.
 	opts += ",index=off,xino=off"
@@ -34,6 +45,12 @@ func mountOverlay(dir, lower string) error {
 		return fmt.Errorf("mounting overlay rootfs: %w", err)
 	}
 	return nil
+}
+
+// mounted reports whether dir/rootfs is a mount point now.
+func mounted(dir string) (bool, error) {
+	mounts, err := mountsUnder(filepath.Join(dir, rootfsDir))
+	return len(mounts) > 0, err
 }
 
 // unmountAll unmounts every mount at or below dir, deepest first, and

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
@@ -23,6 +24,7 @@ const (
 	workDir    = "work"
 	initLog    = "init.log" // init's stdout/stderr and the runtime's errors
 	pidFile    = "init.pid"
+	imageDir   = "checkpoint" // the memory image of a stopped sandbox
 )
 
 // record is what survives a warren restart about one sandbox.
@@ -36,6 +38,13 @@ type record struct {
 	CPUCount      int               `json:"cpuCount"`
 	MemoryMB      int               `json:"memoryMB"`
 	DiskMB        int               `json:"diskMB,omitempty"`
+	// Layers are the overlay's lower dirs, top first; the template's
+	// rootfs is the last (the only one unless made from a snapshot).
+	Layers []string `json:"layers"`
+	// Stopped: Stop ended the processes on purpose; Checkpointed: with a
+	// memory image in imageDir for Start to restore.
+	Stopped      bool `json:"stopped,omitempty"`
+	Checkpointed bool `json:"checkpointed,omitempty"`
 }
 
 func (r *record) instance(state runtime.State, pid int) *runtime.Instance {
@@ -47,6 +56,9 @@ func (r *record) instance(state runtime.State, pid int) *runtime.Instance {
 		Pid:       pid,
 		CreatedAt: r.CreatedAt,
 		Labels:    maps.Clone(r.Labels),
+		Layers:    slices.Clone(r.Layers),
+		// A stopped sandbox reports its image whatever the runtime says.
+		Checkpointed: r.Checkpointed && state == runtime.StateStopped,
 	}
 }
 

@@ -1,0 +1,93 @@
+package fake
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/runtime"
+)
+
+// WithoutCheckpoint makes the fake behave like a backend that cannot save
+// memory (runc): Stop with Checkpoint fails and snapshots hold disk only.
+func (b *Backend) WithoutCheckpoint() *Backend {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.noMemory = true
+	return b
+}
+
+// Capabilities implements runtime.Backend.
+func (b *Backend) Capabilities() runtime.Capabilities {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return runtime.Capabilities{Checkpoint: !b.noMemory}
+}
+
+// Stop implements runtime.Backend.
+func (b *Backend) Stop(ctx context.Context, id string, opts runtime.StopOptions) error {
+	if err := b.begin(ctx, OpStop, id); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st, ok := b.instances[id]
+	if !ok {
+		return fmt.Errorf("sandbox %s: %w", id, errdefs.ErrNotFound)
+	}
+	if opts.Checkpoint && b.noMemory {
+		return fmt.Errorf("checkpointing sandbox %s: %w", id, errdefs.ErrNotImplemented)
+	}
+	if st.inst.State == runtime.StateStopped {
+		return fmt.Errorf("stopping sandbox %s: it is stopped: %w", id, errdefs.ErrFailedPrecondition)
+	}
+	st.inst.State, st.inst.Pid, st.inst.Checkpointed = runtime.StateStopped, 0, opts.Checkpoint
+	return nil
+}
+
+// Start implements runtime.Backend.
+func (b *Backend) Start(ctx context.Context, id string, opts runtime.StartOptions) (*runtime.Instance, error) {
+	if err := b.begin(ctx, OpStart, id); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st, ok := b.instances[id]
+	if !ok {
+		return nil, fmt.Errorf("sandbox %s: %w", id, errdefs.ErrNotFound)
+	}
+	if st.inst.State != runtime.StateStopped {
+		return nil, fmt.Errorf("starting sandbox %s: it is %s: %w", id, st.inst.State, errdefs.ErrFailedPrecondition)
+	}
+	st.inst.State, st.inst.Pid, st.inst.Checkpointed = runtime.StateRunning, 1000+len(b.calls), false
+	return copyInstance(&st.inst), nil
+}
+
+// Snapshot implements runtime.Backend: it creates dst with an empty layer
+// directory in it, so callers can see what they must clean up.
+func (b *Backend) Snapshot(ctx context.Context, id, dst string) (*runtime.Snapshot, error) {
+	if err := b.begin(ctx, OpSnapshot, id); err != nil {
+		return nil, err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st, ok := b.instances[id]
+	if !ok {
+		return nil, fmt.Errorf("sandbox %s: %w", id, errdefs.ErrNotFound)
+	}
+	layer := filepath.Join(dst, "layer")
+	if err := os.MkdirAll(layer, 0o700); err != nil {
+		return nil, err
+	}
+	memory := !b.noMemory && (st.inst.State != runtime.StateStopped || st.inst.Checkpointed)
+	layers := append([]string{layer}, st.inst.Layers...)
+	if !b.noMemory || st.inst.State == runtime.StateStopped {
+		// As the real backends: the layer moved out of the source, which
+		// now stands on it; a live runc sandbox's layer is copied instead.
+		st.inst.Layers = slices.Clone(layers)
+	}
+	return &runtime.Snapshot{Dir: dst, Layers: layers, Memory: memory}, nil
+}

@@ -1,0 +1,72 @@
+package oci
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/runtime"
+)
+
+// Start implements runtime.Backend.Start. A failed restore leaves the
+// sandbox stopped with its image, so the caller can report it and retry
+// with a cold boot.
+func (b *Backend) Start(ctx context.Context, id string, opts runtime.StartOptions) (*runtime.Instance, error) {
+	if err := validID(id); err != nil {
+		return nil, err
+	}
+	unlock := b.locks.lock(id)
+	defer unlock()
+	inst, err := b.Inspect(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if inst.State != runtime.StateStopped {
+		return nil, fmt.Errorf("starting sandbox %s: it is %s: %w", id, inst.State, errdefs.ErrFailedPrecondition)
+	}
+	rec, err := b.record(id)
+	if err != nil {
+		return nil, err
+	}
+	dir := b.dir(id)
+	// Whatever is left of the old container (an init that died on its
+	// own, a runtime record) goes before the new one takes the id.
+	if err := b.deleteContainer(ctx, id); err != nil {
+		return nil, fmt.Errorf("starting sandbox %s: clearing the old container: %w", id, err)
+	}
+	if ok, err := mounted(dir); err != nil {
+		return nil, err
+	} else if !ok { // the host rebooted since
+		if err := mountOverlay(dir, rec.Layers); err != nil {
+			return nil, err
+		}
+	}
+	img := filepath.Join(dir, imageDir)
+	var pid int
+	if rec.Checkpointed && !opts.ColdBoot {
+		pid, err = b.restore(ctx, id, img)
+		if err != nil {
+			_ = b.deleteContainer(ctx, id)
+			return nil, fmt.Errorf("%w (start it without memory to boot from its disk instead)", err)
+		}
+	} else {
+		if err := b.net.Reconfigure(ctx, id); err != nil {
+			return nil, err
+		}
+		if pid, err = b.start(ctx, id); err != nil {
+			_ = b.deleteContainer(ctx, id)
+			return nil, err
+		}
+	}
+	if err := os.RemoveAll(img); err != nil {
+		log.G(ctx).Warn("removing used memory image", "sandbox", id, "err", err)
+	}
+	rec.Stopped, rec.Checkpointed = false, false
+	if err := writeRecord(dir, rec); err != nil {
+		return nil, err
+	}
+	return rec.instance(runtime.StateRunning, pid), nil
+}
