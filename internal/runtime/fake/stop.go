@@ -79,7 +79,10 @@ func (b *Backend) Snapshot(ctx context.Context, id, dst string) (*runtime.Snapsh
 		return nil, fmt.Errorf("sandbox %s: %w", id, errdefs.ErrNotFound)
 	}
 	layer := filepath.Join(dst, "layer")
-	if err := os.MkdirAll(layer, 0o700); err != nil {
+	if err := os.Mkdir(dst, 0o700); err != nil {
+		return nil, fmt.Errorf("creating snapshot dir: %w", err)
+	}
+	if err := os.Mkdir(layer, 0o700); err != nil {
 		return nil, err
 	}
 	memory := !b.noMemory && (st.inst.State != runtime.StateStopped || st.inst.Checkpointed)

@@ -115,12 +115,13 @@ func (s *suite) checkPauseResume(t *testing.T, b runtime.Backend, id string, con
 	}
 }
 
-func (s *suite) wantState(t *testing.T, b runtime.Backend, id string, want runtime.State) {
+func (s *suite) wantState(t *testing.T, b runtime.Backend, id string, want runtime.State) *runtime.Instance {
 	t.Helper()
 	inst, err := b.Inspect(t.Context(), id)
 	if err != nil || inst.State != want {
 		t.Fatalf("Inspect(%s) = %+v, %v; want state %s", id, inst, err, want)
 	}
+	return inst
 }
 
 // testDuplicateID: a second Create with a live id fails with

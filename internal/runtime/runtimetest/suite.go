@@ -86,6 +86,8 @@ func Run(t *testing.T, newBackend func(t *testing.T) runtime.Backend, opts ...Op
 		{"UnknownID", s.testUnknownID, false},
 		{"StateErrors", s.testStateErrors, false},
 		{"Churn", s.testChurn, false},
+		{"StopStart", s.testStopStart, false},
+		{"Snapshot", s.testSnapshot, false},
 		{"ConcurrentCreates", s.testConcurrentCreates, false},
 		{"BadInit", s.testBadInit, true},
 		{"InitExits", s.testInitExits, true},

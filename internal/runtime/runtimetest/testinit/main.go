@@ -26,6 +26,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -51,6 +52,11 @@ func main() {
 		go serve(c)
 	}
 }
+
+var (
+	memMu  sync.Mutex
+	memory string // set/get: lost by a reboot, kept by a checkpoint
+)
 
 func serve(c net.Conn) {
 	defer c.Close()
@@ -95,6 +101,15 @@ func answer(line string) string {
 		return h
 	case "uid":
 		return strconv.Itoa(os.Getuid())
+	case "set": // process memory, to tell a restore from a reboot
+		memMu.Lock()
+		defer memMu.Unlock()
+		memory = arg
+		return "ok"
+	case "get":
+		memMu.Lock()
+		defer memMu.Unlock()
+		return memory
 	case "exit":
 		code, _ := strconv.Atoi(arg)
 		os.Exit(code)
