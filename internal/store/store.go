@@ -29,6 +29,15 @@ type Store interface {
 	ListTemplates(ctx context.Context) ([]*Template, error)
 	DeleteTemplate(ctx context.Context, id string) error
 
+	// CreateSnapshot stores a new snapshot. A name another snapshot has
+	// moves to this one, as a tag does: a name means "the latest".
+	CreateSnapshot(ctx context.Context, s *Snapshot) error
+	// GetSnapshot finds a snapshot by id or by one of its names.
+	GetSnapshot(ctx context.Context, idOrName string) (*Snapshot, error)
+	// ListSnapshots returns all snapshots, newest first.
+	ListSnapshots(ctx context.Context) ([]*Snapshot, error)
+	DeleteSnapshot(ctx context.Context, id string) error
+
 	CreateAPIKey(ctx context.Context, k *APIKey) error
 	// GetAPIKeyByHash finds a key that is not revoked by the hash of its secret.
 	GetAPIKeyByHash(ctx context.Context, hash string) (*APIKey, error)
@@ -99,4 +108,24 @@ type APIKey struct {
 	Admin     bool
 	CreatedAt time.Time
 	RevokedAt *time.Time
+}
+
+// Snapshot is a saved sandbox state that new sandboxes start from, by id or
+// by one of its names.
+type Snapshot struct {
+	ID         string
+	Names      []string
+	SandboxID  string // the sandbox it was taken from
+	TemplateID string // that sandbox's template
+	Backend    string
+	Dir        string   // where the backend keeps it
+	Layers     []string // read-only disk layers, top first, ending with the template's rootfs
+	Memory     bool     // holds a memory image: sandboxes continue its processes
+	Hostname   string   // the source's, kept by restored processes
+	EnvVars    map[string]string
+	CPUCount   int
+	MemoryMB   int
+	DiskMB     int
+	SizeBytes  int64
+	CreatedAt  time.Time
 }

@@ -28,6 +28,8 @@ type Store struct {
 	templates map[string]*store.Template
 	aliases   map[string]string // alias → template id
 	keys      map[string]*store.APIKey
+	snapshots map[string]*store.Snapshot
+	snapNames map[string]string // name → snapshot id
 	closed    bool
 }
 
@@ -38,6 +40,8 @@ func New() *Store {
 		templates: map[string]*store.Template{},
 		aliases:   map[string]string{},
 		keys:      map[string]*store.APIKey{},
+		snapshots: map[string]*store.Snapshot{},
+		snapNames: map[string]string{},
 	}
 }
 

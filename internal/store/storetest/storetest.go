@@ -33,6 +33,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Sandbox", sandboxTests},
 		{"Template", templateTests},
 		{"APIKey", apiKeyTests},
+		{"Snapshot", snapshotTests},
 		{"Concurrent", concurrentTests},
 	}
 	for _, g := range groups {

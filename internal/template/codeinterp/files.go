@@ -39,7 +39,7 @@ var (
 type Kernel struct {
 	Argv          []string          `json:"argv"`
 	Env           map[string]string `json:"env,omitempty"`
-	InterruptMode string            `json:"interrupt_mode"` // "signal": SIGINT interrupts a run
+	InterruptMode string            `json:"interrupt_mode"` // "signal" (SIGINT) or "message" (interrupt_request)
 }
 
 // Kernels returns the language → kernel table; javascript and typescript
@@ -53,7 +53,11 @@ func Kernels(withDeno bool) map[string]Kernel {
 	if withDeno {
 		// Deno colours its text/plain results with ANSI escapes unless
 		// NO_COLOR is set; the SDKs expect plain text, as from Python.
-		deno := Kernel{Argv: denoArgv(), Env: map[string]string{"NO_COLOR": "1"}, InterruptMode: "signal"}
+		// Deno ignores SIGINT while JavaScript runs; an interrupt_request
+		// terminates a busy loop and keeps the context's state (a pending
+		// top-level await it does not cancel: the interpreter replaces a
+		// kernel that stays busy past its grace period).
+		deno := Kernel{Argv: denoArgv(), Env: map[string]string{"NO_COLOR": "1"}, InterruptMode: "message"}
 		k["javascript"], k["typescript"] = deno, deno
 	}
 	return k

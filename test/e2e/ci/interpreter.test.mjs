@@ -201,10 +201,20 @@ describe('more languages and options', { timeout: 120_000 }, () => {
     assert.equal((await sbx.runCode('1 + 1')).text, '2')
   })
 
-  test('100 MB printed at once is dropped with a marker; the context survives', async () => {
-    const ex = await sbx.runCode('big = "x" * (100 * 1024 * 1024); print(big); del big')
-    assert.match(ex.logs.stderr.join(''), /\[output (dropped|truncated)/)
-    assert.equal((await sbx.runCode('1 + 1')).text, '2')
+  test('48 MB printed at once (one kernel message) is dropped with a marker; the context survives', async () => {
+    // ipykernel sends one print as one message, whatever its size; warren
+    // keeps at most 32 MiB of one. A sandbox of its own: the shared one
+    // holds this file's other kernels, and the print needs a few copies
+    // of 48 MB inside the kernel.
+    const own = await Sandbox.create({ timeoutMs: 120_000 })
+    try {
+      const ex = await own.runCode('big = "x" * (48 * 1024 * 1024); print(big); del big')
+      assert.equal(ex.error, undefined)
+      assert.match(ex.logs.stderr.join(''), /\[output dropped: the kernel sent 48\.0 MiB in one stream message/)
+      assert.equal((await own.runCode('1 + 1')).text, '2')
+    } finally {
+      await own.kill()
+    }
   })
 
   test('binary garbage on stdout arrives as text', async () => {
