@@ -29,7 +29,7 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, optional bool) 
 		fail(w, r, err)
 		return
 	}
-	sb, resumed, err := s.opts.Manager.Connect(r.Context(), r.PathValue("id"), d)
+	sb, resumed, err := s.opts.Manager.Connect(r.Context(), r.PathValue("id"), d, body.Memory == nil || *body.Memory)
 	if err != nil {
 		fail(w, r, err)
 		return

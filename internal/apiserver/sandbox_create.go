@@ -88,7 +88,10 @@ func (s *Server) createRequest(b *newSandboxJSON, v2 bool) (sandbox.CreateReques
 		Secure:        v2 || (b.Secure != nil && *b.Secure),
 		AllowInternet: b.AllowInternetAccess == nil || *b.AllowInternetAccess,
 		AutoPause:     b.AutoPause != nil && *b.AutoPause,
-		AutoResume:    b.AutoResume != nil && b.AutoResume.Enabled,
+		// autoPauseMemory comes only with a pause on timeout; absent means
+		// the memory is kept.
+		AutoPauseNoMemory: b.AutoPauseMemory != nil && !*b.AutoPauseMemory,
+		AutoResume:        b.AutoResume != nil && b.AutoResume.Enabled,
 	}
 	if len(b.Network) > 0 && string(b.Network) != "null" {
 		req.Network = b.Network

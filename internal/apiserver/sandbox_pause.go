@@ -16,7 +16,7 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	if err := s.opts.Manager.Pause(r.Context(), r.PathValue("id")); err != nil {
+	if err := s.opts.Manager.Pause(r.Context(), r.PathValue("id"), body.Memory == nil || *body.Memory); err != nil {
 		fail(w, r, err)
 		return
 	}
@@ -28,6 +28,7 @@ func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
 func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		Timeout *int64 `json:"timeout"`
+		Memory  *bool  `json:"memory"`
 	}
 	if err := decode(r, &body, true); err != nil {
 		fail(w, r, err)
@@ -48,7 +49,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusConflict, fmt.Sprintf("sandbox %q is already running", id))
 		return
 	}
-	sb, _, err := s.opts.Manager.Connect(r.Context(), id, d)
+	sb, _, err := s.opts.Manager.Connect(r.Context(), id, d, body.Memory == nil || *body.Memory)
 	if err != nil {
 		fail(w, r, err)
 		return

@@ -14,16 +14,17 @@ import (
 
 // CreateRequest is what the API hands the manager for a new sandbox.
 type CreateRequest struct {
-	TemplateID    string
-	Timeout       time.Duration
-	Metadata      map[string]string
-	EnvVars       map[string]string
-	Secure        bool // mint an envd access token
-	AllowInternet bool
-	AutoPause     bool
-	AutoResume    bool
-	Network       []byte // SandboxNetworkConfig JSON as given
-	APIKeyID      string
+	TemplateID        string
+	Timeout           time.Duration
+	Metadata          map[string]string
+	EnvVars           map[string]string
+	Secure            bool // mint an envd access token
+	AllowInternet     bool
+	AutoPause         bool
+	AutoPauseNoMemory bool
+	AutoResume        bool
+	Network           []byte // SandboxNetworkConfig JSON as given
+	APIKeyID          string
 }
 
 // Create starts a sandbox from a template and returns its record once envd
@@ -46,22 +47,23 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (*store.Sandbox
 	}
 	now := time.Now().UTC()
 	sb := &store.Sandbox{
-		ID:            newID(),
-		TemplateID:    tpl.ID,
-		Backend:       backendName,
-		State:         store.SandboxRunning,
-		AllowInternet: req.AllowInternet,
-		Metadata:      req.Metadata,
-		EnvVars:       req.EnvVars,
-		CPUCount:      orDefault(tpl.CPUCount, m.opts.DefaultCPUCount),
-		MemoryMB:      orDefault(tpl.MemoryMB, m.opts.DefaultMemoryMB),
-		DiskMB:        orDefault(tpl.DiskMB, m.opts.DefaultDiskMB),
-		StartedAt:     now,
-		EndAt:         now.Add(req.Timeout),
-		AutoPause:     req.AutoPause,
-		AutoResume:    req.AutoResume,
-		Network:       req.Network,
-		APIKeyID:      req.APIKeyID,
+		ID:                newID(),
+		TemplateID:        tpl.ID,
+		Backend:           backendName,
+		State:             store.SandboxRunning,
+		AllowInternet:     req.AllowInternet,
+		Metadata:          req.Metadata,
+		EnvVars:           req.EnvVars,
+		CPUCount:          orDefault(tpl.CPUCount, m.opts.DefaultCPUCount),
+		MemoryMB:          orDefault(tpl.MemoryMB, m.opts.DefaultMemoryMB),
+		DiskMB:            orDefault(tpl.DiskMB, m.opts.DefaultDiskMB),
+		StartedAt:         now,
+		EndAt:             now.Add(req.Timeout),
+		AutoPause:         req.AutoPause,
+		AutoPauseNoMemory: req.AutoPauseNoMemory,
+		AutoResume:        req.AutoResume,
+		Network:           req.Network,
+		APIKeyID:          req.APIKeyID,
 	}
 	if req.TemplateID != tpl.ID {
 		sb.Alias = req.TemplateID

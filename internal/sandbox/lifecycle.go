@@ -7,6 +7,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
@@ -109,7 +110,7 @@ func (m *Manager) expire(id string) {
 		return // re-armed meanwhile
 	}
 	if e.sb.AutoPause {
-		if err := m.pauseLocked(ctx, e); err == nil {
+		if err := m.pauseLocked(ctx, e, !e.sb.AutoPauseNoMemory); err == nil {
 			return
 		}
 	}
@@ -119,8 +120,10 @@ func (m *Manager) expire(id string) {
 }
 
 // Connect returns a running sandbox, extending its life to at least timeout
-// from now, or resumes a paused one. resumed reports the latter.
-func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration) (sb *store.Sandbox, resumed bool, err error) {
+// from now, or resumes a paused one. resumed reports the latter. With
+// memory false a paused sandbox boots afresh from its disk instead of
+// continuing its processes.
+func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration, memory bool) (sb *store.Sandbox, resumed bool, err error) {
 	e, err := m.get(id)
 	if err != nil {
 		return nil, false, err
@@ -128,7 +131,7 @@ func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.sb.State == store.SandboxPaused {
-		if err := m.resumeLocked(ctx, e, timeout); err != nil {
+		if err := m.resumeLocked(ctx, e, timeout, memory); err != nil {
 			return nil, false, err
 		}
 		return copySandbox(e.sb), true, nil
@@ -139,23 +142,36 @@ func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration)
 	return copySandbox(e.sb), false, nil
 }
 
-// Pause freezes a running sandbox. ErrConflict if it is already paused.
-func (m *Manager) Pause(ctx context.Context, id string) error {
+// Pause stops a running sandbox. With keepMemory its processes are kept:
+// checkpointed to disk where the backend can (runsc: no memory is held
+// while paused), frozen in memory otherwise (runc). Without, they end and
+// a resume boots from the disk. ErrConflict if it is already paused.
+func (m *Manager) Pause(ctx context.Context, id string, keepMemory bool) error {
 	e, err := m.get(id)
 	if err != nil {
 		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return m.pauseLocked(ctx, e)
+	return m.pauseLocked(ctx, e, keepMemory)
 }
 
-func (m *Manager) pauseLocked(ctx context.Context, e *entry) error {
+func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) error {
 	if e.sb.State == store.SandboxPaused {
 		return errdefs.New(errdefs.ErrConflict, fmt.Sprintf("sandbox %q is already paused", e.sb.ID))
 	}
 	e.conns.closeAll()
-	if err := e.backend.Pause(ctx, e.sb.ID); err != nil {
+	start := time.Now()
+	var err error
+	switch {
+	case !keepMemory:
+		err = e.backend.Stop(ctx, e.sb.ID, runtime.StopOptions{})
+	case e.backend.Capabilities().Checkpoint:
+		err = e.backend.Stop(ctx, e.sb.ID, runtime.StopOptions{Checkpoint: true})
+	default:
+		err = e.backend.Pause(ctx, e.sb.ID)
+	}
+	if err != nil {
 		return fmt.Errorf("pausing sandbox: %w", err)
 	}
 	e.sb.State = store.SandboxPaused
@@ -165,12 +181,39 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry) error {
 	if err := m.opts.Store.UpdateSandbox(ctx, e.sb); err != nil {
 		return fmt.Errorf("saving pause: %w", err)
 	}
+	log.G(ctx).Info("sandbox paused", "sandbox", e.sb.ID, "memory", keepMemory, "took", time.Since(start))
 	return nil
 }
 
-func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Duration) error {
-	if err := e.backend.Resume(ctx, e.sb.ID); err != nil {
+// resumeLocked brings a paused sandbox back as it was paused: thawed,
+// restored from its checkpoint, or (without memory, or asked for a cold
+// boot) booted from its disk with envd initialised again.
+func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Duration, memory bool) error {
+	start := time.Now()
+	inst, err := e.backend.Inspect(ctx, e.sb.ID)
+	if err != nil {
 		return fmt.Errorf("resuming sandbox: %w", err)
+	}
+	booted := false
+	switch {
+	case inst.State == runtime.StatePaused && memory:
+		err = e.backend.Resume(ctx, e.sb.ID)
+	case inst.State == runtime.StatePaused: // frozen, but a cold boot was asked for
+		if err = e.backend.Stop(ctx, e.sb.ID, runtime.StopOptions{}); err == nil {
+			_, err = e.backend.Start(ctx, e.sb.ID, runtime.StartOptions{ColdBoot: true})
+			booted = true
+		}
+	default:
+		booted = !memory || !inst.Checkpointed
+		_, err = e.backend.Start(ctx, e.sb.ID, runtime.StartOptions{ColdBoot: !memory})
+	}
+	if err != nil {
+		return fmt.Errorf("resuming sandbox: %w", err)
+	}
+	if booted {
+		if err := m.bootedAgain(ctx, e); err != nil {
+			return err
+		}
 	}
 	e.sb.State = store.SandboxRunning
 	e.sb.EndAt = time.Now().UTC().Add(timeout)
@@ -178,6 +221,22 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 		return fmt.Errorf("saving resume: %w", err)
 	}
 	m.armTimer(e)
+	log.G(ctx).Info("sandbox resumed", "sandbox", e.sb.ID, "memory", !booted, "took", time.Since(start))
+	return nil
+}
+
+// bootedAgain initialises envd in a sandbox that booted afresh and waits
+// for its template's start command, as create does.
+func (m *Manager) bootedAgain(ctx context.Context, e *entry) error {
+	if err := m.initEnvd(ctx, e.ip, e.sb); err != nil {
+		return fmt.Errorf("starting envd after a cold boot: %w", err)
+	}
+	tpl, err := m.opts.Store.GetTemplate(ctx, e.sb.TemplateID)
+	if err == nil && tpl.ReadyPort > 0 {
+		if err := m.waitPort(ctx, e.ip, tpl.ReadyPort); err != nil {
+			return fmt.Errorf("waiting for the template's start command: %w", err)
+		}
+	}
 	return nil
 }
 

@@ -217,7 +217,7 @@ func TestTimeouts(t *testing.T) {
 		t.Fatalf("expired sandbox not destroyed: %v", err)
 	}
 	before, _ := e.m.Get(e.ctx, kept.ID)
-	if _, resumed, err := e.m.Connect(e.ctx, kept.ID, time.Second); err != nil || resumed {
+	if _, resumed, err := e.m.Connect(e.ctx, kept.ID, time.Second, true); err != nil || resumed {
 		t.Fatalf("Connect = %v, %v", resumed, err)
 	}
 	if after, _ := e.m.Get(e.ctx, kept.ID); !after.EndAt.Equal(before.EndAt) {
@@ -229,16 +229,16 @@ func TestPauseResumeAndAutoPause(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	sb := e.create(t, CreateRequest{})
-	if err := e.m.Pause(e.ctx, sb.ID); err != nil {
+	if err := e.m.Pause(e.ctx, sb.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.m.Pause(e.ctx, sb.ID); !errdefs.IsConflict(err) {
+	if err := e.m.Pause(e.ctx, sb.ID, true); !errdefs.IsConflict(err) {
 		t.Fatalf("second pause = %v, want a conflict", err)
 	}
 	if _, err := e.m.Resolve(e.ctx, sb.ID); !errors.Is(err, errdefs.ErrUnavailable) {
 		t.Fatalf("routing to a paused sandbox = %v, want unavailable", err)
 	}
-	got, resumed, err := e.m.Connect(e.ctx, sb.ID, time.Minute)
+	got, resumed, err := e.m.Connect(e.ctx, sb.ID, time.Minute, true)
 	if err != nil || !resumed || got.State != store.SandboxRunning {
 		t.Fatalf("Connect = %+v, %v, %v", got, resumed, err)
 	}

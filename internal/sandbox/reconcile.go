@@ -36,7 +36,10 @@ func (m *Manager) Reconcile(ctx context.Context) error {
 	for _, sb := range records {
 		inst, ok := instances[sb.ID]
 		delete(instances, sb.ID)
-		if ok && (inst.State == runtime.StateRunning || inst.State == runtime.StatePaused) {
+		// A sandbox paused by Stop (a checkpoint, or its disk only) has no
+		// processes by design; only the store's state tells it from a crash.
+		stoppedPaused := inst != nil && inst.State == runtime.StateStopped && sb.State == store.SandboxPaused
+		if ok && (inst.State == runtime.StateRunning || inst.State == runtime.StatePaused || stoppedPaused) {
 			m.adopt(ctx, sb, inst, owner[sb.ID])
 			adopted++
 			continue

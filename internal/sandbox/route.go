@@ -36,7 +36,7 @@ func (m *Manager) Resolve(ctx context.Context, id string) (*Target, error) {
 		if !e.sb.AutoResume {
 			return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("sandbox %q is paused", id))
 		}
-		if err := m.resumeLocked(ctx, e, timeoutOnAutoResume); err != nil {
+		if err := m.resumeLocked(ctx, e, timeoutOnAutoResume, true); err != nil {
 			return nil, err
 		}
 	}

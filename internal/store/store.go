@@ -73,6 +73,7 @@ type Sandbox struct {
 	StartedAt          time.Time
 	EndAt              time.Time
 	AutoPause          bool   // on timeout: pause instead of kill
+	AutoPauseNoMemory  bool   // ...and keep only the disk (autoPauseMemory: false)
 	AutoResume         bool   // traffic to a paused sandbox resumes it
 	Network            []byte // SandboxNetworkConfig JSON as given, or nil
 	APIKeyID           string // the key that created it

@@ -31,6 +31,7 @@ func newSandbox(id string, startedMin int) *store.Sandbox {
 		StartedAt:          at(startedMin),
 		EndAt:              at(startedMin + 5),
 		AutoPause:          true,
+		AutoPauseNoMemory:  true,
 		AutoResume:         true,
 		Network:            []byte(`{"allowOut":["1.1.1.1"]}`),
 		APIKeyID:           "key1",

@@ -13,3 +13,6 @@ CREATE TABLE snapshot_names (
 	name        TEXT NOT NULL PRIMARY KEY,
 	snapshot_id TEXT NOT NULL REFERENCES snapshots (id) ON DELETE CASCADE
 ) STRICT;
+
+-- autoPauseMemory: false at create: a timeout pause keeps only the disk.
+ALTER TABLE sandboxes ADD COLUMN auto_pause_no_memory INTEGER NOT NULL DEFAULT 0;
