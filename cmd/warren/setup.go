@@ -59,6 +59,9 @@ func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Mana
 		DefaultMemoryMB: cfg.MemoryMB,
 		DefaultDiskMB:   cfg.DiskMB,
 		MaxTimeout:      cfg.MaxTimeout,
+		// Beside the sandboxes' state dirs, on the same filesystem, so a
+		// snapshot moves a writable layer instead of copying it.
+		SnapshotDir: filepath.Join(cfg.DataDir, "snapshots"),
 	})
 	if err != nil {
 		return nil, nil, err

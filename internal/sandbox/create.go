@@ -27,17 +27,40 @@ type CreateRequest struct {
 	APIKeyID          string
 }
 
-// Create starts a sandbox from a template and returns its record once envd
-// inside answers. On any error nothing is left behind.
+// Create starts a sandbox from a template, or from a snapshot when
+// TemplateID names one, and returns its record once envd inside answers.
+// On any error nothing is left behind.
 func (m *Manager) Create(ctx context.Context, req CreateRequest) (*store.Sandbox, error) {
 	tpl, err := m.opts.Store.GetTemplate(ctx, req.TemplateID)
-	if err != nil {
-		if errdefs.IsNotFound(err) {
-			return nil, errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("template '%s' not found", req.TemplateID))
-		}
+	if err == nil {
+		return m.create(ctx, req, tpl, nil)
+	}
+	if !errdefs.IsNotFound(err) {
 		return nil, fmt.Errorf("looking up template: %w", err)
 	}
+	// The snapshot's layers must outlive the create: the collector waits.
+	m.snapMu.RLock()
+	defer m.snapMu.RUnlock()
+	snap, err := m.opts.Store.GetSnapshot(ctx, req.TemplateID)
+	if errdefs.IsNotFound(err) {
+		return nil, errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("template '%s' not found", req.TemplateID))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("looking up snapshot: %w", err)
+	}
+	if tpl, err = m.opts.Store.GetTemplate(ctx, snap.TemplateID); err != nil {
+		return nil, fmt.Errorf("template %q of snapshot %q: %w", snap.TemplateID, snap.ID, err)
+	}
+	return m.create(ctx, req, tpl, snap)
+}
+
+// create makes the sandbox from tpl, or from snap when it is set (the
+// caller holds snapMu for reading).
+func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Template, snap *store.Snapshot) (*store.Sandbox, error) {
 	backendName := tpl.Backend
+	if snap != nil {
+		backendName = snap.Backend
+	}
 	if backendName == "" {
 		backendName = m.opts.DefaultBackend
 	}
@@ -70,21 +93,44 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (*store.Sandbox
 	} else if len(tpl.Aliases) > 0 {
 		sb.Alias = tpl.Aliases[0]
 	}
+	if snap != nil {
+		// The snapshot's processes were started with its resources and
+		// environment; a sandbox made from it keeps them.
+		sb.CPUCount, sb.MemoryMB, sb.DiskMB = snap.CPUCount, snap.MemoryMB, snap.DiskMB
+		sb.EnvVars = mergeMaps(snap.EnvVars, req.EnvVars)
+		sb.Alias = req.TemplateID
+	}
 	if req.Secure {
 		sb.EnvdAccessToken = newToken()
 	}
 	ctx = log.With(ctx, "sandbox", sb.ID, "template", tpl.ID, "runtime", backendName)
-	if err := m.start(ctx, sb, tpl, backend); err != nil {
+	spec := m.spec(sb, tpl)
+	if snap != nil {
+		spec.From = &runtime.Snapshot{Dir: snap.Dir, Layers: snap.Layers, Memory: snap.Memory}
+		spec.Hostname = snap.Hostname
+	}
+	if err := m.start(ctx, sb, tpl, backend, spec); err != nil {
 		return nil, err
 	}
 	return copySandbox(sb), nil
 }
 
+func mergeMaps(base, over map[string]string) map[string]string {
+	if len(base) == 0 {
+		return over
+	}
+	out := copyMap(base)
+	for k, v := range over {
+		out[k] = v
+	}
+	return out
+}
+
 // start brings up the backend instance, initialises envd and records the
 // sandbox, undoing all of it if a later step fails.
-func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Template, backend runtime.Backend) (retErr error) {
+func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Template, backend runtime.Backend, spec runtime.Spec) (retErr error) {
 	start := time.Now()
-	inst, err := backend.Create(ctx, m.spec(sb, tpl))
+	inst, err := backend.Create(ctx, spec)
 	if err != nil {
 		return fmt.Errorf("creating sandbox: %w", err)
 	}
@@ -131,7 +177,7 @@ func (m *Manager) spec(sb *store.Sandbox, tpl *store.Template) runtime.Spec {
 	return runtime.Spec{
 		ID:       sb.ID,
 		Rootfs:   tpl.RootfsPath,
-		Hostname: "e2b-" + sb.ID[:8],
+		Hostname: hostname(sb.ID),
 		Init: runtime.Process{
 			Args: args,
 			Env:  []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME=/root"},
@@ -147,6 +193,9 @@ func (m *Manager) spec(sb *store.Sandbox, tpl *store.Template) runtime.Spec {
 		Labels:  map[string]string{"warren.sandbox": sb.ID, "warren.template": tpl.ID},
 	}
 }
+
+// hostname is a sandbox's host name, as E2B names them.
+func hostname(id string) string { return "e2b-" + id[:8] }
 
 // envdTarget is where envd's binary appears inside every sandbox.
 const envdTarget = "/.warren/envd"

@@ -43,6 +43,9 @@ func (m *Manager) killLocked(ctx context.Context, e *entry) error {
 		return fmt.Errorf("forgetting sandbox: %w", err)
 	}
 	log.G(ctx).Info("sandbox killed", "sandbox", e.sb.ID)
+	if m.hasSnapshotDirs() {
+		m.collectLater() // it may have stood on a deleted snapshot's layer
+	}
 	return nil
 }
 

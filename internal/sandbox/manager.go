@@ -45,6 +45,8 @@ type Options struct {
 	EnvdReadyTimeout time.Duration
 	// StartReadyTimeout bounds the wait for a template's ReadyPort.
 	StartReadyTimeout time.Duration
+	// SnapshotDir holds snapshots (one directory each); "" disables them.
+	SnapshotDir string
 	// EnvdPort is where the manager reaches envd at a sandbox's address;
 	// EnvdPort (49983) unless a test points it at a stand-in.
 	EnvdPort uint16
@@ -59,6 +61,10 @@ type Manager struct {
 	// stored until Kill removes it; the proxy only routes to sandboxes in it.
 	mu   sync.Mutex
 	live map[string]*entry
+
+	// snapMu: creates from a snapshot hold it for reading, the collector
+	// of unused snapshot layers for writing.
+	snapMu sync.RWMutex
 }
 
 // entry is the in-memory side of one sandbox.

@@ -59,6 +59,10 @@ func (m *Manager) Reconcile(ctx context.Context) error {
 	if adopted > 0 {
 		log.G(ctx).Info("re-adopted sandboxes", "count", adopted)
 	}
+	// Snapshot dirs of a fork or snapshot that crashed half-way.
+	m.snapMu.Lock()
+	m.collectLocked(ctx)
+	m.snapMu.Unlock()
 	return nil
 }
 

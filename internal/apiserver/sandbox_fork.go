@@ -1,0 +1,54 @@
+package apiserver
+
+import (
+	"net/http"
+)
+
+// forkResultJSON is one entry of the fork response: exactly one field set.
+type forkResultJSON struct {
+	Sandbox *sandboxJSON `json:"sandbox,omitempty"`
+	Error   *errorJSON   `json:"error,omitempty"`
+}
+
+// errorJSON is E2B's error body.
+type errorJSON struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+// fork serves POST /sandboxes/{id}/fork: 201 with one result per fork, or
+// an error when no fork was attempted.
+func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Timeout *int64 `json:"timeout"`
+		Count   *int   `json:"count"`
+	}
+	if err := decode(r, &body, true); err != nil {
+		fail(w, r, err)
+		return
+	}
+	d, err := s.timeout(body.Timeout, defaultTimeout)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	count := 1
+	if body.Count != nil {
+		count = *body.Count
+	}
+	results, err := s.opts.Manager.Fork(r.Context(), r.PathValue("id"), count, d)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	out := make([]forkResultJSON, len(results))
+	for i, res := range results {
+		if res.Err != nil {
+			out[i].Error = &errorJSON{Code: statusOf(res.Err), Message: res.Err.Error()}
+			continue
+		}
+		sb := s.sandboxResponse(res.Sandbox)
+		out[i].Sandbox = &sb
+	}
+	writeJSON(w, http.StatusCreated, out)
+}

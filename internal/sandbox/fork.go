@@ -1,0 +1,69 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// MaxForks bounds the forks of one request, as E2B's API does.
+const MaxForks = 100
+
+// ForkResult is one fork's outcome: a sandbox, or why it did not start.
+type ForkResult struct {
+	Sandbox *store.Sandbox
+	Err     error
+}
+
+// Fork snapshots a sandbox once (it carries on, or stays paused) and starts
+// count independent sandboxes from that snapshot, each living timeout. The
+// snapshot is not listed; its memory image goes when the forks are up and
+// its disk layer when the last sandbox standing on it ends. An error means
+// no fork was attempted; each fork's own failure is in its result.
+func (m *Manager) Fork(ctx context.Context, id string, count int, timeout time.Duration) ([]ForkResult, error) {
+	if count < 1 || count > MaxForks {
+		return nil, errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("count must be between 1 and %d", MaxForks))
+	}
+	e, err := m.get(id)
+	if err != nil {
+		return nil, err
+	}
+	m.snapMu.RLock()
+	defer m.snapMu.RUnlock()
+	defer m.collectLater()
+	e.mu.Lock()
+	src := copySandbox(e.sb)
+	snap, err := m.snapshotLocked(ctx, e)
+	e.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	tpl, err := m.opts.Store.GetTemplate(ctx, snap.TemplateID)
+	if err != nil {
+		return nil, fmt.Errorf("template of sandbox %s: %w", id, err)
+	}
+	req := CreateRequest{
+		TemplateID:        src.TemplateID,
+		Timeout:           timeout,
+		Metadata:          src.Metadata,
+		Secure:            src.EnvdAccessToken != "",
+		AllowInternet:     src.AllowInternet,
+		AutoPause:         src.AutoPause,
+		AutoPauseNoMemory: src.AutoPauseNoMemory,
+		AutoResume:        src.AutoResume,
+		Network:           src.Network,
+		APIKeyID:          src.APIKeyID,
+	}
+	out := make([]ForkResult, count)
+	for i := range out {
+		sb, err := m.create(ctx, req, tpl, snap)
+		if sb != nil {
+			sb.Alias = src.Alias
+		}
+		out[i] = ForkResult{Sandbox: sb, Err: err}
+	}
+	return out, nil
+}
