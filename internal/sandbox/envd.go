@@ -18,9 +18,12 @@ import (
 func newEnvdClient() *http.Client {
 	return &http.Client{
 		Transport: &http.Transport{
-			DialContext:         (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
-			MaxIdleConnsPerHost: 1,
-			IdleConnTimeout:     5 * time.Second,
+			DialContext: (&net.Dialer{Timeout: 2 * time.Second}).DialContext,
+			// No idle connections into sandboxes: a connection open when
+			// runsc checkpoints is migrated with the sandbox, and one
+			// migrated connection leaves the restored network stack deaf
+			// after the following checkpoint (seen with this gVisor).
+			DisableKeepAlives: true,
 		},
 	}
 }

@@ -163,7 +163,7 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) er
 	if e.sb.State == store.SandboxPaused {
 		return errdefs.New(errdefs.ErrConflict, fmt.Sprintf("sandbox %q is already paused", e.sb.ID))
 	}
-	e.conns.closeAll()
+	e.cutForCheckpoint()
 	start := time.Now()
 	var err error
 	switch {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -91,11 +92,29 @@ func (s *connSet) add(c net.Conn) func() {
 	}
 }
 
-func (s *connSet) closeAll() {
+// closeAll closes every tracked connection and reports how many there were.
+func (s *connSet) closeAll() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	n := len(s.conns)
 	for c := range s.conns {
 		_ = c.Close()
 	}
 	clear(s.conns)
+	return n
 }
+
+// cutForCheckpoint closes the sandbox's proxied connections and gives the
+// sandbox a moment to see them end: a connection still open inside when
+// runsc checkpoints is migrated with the sandbox, and one migrated
+// connection leaves the restored network stack deaf after the following
+// checkpoint (seen with this gVisor).
+func (e *entry) cutForCheckpoint() {
+	if e.conns.closeAll() > 0 {
+		time.Sleep(checkpointSettle)
+	}
+}
+
+// checkpointSettle is long enough for envd to read the FINs of closed
+// connections and close its ends, on loopback-speed links.
+const checkpointSettle = 50 * time.Millisecond

@@ -53,7 +53,7 @@ func (m *Manager) snapshotLocked(ctx context.Context, e *entry) (*store.Snapshot
 	if err := os.MkdirAll(m.opts.SnapshotDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating snapshot directory: %w", err)
 	}
-	e.conns.closeAll()
+	e.cutForCheckpoint()
 	start := time.Now()
 	sid := "snap" + newID()[:16]
 	rs, err := e.backend.Snapshot(ctx, e.sb.ID, filepath.Join(m.opts.SnapshotDir, sid))
