@@ -83,7 +83,7 @@ func (m *Manager) snapshotLocked(ctx context.Context, e *entry) (*store.Snapshot
 // checkSnapshotName accepts what the SDKs' name filter uses: letters,
 // digits, '-', '_', '.', and one optional ':tag' and 'team/' prefix.
 func checkSnapshotName(name string) error {
-	ok := len(name) <= 128 && !strings.HasPrefix(name, "snap")
+	ok := len(name) <= 128
 	for _, r := range name {
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune("-_.:/", r):
@@ -92,7 +92,7 @@ func checkSnapshotName(name string) error {
 		}
 	}
 	if !ok || name == "" {
-		return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("invalid snapshot name %q: use up to 128 letters, digits, '-', '_', '.', ':' and '/', not starting with \"snap\"", name))
+		return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("invalid snapshot name %q: use up to 128 letters, digits, '-', '_', '.', ':' and '/'", name))
 	}
 	return nil
 }

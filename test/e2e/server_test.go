@@ -34,6 +34,7 @@ type server struct {
 	apiKey  string
 	dataDir string
 	logPath string
+	runtime string // the backend sandboxes run on: runc or runsc
 
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the process has exited
@@ -68,7 +69,7 @@ type serverOpts struct {
 func launchServer(t *testing.T, cfg config, o serverOpts) *server {
 	t.Helper()
 	i, rt := o.index, o.runtime
-	s := &server{apiKey: o.apiKey, dataDir: o.dataDir, logPath: logPath(t, cfg, fmt.Sprintf("%s-%d", rt, i))}
+	s := &server{apiKey: o.apiKey, dataDir: o.dataDir, logPath: logPath(t, cfg, fmt.Sprintf("%s-%d", rt, i)), runtime: rt}
 	if s.apiKey == "" {
 		s.apiKey = newAPIKey(t)
 	}

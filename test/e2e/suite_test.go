@@ -40,6 +40,7 @@ func runNodeSuite(t *testing.T, cfg config, srv *server, dir, pkg string) {
 	cmd.Dir = cfg.e2eDir
 	cmd.Env = append(environWithout("E2B_", "E2E_"),
 		"E2E_SDK="+pkg,
+		"E2E_RUNTIME="+srv.runtime,
 		"E2B_API_KEY="+srv.apiKey,
 		"E2B_API_URL="+srv.url,
 		"E2B_SANDBOX_URL="+srv.url,

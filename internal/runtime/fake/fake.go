@@ -28,12 +28,12 @@ type Op string
 
 // The operations a Hook sees.
 const (
-	OpCreate  Op = "create"
-	OpDestroy Op = "destroy"
-	OpInspect Op = "inspect"
-	OpList    Op = "list"
-	OpPause   Op = "pause"
-	OpResume  Op = "resume"
+	OpCreate   Op = "create"
+	OpDestroy  Op = "destroy"
+	OpInspect  Op = "inspect"
+	OpList     Op = "list"
+	OpPause    Op = "pause"
+	OpResume   Op = "resume"
 	OpStats    Op = "stats"
 	OpStop     Op = "stop"
 	OpStart    Op = "start"

@@ -24,6 +24,14 @@ export const apiUrl = process.env.E2B_API_URL.replace(/\/+$/, '')
 export const sandboxUrl = process.env.E2B_SANDBOX_URL.replace(/\/+$/, '')
 export const apiKey = process.env.E2B_API_KEY
 
+/**
+ * The server's backend. runsc checkpoints memory, so snapshots and forks
+ * continue the source's processes; runc freezes in place and its snapshots
+ * hold the disk only.
+ */
+export const runtime = process.env.E2E_RUNTIME || 'runsc'
+export const snapshotsKeepMemory = runtime === 'runsc'
+
 /** True for the SDK versions that use the v2 create/connect paths. */
 export const usesV2Paths = sdkName === 'e2b'
 
@@ -43,6 +51,11 @@ export class Sandboxes {
     const sbx = await Sandbox.create(...args)
     this.#created.push(sbx.sandboxId)
     return sbx
+  }
+
+  /** track adds a sandbox made elsewhere (a fork) to the ones killed at the end. */
+  track(sbx) {
+    this.#created.push(sbx.sandboxId)
   }
 
   async killAll() {

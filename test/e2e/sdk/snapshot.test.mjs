@@ -1,0 +1,176 @@
+// Pause and resume across many cycles, cold boots, snapshots and forks,
+// through the official SDK. On runsc a pause checkpoints the sandbox's
+// memory to disk and a snapshot holds memory too; on runc a pause freezes
+// the processes in place and snapshots hold the disk only.
+
+import assert from 'node:assert/strict'
+import { after, describe, test } from 'node:test'
+
+import { Sandbox, Sandboxes, snapshotsKeepMemory, uniqueTag } from '../lib/env.mjs'
+
+const pool = new Sandboxes()
+const snapshots = []
+after(async () => {
+  await pool.killAll()
+  await Promise.all(snapshots.map((id) => Sandbox.deleteSnapshot(id).catch(() => false)))
+})
+
+// A server holding a counter in its memory: each GET returns the next value.
+const counterServer = `python3 -c '
+import http.server
+n = 0
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        global n
+        n += 1
+        self.send_response(200); self.end_headers(); self.wfile.write(str(n).encode())
+    def log_message(self, *a): pass
+http.server.ThreadingHTTPServer(("127.0.0.1", 8080), H).serve_forever()'`
+
+const readCounter = `python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:8080", timeout=5).read().decode())'`
+
+async function startCounter(sbx) {
+  await sbx.commands.run(counterServer, { background: true, timeoutMs: 0 })
+  for (let i = 0; i < 50; i++) {
+    const r = await sbx.commands.run(readCounter).catch((e) => e)
+    if (r.exitCode === 0) return Number(r.stdout.trim())
+    await new Promise((res) => setTimeout(res, 100))
+  }
+  throw new Error('counter server did not start')
+}
+
+async function counter(sbx) {
+  const r = await sbx.commands.run(readCounter).catch((e) => e)
+  return r.exitCode === 0 ? Number(r.stdout.trim()) : null
+}
+
+function track(snapshotId) {
+  snapshots.push(snapshotId)
+  return snapshotId
+}
+
+describe('pause and resume, many times', { timeout: 240_000 }, () => {
+  test('ten cycles, each with a file and a memory change, keep everything', async () => {
+    const sbx = await pool.create({ timeoutMs: 180_000 })
+    let n = await startCounter(sbx)
+    for (let i = 1; i <= 10; i++) {
+      await sbx.files.write(`/home/user/cycle-${i}.txt`, `cycle ${i}`)
+      n = await counter(sbx)
+      assert.equal(await sbx.pause(), true, `pause ${i}`)
+      await sbx.connect()
+      assert.equal(await counter(sbx), n + 1, `cycle ${i}: the counter process kept its memory`)
+      n++
+      const files = (await sbx.files.list('/home/user')).map((e) => e.name).filter((f) => f.startsWith('cycle-'))
+      assert.equal(files.length, i, `cycle ${i}: files ${files}`)
+      assert.equal(await sbx.files.read(`/home/user/cycle-${i}.txt`), `cycle ${i}`)
+    }
+  })
+
+  test('resume right after pause, with a command running through the pause', async () => {
+    const sbx = await pool.create({ timeoutMs: 60_000 })
+    const cmd = await sbx.commands.run('sleep 2; echo done', { background: true, timeoutMs: 0 })
+    assert.equal(await sbx.pause(), true)
+    await sbx.connect()
+    const again = await sbx.commands.connect(cmd.pid)
+    const res = await again.wait()
+    assert.equal(res.exitCode, 0)
+    assert.match(res.stdout, /done/)
+  })
+
+  test('pause without memory keeps the disk and boots afresh', async () => {
+    const sbx = await pool.create({ timeoutMs: 60_000 })
+    await startCounter(sbx)
+    await sbx.files.write('/home/user/kept.txt', 'disk')
+    assert.equal(await sbx.pause({ keepMemory: false }), true)
+    assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused')
+    await sbx.connect()
+    assert.equal(await sbx.files.read('/home/user/kept.txt'), 'disk')
+    assert.equal(await counter(sbx), null, 'processes did not survive a pause without memory')
+    assert.equal((await sbx.commands.run('echo booted')).stdout, 'booted\n')
+  })
+
+  test('pause racing kill: the sandbox ends up gone either way', async () => {
+    const sbx = await pool.create({ timeoutMs: 60_000 })
+    await Promise.allSettled([sbx.pause(), Sandbox.kill(sbx.sandboxId)])
+    await Sandbox.kill(sbx.sandboxId).catch(() => false)
+    await assert.rejects(Sandbox.getInfo(sbx.sandboxId))
+    const ids = (await Sandbox.list().nextItems()).map((s) => s.sandboxId)
+    assert.ok(!ids.includes(sbx.sandboxId))
+  })
+})
+
+describe('snapshots and forks', { timeout: 240_000 }, () => {
+  test('a named snapshot starts new sandboxes by id and by name; the source goes on', async () => {
+    const src = await pool.create({ timeoutMs: 120_000 })
+    const n = await startCounter(src)
+    await src.files.write('/home/user/snap.txt', 'from the snapshot')
+    const name = uniqueTag('snap')
+    const snap = await src.createSnapshot({ name })
+    track(snap.snapshotId)
+    assert.deepEqual(snap.names, [name])
+
+    await src.files.write('/home/user/snap.txt', 'changed after')
+    for (const ref of [snap.snapshotId, name]) {
+      const copy = await pool.create(ref, { timeoutMs: 60_000 })
+      assert.equal(await copy.files.read('/home/user/snap.txt'), 'from the snapshot')
+      assert.equal(await counter(copy), snapshotsKeepMemory ? n + 1 : null)
+      await copy.files.write('/home/user/snap.txt', `copy ${ref}`)
+    }
+    assert.equal(await src.files.read('/home/user/snap.txt'), 'changed after')
+    assert.equal(await counter(src), n + 1, 'the source kept its own memory')
+
+    const listed = await Sandbox.listSnapshots({ sandboxId: src.sandboxId }).nextItems()
+    assert.deepEqual(listed.map((s) => s.snapshotId), [snap.snapshotId])
+    assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), true)
+    assert.equal(await Sandbox.deleteSnapshot(snap.snapshotId), false)
+    await assert.rejects(Sandbox.create(name, { timeoutMs: 10_000 }))
+  })
+
+  test('fork makes independent copies of a running sandbox', async () => {
+    const src = await pool.create({ timeoutMs: 120_000 })
+    const n = await startCounter(src)
+    await src.files.write('/home/user/f.txt', 'source')
+    const forks = await src.fork({ count: 3, timeoutMs: 60_000 })
+    assert.equal(forks.length, 3)
+    for (const [i, f] of forks.entries()) {
+      assert.ok(!(f instanceof Error), `fork ${i}: ${f}`)
+      pool.track(f)
+      assert.notEqual(f.sandboxId, src.sandboxId)
+      assert.equal(await f.files.read('/home/user/f.txt'), 'source')
+      assert.equal(await counter(f), snapshotsKeepMemory ? n + 1 : null)
+      await f.files.write('/home/user/f.txt', `fork ${i}`)
+    }
+    for (const [i, f] of forks.entries()) {
+      assert.equal(await f.files.read('/home/user/f.txt'), `fork ${i}`)
+      await f.kill()
+    }
+    assert.equal(await src.files.read('/home/user/f.txt'), 'source')
+    assert.equal(await counter(src), n + 1)
+  })
+
+  test('fork of a paused sandbox, which stays paused', async () => {
+    const src = await pool.create({ timeoutMs: 120_000 })
+    await src.files.write('/home/user/p.txt', 'paused source')
+    assert.equal(await src.pause(), true)
+    const [f] = await Sandbox.fork(src.sandboxId, { timeoutMs: 60_000 })
+    assert.ok(!(f instanceof Error), `${f}`)
+    pool.track(f)
+    assert.equal(await f.files.read('/home/user/p.txt'), 'paused source')
+    await f.kill()
+    assert.equal((await Sandbox.getInfo(src.sandboxId)).state, 'paused')
+    await src.connect()
+    assert.equal(await src.files.read('/home/user/p.txt'), 'paused source')
+  })
+
+  test('bad input: fork counts, unknown sandboxes and snapshots, bad names', async () => {
+    const src = await pool.create({ timeoutMs: 60_000 })
+    for (const count of [0, 101]) {
+      await assert.rejects(src.fork({ count }), /count must be between 1 and 100/)
+    }
+    await assert.rejects(Sandbox.fork('nosuchsandbox0000000'), (e) => e.name === 'SandboxNotFoundError' || /not found/i.test(e.message))
+    await assert.rejects(Sandbox.createSnapshot('nosuchsandbox0000000'), /not found/i)
+    await assert.rejects(src.createSnapshot({ name: 'bad name!' }), /invalid snapshot name/)
+    await assert.rejects(Sandbox.create('snapdoesnotexist', { timeoutMs: 10_000 }), /not found/i)
+    assert.equal(await Sandbox.deleteSnapshot('snapdoesnotexist'), false)
+  })
+})
