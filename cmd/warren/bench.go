@@ -26,6 +26,8 @@ type benchConfig struct {
 	Par      int
 	Cmd      int
 	Idle     int
+	DataDir  string
+	Pause    bool
 }
 
 // benchResult is what tti.mjs prints, in milliseconds.
@@ -51,6 +53,8 @@ func runBench(args []string) error {
 	fs.IntVar(&c.Par, "par", 10, "sandboxes created at once")
 	fs.IntVar(&c.Cmd, "cmd", 100, "commands.run('true') repetitions on a warm sandbox")
 	fs.IntVar(&c.Idle, "idle", 5, "idle sandboxes whose host memory is measured")
+	fs.StringVar(&c.DataDir, "data-dir", "", "the server's --data-dir, to measure the disk of paused sandboxes and forks")
+	fs.BoolVar(&c.Pause, "pause", true, "measure pause, resume and fork (BENCH_PAUSE_MB sets the sizes)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -76,6 +80,9 @@ func runBench(args []string) error {
 	}
 	printBench(c, base, res, idle)
 	printCodeInterpreterBench(base, ci)
+	if c.Pause {
+		return pauseBench(ctx, c, base)
+	}
 	return nil
 }
 
