@@ -37,6 +37,9 @@ type serveConfig struct {
 	Bridge     string
 	EnvdPath   string
 	MaxTimeout time.Duration
+	// CheckpointAfter: a paused sandbox on a backend that checkpoints
+	// (runsc) stays frozen in memory this long, then goes to disk.
+	CheckpointAfter time.Duration
 	CPUCount   int
 	MemoryMB   int
 	DiskMB     int
@@ -60,6 +63,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.Bridge, "bridge", "warren0", "name of the host bridge sandboxes attach to")
 	fs.StringVar(&c.EnvdPath, "envd", "", "path of the static envd binary (default: next to warren)")
 	fs.DurationVar(&c.MaxTimeout, "max-timeout", 24*time.Hour, "longest sandbox timeout a request may ask for (0: no cap)")
+	fs.DurationVar(&c.CheckpointAfter, "checkpoint-after", 30*time.Second, "how long a paused runsc sandbox stays frozen in memory before its memory is checkpointed to disk (0: at once)")
 	fs.IntVar(&c.CPUCount, "default-cpu", 2, "CPUs per sandbox when the template does not say")
 	fs.IntVar(&c.MemoryMB, "default-memory", 512, "memory MB per sandbox when the template does not say")
 	fs.IntVar(&c.DiskMB, "default-disk", 4096, "disk MB per sandbox when the template does not say")

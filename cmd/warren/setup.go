@@ -59,6 +59,7 @@ func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Mana
 		DefaultMemoryMB: cfg.MemoryMB,
 		DefaultDiskMB:   cfg.DiskMB,
 		MaxTimeout:      cfg.MaxTimeout,
+		CheckpointAfter: cfg.CheckpointAfter,
 		// Beside the sandboxes' state dirs, on the same filesystem, so a
 		// snapshot moves a writable layer instead of copying it.
 		SnapshotDir: filepath.Join(cfg.DataDir, "snapshots"),

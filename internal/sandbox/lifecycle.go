@@ -31,6 +31,7 @@ func (m *Manager) killLocked(ctx context.Context, e *entry) error {
 	if e.timer != nil {
 		e.timer.Stop()
 	}
+	stopTimer(&e.ckTimer)
 	m.mu.Lock()
 	delete(m.live, e.sb.ID)
 	m.mu.Unlock()
@@ -166,13 +167,17 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) er
 	e.cutForCheckpoint()
 	start := time.Now()
 	var err error
+	checkpoint := e.backend.Capabilities().Checkpoint
 	switch {
 	case !keepMemory:
 		err = e.backend.Stop(ctx, e.sb.ID, runtime.StopOptions{})
-	case e.backend.Capabilities().Checkpoint:
+	case checkpoint && m.opts.CheckpointAfter <= 0:
 		err = e.backend.Stop(ctx, e.sb.ID, runtime.StopOptions{Checkpoint: true})
 	default:
 		err = e.backend.Pause(ctx, e.sb.ID)
+		if err == nil && checkpoint {
+			m.armCheckpoint(e)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("pausing sandbox: %w", err)
@@ -193,6 +198,7 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) er
 // boot) booted from its disk with envd initialised again.
 func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Duration, memory bool) error {
 	start := time.Now()
+	stopTimer(&e.ckTimer)
 	inst, err := e.backend.Inspect(ctx, e.sb.ID)
 	if err != nil {
 		return fmt.Errorf("resuming sandbox: %w", err)
@@ -226,6 +232,46 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 	m.armTimer(e)
 	log.G(ctx).Info("sandbox resumed", "sandbox", e.sb.ID, "memory", !booted, "took", time.Since(start))
 	return nil
+}
+
+// armCheckpoint schedules the checkpoint of a frozen paused sandbox.
+// Callers hold e.mu.
+func (m *Manager) armCheckpoint(e *entry) {
+	stopTimer(&e.ckTimer)
+	id := e.sb.ID
+	e.ckTimer = time.AfterFunc(m.opts.CheckpointAfter, func() { m.checkpointPaused(id) })
+}
+
+// checkpointPaused moves a sandbox that is still paused (frozen) to disk.
+// On failure it stays frozen, which a resume handles as well.
+func (m *Manager) checkpointPaused(id string) {
+	ctx := context.Background()
+	e, err := m.get(id)
+	if err != nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.killed || e.sb.State != store.SandboxPaused {
+		return
+	}
+	inst, err := e.backend.Inspect(ctx, id)
+	if err != nil || inst.State != runtime.StatePaused {
+		return
+	}
+	start := time.Now()
+	if err := e.backend.Stop(ctx, id, runtime.StopOptions{Checkpoint: true}); err != nil {
+		log.G(ctx).Warn("checkpointing paused sandbox; it stays frozen in memory", "sandbox", id, "err", err)
+		return
+	}
+	log.G(ctx).Info("paused sandbox checkpointed to disk", "sandbox", id, "took", time.Since(start))
+}
+
+func stopTimer(t **time.Timer) {
+	if *t != nil {
+		(*t).Stop()
+		*t = nil
+	}
 }
 
 // bootedAgain initialises envd in a sandbox that booted afresh and waits

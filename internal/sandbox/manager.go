@@ -45,6 +45,11 @@ type Options struct {
 	EnvdReadyTimeout time.Duration
 	// StartReadyTimeout bounds the wait for a template's ReadyPort.
 	StartReadyTimeout time.Duration
+	// CheckpointAfter is how long a paused sandbox whose backend can
+	// checkpoint stays frozen in memory (resumed in milliseconds) before
+	// its memory goes to disk (no RAM held, resumed by a restore); 0
+	// checkpoints at once.
+	CheckpointAfter time.Duration
 	// SnapshotDir holds snapshots (one directory each); "" disables them.
 	SnapshotDir string
 	// EnvdPort is where the manager reaches envd at a sandbox's address;
@@ -74,6 +79,7 @@ type entry struct {
 	ip       netip.Addr
 	backend  runtime.Backend
 	timer    *time.Timer
+	ckTimer  *time.Timer // checkpoints a frozen paused sandbox
 	conns    *connSet
 	lastCPU  uint64
 	lastTime time.Time

@@ -57,7 +57,10 @@ type env struct {
 	rootfs string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { return newEnvWith(t, nil) }
+
+// newEnvWith is newEnv with opts adjusted by adjust before the manager is made.
+func newEnvWith(t *testing.T, adjust func(*Options)) *env {
 	t.Helper()
 	envd := &stubEnvd{}
 	srv := httptest.NewServer(envd)
@@ -71,12 +74,17 @@ func newEnv(t *testing.T) *env {
 	if err := st.PutTemplate(ctx, &store.Template{ID: "base", Aliases: []string{"py"}, RootfsPath: rootfs}); err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(Options{
+	opts := Options{
 		Store: st, Backends: map[string]runtime.Backend{"fake": b}, DefaultBackend: "fake",
 		EnvdPath: envdPath(t), EnvdPort: ap.Port(), EnvdReadyTimeout: 500 * time.Millisecond,
 		StartReadyTimeout: 300 * time.Millisecond,
 		DefaultCPUCount:   1, DefaultMemoryMB: 128,
-	})
+		SnapshotDir: filepath.Join(t.TempDir(), "snapshots"),
+	}
+	if adjust != nil {
+		adjust(&opts)
+	}
+	m, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

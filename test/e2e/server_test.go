@@ -53,7 +53,10 @@ func startServer(t *testing.T, cfg config, i int, rt string) *server {
 	if cfg.dataDir != "" {
 		dataDir = filepath.Join(cfg.dataDir, rt)
 	}
-	return launchServer(t, cfg, serverOpts{index: i, runtime: rt, dataDir: dataDir})
+	// Pauses checkpoint at once, so the SDK suite exercises memory
+	// checkpoints on runsc; the freezer path (runc, and runsc before its
+	// checkpoint) is what runc runs and TestPausedSurvivesRestart keeps.
+	return launchServer(t, cfg, serverOpts{index: i, runtime: rt, dataDir: dataDir, args: []string{"--checkpoint-after=0"}})
 }
 
 // serverOpts vary one server from the defaults startServer uses.
@@ -64,6 +67,7 @@ type serverOpts struct {
 	subnet  string // "" for 10.231.<index>.0/24
 	apiKey  string // "" for a fresh key
 	tls     bool   // serve HTTPS (--tls)
+	args    []string
 }
 
 func launchServer(t *testing.T, cfg config, o serverOpts) *server {
@@ -81,7 +85,7 @@ func launchServer(t *testing.T, cfg config, o serverOpts) *server {
 	}
 	addr := freeLoopbackAddr(t)
 	s.url = "http://" + addr
-	var extra []string
+	extra := append([]string(nil), o.args...)
 	if o.tls {
 		s.url = "https://" + addr
 		extra = append(extra, "--tls")

@@ -49,7 +49,7 @@ func TestBrokenCheckpoint(t *testing.T) {
 	if !contains(cfg.runtimes, "runsc") {
 		t.Skip("only runsc checkpoints memory")
 	}
-	o := serverOpts{index: 62, runtime: "runsc", dataDir: t.TempDir()}
+	o := serverOpts{index: 62, runtime: "runsc", dataDir: t.TempDir(), args: []string{"--checkpoint-after=0"}}
 	s := launchServer(t, cfg, o)
 	id := s.createSandbox(t, `{"templateID":"base","timeout":600}`)
 	s.uploadFile(t, id, "/home/user/kept.txt", "on disk")
@@ -68,6 +68,34 @@ func TestBrokenCheckpoint(t *testing.T) {
 	}
 	s.mustCall(t, "DELETE", "/sandboxes/"+id, "", http.StatusNoContent)
 	s.checkHostFree(t, "runsc", "we2e62", []string{id})
+}
+
+// TestCheckpointAfterDelay: a paused runsc sandbox stays frozen in memory
+// at first and goes to disk after --checkpoint-after; both resume.
+func TestCheckpointAfterDelay(t *testing.T) {
+	cfg := loadConfig(t)
+	if !contains(cfg.runtimes, "runsc") {
+		t.Skip("only runsc checkpoints memory")
+	}
+	o := serverOpts{index: 63, runtime: "runsc", dataDir: t.TempDir(), args: []string{"--checkpoint-after=1s"}}
+	s := launchServer(t, cfg, o)
+	id := s.createSandbox(t, `{"templateID":"base","timeout":600}`)
+	s.uploadFile(t, id, "/home/user/kept.txt", "kept")
+	img := filepath.Join(o.dataDir, "sandboxes", "runsc", id, "checkpoint", "checkpoint.img")
+	for round, wait := range []time.Duration{0, 3 * time.Second} {
+		s.mustCall(t, "POST", "/sandboxes/"+id+"/pause", `{}`, http.StatusNoContent)
+		time.Sleep(wait)
+		_, err := os.Stat(img)
+		if onDisk := err == nil; onDisk != (wait > 0) {
+			t.Fatalf("round %d: memory image on disk = %v after %v", round, onDisk, wait)
+		}
+		s.mustCall(t, "POST", "/sandboxes/"+id+"/connect", `{"timeout":60}`, http.StatusCreated)
+		if got := s.downloadFile(t, id, "/home/user/kept.txt"); got != "kept" {
+			t.Fatalf("round %d: file after resume = %q", round, got)
+		}
+	}
+	s.mustCall(t, "DELETE", "/sandboxes/"+id, "", http.StatusNoContent)
+	s.checkHostFree(t, "runsc", "we2e63", []string{id})
 }
 
 // TestSnapshotDiskShared checks on disk that a snapshot does not copy the
