@@ -40,11 +40,11 @@ type serveConfig struct {
 	// CheckpointAfter: a paused sandbox on a backend that checkpoints
 	// (runsc) stays frozen in memory this long, then goes to disk.
 	CheckpointAfter time.Duration
-	CPUCount   int
-	MemoryMB   int
-	DiskMB     int
-	LogLevel   string
-	TLS        bool
+	CPUCount        int
+	MemoryMB        int
+	DiskMB          int
+	LogLevel        string
+	TLS             bool
 	// CodeInterpreter builds the code-interpreter-v1 template and binds the
 	// interpreter server (InterpreterPath) into sandboxes.
 	CodeInterpreter bool
