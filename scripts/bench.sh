@@ -2,19 +2,30 @@
 # Reproduces docs/benchmarks.md: for each runtime, starts a warren server on
 # its own bridge and data dir, runs `warren bench` against it (which measures
 # the runc baseline in the same run), and stops the server by its PID.
-# Usage: scripts/bench.sh [runtime...]   (default: runc runsc)
+# runsc runs twice: with --checkpoint-after=0 (a pause goes to disk at once,
+# so resume is a restore) and with the default (resume thaws a frozen
+# sandbox; only the pause figures are taken).
+# Usage: scripts/bench.sh [runtime...]   (default: runc runsc runsc-frozen)
+# BENCH_PAUSE_MB (default 100,400) sets the memory held in the pause runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x bin/warren ] || make build
 [ -d test/e2e/node_modules ] || (cd test/e2e && npm ci --silent)
 runtimes=("$@")
-[ ${#runtimes[@]} -gt 0 ] || runtimes=(runc runsc)
+[ ${#runtimes[@]} -gt 0 ] || runtimes=(runc runsc runsc-frozen)
+export BENCH_PAUSE_MB=${BENCH_PAUSE_MB:-100,400}
 key="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-for rt in "${runtimes[@]}"; do
+for run in "${runtimes[@]}"; do
+	rt=${run%-frozen}
+	serve_flags=() bench_flags=()
+	case $run in
+	runsc) serve_flags=(--checkpoint-after=0) ;;
+	*-frozen) bench_flags=(--only-pause) ;;
+	esac
 	data=$(mktemp -d /tmp/warren-bench-XXXXXX)
 	port=$((20000 + RANDOM % 20000))
 	WARREN_API_KEY=$key ./bin/warren serve --listen 127.0.0.1:$port --data-dir "$data" \
-		--runtime "$rt" --bridge wbench0 --subnet 10.231.250.0/24 >"$data/serve.log" 2>&1 &
+		--runtime "$rt" --bridge wbench0 --subnet 10.231.250.0/24 "${serve_flags[@]}" >"$data/serve.log" 2>&1 &
 	pid=$!
 	trap 'kill $pid 2>/dev/null || true' EXIT
 	for _ in $(seq 600); do
@@ -22,7 +33,9 @@ for rt in "${runtimes[@]}"; do
 		kill -0 $pid 2>/dev/null || { cat "$data/serve.log"; exit 1; }
 		sleep 0.5
 	done
-	E2B_API_URL=http://127.0.0.1:$port E2B_API_KEY=$key ./bin/warren bench --runtime "$rt" "${BENCH_FLAGS[@]:-}"
+	echo "## $run ${serve_flags[*]}"
+	E2B_API_URL=http://127.0.0.1:$port E2B_API_KEY=$key ./bin/warren bench --runtime "$rt" \
+		--data-dir "$data" "${bench_flags[@]}" "${BENCH_FLAGS[@]:-}"
 	kill -TERM $pid
 	wait $pid || true
 	trap - EXIT

@@ -16,18 +16,19 @@ import (
 
 // benchConfig are the flags of `warren bench`.
 type benchConfig struct {
-	URL      string
-	APIKey   string
-	NodeDir  string
-	Rootfs   string
-	Runtime  string
-	Baseline int
-	Seq      int
-	Par      int
-	Cmd      int
-	Idle     int
-	DataDir  string
-	Pause    bool
+	URL       string
+	APIKey    string
+	NodeDir   string
+	Rootfs    string
+	Runtime   string
+	Baseline  int
+	Seq       int
+	Par       int
+	Cmd       int
+	Idle      int
+	DataDir   string
+	Pause     bool
+	OnlyPause bool
 }
 
 // benchResult is what tti.mjs prints, in milliseconds.
@@ -55,6 +56,7 @@ func runBench(args []string) error {
 	fs.IntVar(&c.Idle, "idle", 5, "idle sandboxes whose host memory is measured")
 	fs.StringVar(&c.DataDir, "data-dir", "", "the server's --data-dir, to measure the disk of paused sandboxes and forks")
 	fs.BoolVar(&c.Pause, "pause", true, "measure pause, resume and fork (BENCH_PAUSE_MB sets the sizes)")
+	fs.BoolVar(&c.OnlyPause, "only-pause", false, "measure only the baseline and pause, resume and fork")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -65,6 +67,10 @@ func runBench(args []string) error {
 	base, err := baselineRuncTrue(ctx, c)
 	if err != nil {
 		return err
+	}
+	if c.OnlyPause {
+		fmt.Printf("baseline `runc run /bin/true`: p50 %.1f ms over %d runs\n", percentile(base, 50), len(base))
+		return pauseBench(ctx, c, base)
 	}
 	res, err := sdkBench(ctx, c)
 	if err != nil {
