@@ -6,7 +6,11 @@
 # so resume is a restore) and with the default (resume thaws a frozen
 # sandbox; only the pause figures are taken).
 # Usage: scripts/bench.sh [runtime...]   (default: runc runsc runsc-frozen)
-# BENCH_PAUSE_MB (default 100,400) sets the memory held in the pause runs.
+# BENCH_PAUSE_MB (default 100,400) sets the memory held in the pause runs;
+# BENCH_SERVE_FLAGS and BENCH_FLAGS add flags to `warren serve` and
+# `warren bench` (the 1 GiB row of docs/benchmarks.md:
+# BENCH_PAUSE_MB=1024 BENCH_SERVE_FLAGS=--default-memory=2048
+# BENCH_FLAGS=--only-pause scripts/bench.sh runc runsc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x bin/warren ] || make build
@@ -17,10 +21,11 @@ export BENCH_PAUSE_MB=${BENCH_PAUSE_MB:-100,400}
 key="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 for run in "${runtimes[@]}"; do
 	rt=${run%-frozen}
-	serve_flags=() bench_flags=()
+	read -ra serve_flags <<<"${BENCH_SERVE_FLAGS:-}"
+	read -ra bench_flags <<<"${BENCH_FLAGS:-}"
 	case $run in
-	runsc) serve_flags=(--checkpoint-after=0) ;;
-	*-frozen) bench_flags=(--only-pause) ;;
+	runsc) serve_flags+=(--checkpoint-after=0) ;;
+	*-frozen) bench_flags+=(--only-pause) ;;
 	esac
 	data=$(mktemp -d /tmp/warren-bench-XXXXXX)
 	port=$((20000 + RANDOM % 20000))
@@ -35,7 +40,7 @@ for run in "${runtimes[@]}"; do
 	done
 	echo "## $run ${serve_flags[*]}"
 	E2B_API_URL=http://127.0.0.1:$port E2B_API_KEY=$key ./bin/warren bench --runtime "$rt" \
-		--data-dir "$data" "${bench_flags[@]}" "${BENCH_FLAGS[@]:-}"
+		--data-dir "$data" "${bench_flags[@]}"
 	kill -TERM $pid
 	wait $pid || true
 	trap - EXIT
