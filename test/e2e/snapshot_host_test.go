@@ -94,7 +94,16 @@ func TestCheckpointAfterDelay(t *testing.T) {
 			t.Fatalf("round %d: file after resume = %q", round, got)
 		}
 	}
+	// Kill while paused on disk: the image goes with the sandbox.
+	s.mustCall(t, "POST", "/sandboxes/"+id+"/pause", `{}`, http.StatusNoContent)
+	time.Sleep(3 * time.Second)
+	if _, err := os.Stat(img); err != nil {
+		t.Fatalf("no memory image before the kill: %v", err)
+	}
 	s.mustCall(t, "DELETE", "/sandboxes/"+id, "", http.StatusNoContent)
+	if _, err := os.Stat(filepath.Dir(img)); !os.IsNotExist(err) {
+		t.Fatalf("memory image after kill: %v", err)
+	}
 	s.checkHostFree(t, "runsc", "we2e63", []string{id})
 }
 
