@@ -17,6 +17,12 @@ import (
 type AttachOptions struct {
 	// AllowInternet lets the sandbox's traffic leave the bridge (NATed).
 	AllowInternet bool
+	// Allow and Deny are its allowOut and denyOut ranges (see Egress).
+	Allow, Deny []netip.Prefix
+}
+
+func (o AttachOptions) egress() Egress {
+	return Egress{AllowInternet: o.AllowInternet, Allow: o.Allow, Deny: o.Deny}
 }
 
 // Attach gives sandbox id an address, a pinned netns with eth0 and lo up and
@@ -68,6 +74,15 @@ func (m *Manager) Attach(ctx context.Context, id string, o AttachOptions) (_ *At
 		return nil, err
 	}
 	undo = append(undo, func() error { return deleteLink(a.HostVeth) })
+	if eg := o.egress(); eg.rules() {
+		// Before the sandbox's first process: no window without its rules.
+		if err := m.applyEgress(ctx, a, eg); err != nil {
+			return nil, err
+		}
+		a.Egress, a.chain = eg, true
+		undo = append(undo, func() error { return m.removeEgress(ctx, ip) })
+	}
+	a.Egress.AllowInternet = o.AllowInternet
 	m.settle(id, a)
 	cp := *a
 	return &cp, nil
@@ -165,7 +180,8 @@ func (m *Manager) unpinNeighbor(ip netip.Addr) {
 // marks ip as id's and restores id's nftables entries (New replaced the
 // tables). It is idempotent. The netns and veth are left as they are; if
 // they are gone, Detach still cleans up.
-func (m *Manager) Reserve(ctx context.Context, id string, ip netip.Addr, allowInternet bool) (*Attachment, error) {
+func (m *Manager) Reserve(ctx context.Context, id string, ip netip.Addr, o AttachOptions) (*Attachment, error) {
+	allowInternet := o.AllowInternet
 	if a, ok := m.Lookup(id); ok {
 		if a.IP != ip {
 			return nil, fmt.Errorf("reserving %s for %s: attached with %s: %w", ip, id, a.IP, errdefs.ErrConflict)
@@ -183,6 +199,11 @@ func (m *Manager) Reserve(ctx context.Context, id string, ip netip.Addr, allowIn
 	err := addElements(sandboxElements(m.opts.Table, a.HostVeth, ip, allowInternet))
 	if err == nil {
 		err = m.pinNeighbor(ip)
+	}
+	if eg := o.egress(); err == nil && eg.rules() {
+		if err = m.applyEgress(ctx, a, eg); err == nil {
+			a.Egress, a.chain = eg, true
+		}
 	}
 	if err != nil {
 		m.ipam.Release(ip)
@@ -207,6 +228,11 @@ func (m *Manager) Detach(ctx context.Context, id string) error {
 	}
 	a, ok := m.Lookup(id)
 	if ok {
+		if a.chain {
+			if err := m.removeEgress(ctx, a.IP); err != nil {
+				return errors.Join(append(errs, err)...)
+			}
+		}
 		if err := deleteElements(sandboxElements(m.opts.Table, a.HostVeth, a.IP, a.AllowInternet)); err != nil {
 			return errors.Join(append(errs, fmt.Errorf("unregistering %s: %w", a.IP, err))...)
 		}

@@ -3,6 +3,7 @@ package network
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/netip"
 	"os"
 	"testing"
@@ -122,6 +123,48 @@ func TestDetachFreesEverything(t *testing.T) {
 	}
 }
 
+// TestEgressRulesFollowTheAddress: a sandbox's allow/deny rules survive a
+// restart (Reserve) and go with Detach, so the address's next owner does
+// not inherit them.
+func TestEgressRulesFollowTheAddress(t *testing.T) {
+	m := newTestManager(t)
+	outside := nettest.Outside(t)
+	deny := []netip.Prefix{netip.PrefixFrom(outside.Addr(), 32)}
+	a, err := m.Attach(t.Context(), "ruled", AttachOptions{AllowInternet: true, Deny: deny})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nettest.DialFrom(a.NetnsPath, outside, dialTimeout); err == nil {
+		t.Fatal("denied destination reached")
+	}
+	m2, err := New(t.Context(), m.opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m2.Reserve(t.Context(), a.ID, a.IP, AttachOptions{AllowInternet: true, Deny: deny}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nettest.DialFrom(a.NetnsPath, outside, dialTimeout); err == nil {
+		t.Fatal("denied destination reached after a restart")
+	}
+	if err := m2.Detach(t.Context(), a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := nft(t.Context(), fmt.Sprintf("list chain inet %s %s\n", m2.opts.Table, egressChain(a.IP))); err == nil {
+		t.Fatalf("egress chain of %s left after Detach", a.IP)
+	}
+	b, err := m2.Attach(t.Context(), "next", AttachOptions{AllowInternet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m2.Detach(t.Context(), b.ID)
+	if b.IP == a.IP {
+		if got, err := nettest.DialFrom(b.NetnsPath, outside, connectTimeout); err != nil || got != nettest.OutsideGreeting {
+			t.Fatalf("the address's next owner inherited its rules: %q, %v", got, err)
+		}
+	}
+}
+
 func assertDetached(t *testing.T, m *Manager, a *Attachment) {
 	t.Helper()
 	if _, err := os.Stat(a.NetnsPath); !errors.Is(err, os.ErrNotExist) {
@@ -182,10 +225,10 @@ func TestRestartReadoptsWithReserve(t *testing.T) {
 	if _, err := nettest.DialFrom(a.NetnsPath, outside, dialTimeout); err == nil {
 		t.Fatal("egress allowed before the address was re-reserved")
 	}
-	if _, err := m2.Reserve(t.Context(), a.ID, a.IP, true); err != nil {
+	if _, err := m2.Reserve(t.Context(), a.ID, a.IP, AttachOptions{AllowInternet: true}); err != nil {
 		t.Fatalf("Reserve: %v", err)
 	}
-	if _, err := m2.Reserve(t.Context(), a.ID, a.IP, true); err != nil {
+	if _, err := m2.Reserve(t.Context(), a.ID, a.IP, AttachOptions{AllowInternet: true}); err != nil {
 		t.Fatalf("Reserve again: %v", err)
 	}
 	if got, err := nettest.DialFrom(a.NetnsPath, outside, connectTimeout); err != nil || got != nettest.OutsideGreeting {

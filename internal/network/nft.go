@@ -22,12 +22,17 @@ delete table bridge {{.Table}}
 table inet {{.Table}} {
 	# Sandbox addresses that may send traffic out of the bridge.
 	set internet { type ipv4_addr; }
+	# Sandbox address -> its egress chain (allowOut / denyOut rules).
+	map egress { type ipv4_addr : verdict; }
 
 	chain forward {
 		type filter hook forward priority filter; policy accept;
 		# Routed (or, with br_netfilter, bridged) traffic between two sandboxes.
 		iifname "{{.Bridge}}" oifname "{{.Bridge}}" counter drop
 		iifname "{{.Bridge}}" meta nfproto ipv6 counter drop
+		# A sandbox's own rules: allowOut accepts (whatever follows), denyOut
+		# drops; no verdict returns here.
+		iifname "{{.Bridge}}" ip saddr vmap @egress
 		iifname "{{.Bridge}}" ip saddr != @internet counter drop
 		# Nothing outside the host may open connections to a sandbox.
 		oifname "{{.Bridge}}" ct state established,related accept

@@ -66,6 +66,9 @@ type Backend interface {
 
 	// Capabilities says what the backend can do beyond the basics.
 	Capabilities() Capabilities
+
+	// SetNetwork replaces a sandbox's egress policy while it runs.
+	SetNetwork(ctx context.Context, id string, n Network) error
 }
 
 // Capabilities lists optional backend features.
@@ -148,6 +151,10 @@ type Resources struct {
 type Network struct {
 	// AllowInternet enables NAT egress from the sandbox to outside the host.
 	AllowInternet bool
+	// AllowOut destinations are reachable whatever else says; DenyOut ones
+	// are not, unless allowed (E2B's allowOut/denyOut, IP ranges only).
+	// Neither reaches the host or other sandboxes.
+	AllowOut, DenyOut []netip.Prefix
 }
 
 // State of a sandbox as the backend sees it.

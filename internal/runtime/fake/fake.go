@@ -28,16 +28,17 @@ type Op string
 
 // The operations a Hook sees.
 const (
-	OpCreate   Op = "create"
-	OpDestroy  Op = "destroy"
-	OpInspect  Op = "inspect"
-	OpList     Op = "list"
-	OpPause    Op = "pause"
-	OpResume   Op = "resume"
-	OpStats    Op = "stats"
-	OpStop     Op = "stop"
-	OpStart    Op = "start"
-	OpSnapshot Op = "snapshot"
+	OpCreate     Op = "create"
+	OpDestroy    Op = "destroy"
+	OpInspect    Op = "inspect"
+	OpList       Op = "list"
+	OpPause      Op = "pause"
+	OpResume     Op = "resume"
+	OpStats      Op = "stats"
+	OpStop       Op = "stop"
+	OpStart      Op = "start"
+	OpSnapshot   Op = "snapshot"
+	OpSetNetwork Op = "setnetwork"
 )
 
 // Backend is the fake. The zero value is not usable; call New.
@@ -57,6 +58,7 @@ type Backend struct {
 type instanceState struct {
 	inst      runtime.Instance
 	resources runtime.Resources
+	network   runtime.Network
 }
 
 type failure struct {
@@ -203,6 +205,7 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (*runtime.Insta
 			Layers:    []string{spec.Rootfs},
 		},
 		resources: spec.Resources,
+		network:   spec.Network,
 	}
 	if spec.From != nil {
 		st.inst.Layers = slices.Clone(spec.From.Layers)

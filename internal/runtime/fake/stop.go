@@ -94,3 +94,29 @@ func (b *Backend) Snapshot(ctx context.Context, id, dst string) (*runtime.Snapsh
 	}
 	return &runtime.Snapshot{Dir: dst, Layers: layers, Memory: memory}, nil
 }
+
+// SetNetwork implements runtime.Backend; Network returns what it was given.
+func (b *Backend) SetNetwork(ctx context.Context, id string, n runtime.Network) error {
+	if err := b.begin(ctx, OpSetNetwork, id); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st, ok := b.instances[id]
+	if !ok {
+		return fmt.Errorf("sandbox %s: %w", id, errdefs.ErrNotFound)
+	}
+	st.network = n
+	return nil
+}
+
+// Network returns sandbox id's current network settings.
+func (b *Backend) Network(id string) (runtime.Network, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st, ok := b.instances[id]
+	if !ok {
+		return runtime.Network{}, false
+	}
+	return st.network, true
+}

@@ -47,7 +47,7 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (_ *runtime.Ins
 	}()
 	cu.add("removing state dir", func(context.Context) error { return removeStateDir(dir) })
 
-	att, err := b.net.Attach(ctx, spec.ID, network.AttachOptions{AllowInternet: spec.Network.AllowInternet})
+	att, err := b.net.Attach(ctx, spec.ID, attachOptions(spec.Network))
 	if err != nil {
 		return nil, fmt.Errorf("attaching network: %w", err)
 	}
@@ -108,6 +108,8 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 		Backend:       b.name,
 		IP:            att.IP,
 		AllowInternet: spec.Network.AllowInternet,
+		AllowOut:      spec.Network.AllowOut,
+		DenyOut:       spec.Network.DenyOut,
 		Labels:        spec.Labels,
 		CreatedAt:     time.Now().UTC(),
 		CPUCount:      spec.Resources.CPUCount,

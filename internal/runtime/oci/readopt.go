@@ -7,6 +7,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/runtime"
 )
 
 // readopt runs once in New. Sandboxes with an instance record get their
@@ -30,7 +31,8 @@ func (b *Backend) readopt(ctx context.Context) error {
 			log.G(ctx).Error("unreadable sandbox record; leaving it for Destroy", "sandbox", id, "err", err)
 			continue
 		}
-		if _, err := b.net.Reserve(ctx, id, rec.IP, rec.AllowInternet); err != nil {
+		n := runtime.Network{AllowInternet: rec.AllowInternet, AllowOut: rec.AllowOut, DenyOut: rec.DenyOut}
+		if _, err := b.net.Reserve(ctx, id, rec.IP, attachOptions(n)); err != nil {
 			return fmt.Errorf("re-reserving %s for sandbox %s: %w", rec.IP, id, err)
 		}
 	}

@@ -33,6 +33,8 @@ type record struct {
 	Backend       string            `json:"backend"`
 	IP            netip.Addr        `json:"ip"`
 	AllowInternet bool              `json:"allowInternet"`
+	AllowOut      []netip.Prefix    `json:"allowOut,omitempty"`
+	DenyOut       []netip.Prefix    `json:"denyOut,omitempty"`
 	Labels        map[string]string `json:"labels,omitempty"`
 	CreatedAt     time.Time         `json:"createdAt"`
 	CPUCount      int               `json:"cpuCount"`

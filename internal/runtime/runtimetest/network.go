@@ -2,9 +2,12 @@ package runtimetest
 
 import (
 	"fmt"
+	"net/netip"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/warren-sandbox/warren/internal/runtime"
 
 	"github.com/warren-sandbox/warren/internal/network/nettest"
 )
@@ -55,5 +58,67 @@ func (s *suite) testEgress(t *testing.T) {
 				t.Fatalf("dial outside = %q; egress must be blocked", out)
 			}
 		})
+	}
+	s.testEgressRules(t, b, outside)
+}
+
+// testEgressRules checks allowOut/denyOut precedence at create and when
+// changed live, against the test's own outside server.
+func (s *suite) testEgressRules(t *testing.T, b runtime.Backend, outside netip.AddrPort) {
+	host := netip.PrefixFrom(outside.Addr(), 32)
+	all := netip.MustParsePrefix("0.0.0.0/0")
+	other := netip.MustParsePrefix("198.51.100.0/24") // TEST-NET-2, never contacted: only listed
+	cases := []struct {
+		name  string
+		n     runtime.Network
+		reach bool
+	}{
+		{"no internet, allowOut the server", runtime.Network{AllowOut: []netip.Prefix{host}}, true},
+		{"internet, denyOut the server", runtime.Network{AllowInternet: true, DenyOut: []netip.Prefix{host}}, false},
+		{"deny all, allow the server", runtime.Network{AllowInternet: true, DenyOut: []netip.Prefix{all}, AllowOut: []netip.Prefix{host}}, true},
+		{"deny all, allow another range", runtime.Network{AllowInternet: true, DenyOut: []netip.Prefix{all}, AllowOut: []netip.Prefix{other}}, false},
+		{"overlapping allow ranges", runtime.Network{AllowOut: []netip.Prefix{host, netip.PrefixFrom(outside.Addr(), 24), all}}, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			id := NewID()
+			spec := s.spec(id)
+			spec.Network = tc.n
+			inst := s.create(t, b, spec)
+			checkReach(t, inst, outside, tc.reach)
+			s.destroy(t, b, id)
+		})
+	}
+	t.Run("changed live", func(t *testing.T) {
+		id := NewID()
+		spec := s.spec(id)
+		spec.Network.AllowInternet = true
+		inst := s.create(t, b, spec)
+		checkReach(t, inst, outside, true)
+		for _, step := range []struct {
+			n     runtime.Network
+			reach bool
+		}{
+			{runtime.Network{AllowInternet: true, DenyOut: []netip.Prefix{host}}, false},
+			{runtime.Network{DenyOut: []netip.Prefix{all}, AllowOut: []netip.Prefix{host}}, true},
+			{runtime.Network{}, false},
+			{runtime.Network{AllowInternet: true}, true},
+		} {
+			if err := b.SetNetwork(t.Context(), id, step.n); err != nil {
+				t.Fatalf("SetNetwork(%+v): %v", step.n, err)
+			}
+			checkReach(t, inst, outside, step.reach)
+		}
+		s.destroy(t, b, id)
+	})
+}
+
+func checkReach(t *testing.T, inst *runtime.Instance, outside netip.AddrPort, want bool) {
+	t.Helper()
+	c := mustWait(t, inst.IP)
+	defer c.Close()
+	out := mustCall(t, c, "dial "+outside.String())
+	if got := out == "ok "+nettest.OutsideGreeting; got != want {
+		t.Fatalf("dial %s = %q, want reachable=%v", outside, out, want)
 	}
 }
