@@ -94,6 +94,9 @@ func (s *Server) createRequest(b *newSandboxJSON, v2 bool) (sandbox.CreateReques
 		AutoResume:        b.AutoResume != nil && b.AutoResume.Enabled,
 	}
 	if len(b.Network) > 0 && string(b.Network) != "null" {
+		if _, err := sandbox.ParseNetwork(b.Network); err != nil {
+			return req, err
+		}
 		req.Network = b.Network
 	}
 	return req, nil

@@ -74,6 +74,7 @@ func (s *Server) routes() {
 	auth("GET /sandboxes/{id}/metrics", s.metrics)
 	auth("POST /sandboxes/{id}/snapshots", s.createSnapshot)
 	auth("POST /sandboxes/{id}/fork", s.fork)
+	auth("PUT /sandboxes/{id}/network", s.updateNetwork)
 	auth("GET /snapshots", s.listSnapshots)
 	auth("DELETE /templates/{id}", s.deleteTemplate)
 	auth("GET /templates", s.listTemplates)

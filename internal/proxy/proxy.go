@@ -7,6 +7,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -96,6 +97,11 @@ func rewrite(pr *httputil.ProxyRequest) {
 	pr.Out.URL.Scheme = "http"
 	pr.Out.URL.Host = netip.AddrPortFrom(r.target.IP, uint16(r.port)).String()
 	pr.Out.Host = pr.In.Host
+	if m := r.target.MaskRequestHost; m != "" {
+		// The sandbox's service sees the host the user chose, not
+		// warren's routing name (network.maskRequestHost).
+		pr.Out.Host = strings.ReplaceAll(m, "${PORT}", strconv.Itoa(r.port))
+	}
 	pr.Out.Header.Del("E2b-Sandbox-Id")
 	pr.Out.Header.Del("E2b-Sandbox-Port")
 	pr.Out.Header.Del("E2b-Traffic-Access-Token")
@@ -139,7 +145,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, id string, por
 		return
 	}
 	if port != EnvdPort && t.TrafficAccessToken != "" &&
-		r.Header.Get("E2b-Traffic-Access-Token") != t.TrafficAccessToken {
+		subtle.ConstantTimeCompare([]byte(r.Header.Get("E2b-Traffic-Access-Token")), []byte(t.TrafficAccessToken)) != 1 {
 		writeJSON(w, http.StatusForbidden, map[string]any{
 			"sandboxId": id, "message": "missing or invalid traffic access token", "code": 403,
 		})

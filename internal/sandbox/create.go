@@ -103,6 +103,12 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 	if req.Secure {
 		sb.EnvdAccessToken = newToken()
 	}
+	if cfg, err := ParseNetwork(sb.Network); err != nil {
+		return nil, err
+	} else if cfg.Private {
+		// allowPublicTraffic: false: every port but envd's wants this token.
+		sb.TrafficAccessToken = newToken()
+	}
 	ctx = log.With(ctx, "sandbox", sb.ID, "template", tpl.ID, "runtime", backendName)
 	spec := m.spec(sb, tpl)
 	if snap != nil {
@@ -189,7 +195,7 @@ func (m *Manager) spec(sb *store.Sandbox, tpl *store.Template) runtime.Spec {
 			MemoryMB: sb.MemoryMB,
 			DiskMB:   sb.DiskMB,
 		},
-		Network: runtime.Network{AllowInternet: sb.AllowInternet},
+		Network: runtimeNetwork(sb),
 		Labels:  map[string]string{"warren.sandbox": sb.ID, "warren.template": tpl.ID},
 	}
 }

@@ -18,6 +18,8 @@ type Target struct {
 	IP                 netip.Addr
 	EnvdAccessToken    string
 	TrafficAccessToken string
+	// MaskRequestHost replaces the Host header towards the sandbox.
+	MaskRequestHost string
 	// Track registers a connection to the sandbox so Kill and Pause can cut
 	// it; the returned func unregisters it.
 	Track func(net.Conn) func()
@@ -46,8 +48,17 @@ func (m *Manager) Resolve(ctx context.Context, id string) (*Target, error) {
 		IP:                 e.ip,
 		EnvdAccessToken:    e.sb.EnvdAccessToken,
 		TrafficAccessToken: e.sb.TrafficAccessToken,
+		MaskRequestHost:    maskRequestHost(e.sb),
 		Track:              e.conns.add,
 	}, nil
+}
+
+func maskRequestHost(sb *store.Sandbox) string {
+	if len(sb.Network) == 0 {
+		return ""
+	}
+	cfg, _ := ParseNetwork(sb.Network)
+	return cfg.MaskRequestHost
 }
 
 // LiveTokens returns the envd token of every live, secured sandbox, for

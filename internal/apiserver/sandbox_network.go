@@ -1,0 +1,33 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+)
+
+// updateNetwork serves PUT /sandboxes/{id}/network: the egress settings
+// (allowOut, denyOut, allow_internet_access) are replaced as a whole, an
+// omitted field is cleared (no internet switch means internet allowed).
+func (s *Server) updateNetwork(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		fail(w, r, invalid("reading body: "+err.Error()))
+		return
+	}
+	var body struct {
+		AllowInternetAccess *bool `json:"allow_internet_access"`
+	}
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &body); err != nil {
+			fail(w, r, invalid("decoding body: "+err.Error()))
+			return
+		}
+	}
+	allow := body.AllowInternetAccess == nil || *body.AllowInternetAccess
+	if err := s.opts.Manager.UpdateNetwork(r.Context(), r.PathValue("id"), raw, allow); err != nil {
+		fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,180 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/runtime"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// NetworkConfig is the part of E2B's SandboxNetworkConfig warren acts on;
+// the JSON itself is kept as given and echoed by info.
+type NetworkConfig struct {
+	AllowOut, DenyOut []netip.Prefix
+	Private           bool   // allowPublicTraffic: false
+	MaskRequestHost   string // replaces the Host header towards the sandbox; ${PORT} is the port
+}
+
+// networkJSON is SandboxNetworkConfig and SandboxNetworkUpdateConfig.
+type networkJSON struct {
+	AllowOut           []string        `json:"allowOut"`
+	DenyOut            []string        `json:"denyOut"`
+	AllowPublicTraffic *bool           `json:"allowPublicTraffic"`
+	MaskRequestHost    *string         `json:"maskRequestHost"`
+	EgressProxy        json.RawMessage `json:"egressProxy"`
+	Rules              json.RawMessage `json:"rules"`
+	HTTPSPorts         []int           `json:"httpsPorts"`
+}
+
+// maxEgressEntries bounds allowOut and denyOut.
+const maxEgressEntries = 1000
+
+// ParseNetwork validates a SandboxNetworkConfig. Domain entries, header
+// rules and an egress proxy need warren's egress proxy, which does not
+// exist yet: they are refused rather than ignored.
+func ParseNetwork(raw []byte) (NetworkConfig, error) {
+	var cfg NetworkConfig
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return cfg, nil
+	}
+	var n networkJSON
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return cfg, invalidf("network: %v", err)
+	}
+	var err error
+	if cfg.AllowOut, err = prefixes("allowOut", n.AllowOut, true); err != nil {
+		return cfg, err
+	}
+	if cfg.DenyOut, err = prefixes("denyOut", n.DenyOut, false); err != nil {
+		return cfg, err
+	}
+	if p := bytes.TrimSpace(n.EgressProxy); len(p) > 0 && string(p) != "null" {
+		return cfg, invalidf("network.egressProxy is not supported by this server")
+	}
+	if r := bytes.TrimSpace(n.Rules); len(r) > 0 && string(r) != "null" && string(r) != "{}" {
+		return cfg, invalidf("network.rules (header transforms) are not supported by this server")
+	}
+	cfg.Private = n.AllowPublicTraffic != nil && !*n.AllowPublicTraffic
+	if n.MaskRequestHost != nil {
+		m := *n.MaskRequestHost
+		if len(m) > 255 || strings.ContainsAny(m, " \t\r\n/") {
+			return cfg, invalidf("network.maskRequestHost %q is not a host name (with an optional :port, ${PORT} allowed)", m)
+		}
+		cfg.MaskRequestHost = m
+	}
+	return cfg, nil
+}
+
+// prefixes parses IPs and CIDRs. A domain in allowOut gets its own message:
+// it is valid for E2B, but warren cannot enforce it yet.
+func prefixes(field string, entries []string, domainsValid bool) ([]netip.Prefix, error) {
+	if len(entries) > maxEgressEntries {
+		return nil, invalidf("network.%s has %d entries; at most %d are allowed", field, len(entries), maxEgressEntries)
+	}
+	var out []netip.Prefix
+	for _, e := range entries {
+		e = strings.TrimSpace(e)
+		if p, err := netip.ParsePrefix(e); err == nil {
+			if !p.Addr().Is4() {
+				return nil, invalidf("network.%s: %q is not IPv4 (sandboxes have no IPv6)", field, e)
+			}
+			out = append(out, p.Masked())
+			continue
+		}
+		if a, err := netip.ParseAddr(e); err == nil {
+			if !a.Is4() {
+				return nil, invalidf("network.%s: %q is not IPv4 (sandboxes have no IPv6)", field, e)
+			}
+			out = append(out, netip.PrefixFrom(a, 32))
+			continue
+		}
+		if domainsValid && looksLikeDomain(e) {
+			return nil, invalidf("network.allowOut: domain %q: domain rules are not supported by this server yet; use IP addresses or CIDR ranges", e)
+		}
+		return nil, invalidf("network.%s: %q is not an IP address or CIDR range", field, e)
+	}
+	return out, nil
+}
+
+func looksLikeDomain(s string) bool {
+	s = strings.TrimPrefix(s, "*.")
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return strings.Contains(s, ".")
+}
+
+func invalidf(format string, args ...any) error {
+	return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf(format, args...))
+}
+
+// runtimeNetwork is what the backend enforces for sb.
+func runtimeNetwork(sb *store.Sandbox) runtime.Network {
+	cfg, _ := ParseNetwork(sb.Network) // validated before it was stored
+	return runtime.Network{AllowInternet: sb.AllowInternet, AllowOut: cfg.AllowOut, DenyOut: cfg.DenyOut}
+}
+
+// UpdateNetwork replaces a sandbox's egress settings (PUT
+// /sandboxes/{id}/network): allowOut, denyOut and the internet switch, all
+// at once; fields left out are cleared. Its public-traffic settings stay.
+func (m *Manager) UpdateNetwork(ctx context.Context, id string, raw []byte, allowInternet bool) error {
+	upd, err := ParseNetwork(raw)
+	if err != nil {
+		return err
+	}
+	e, err := m.get(id)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	merged, err := mergeNetwork(e.sb.Network, raw)
+	if err != nil {
+		return err
+	}
+	n := runtime.Network{AllowInternet: allowInternet, AllowOut: upd.AllowOut, DenyOut: upd.DenyOut}
+	if err := e.backend.SetNetwork(ctx, id, n); err != nil {
+		return fmt.Errorf("updating network: %w", err)
+	}
+	e.sb.Network, e.sb.AllowInternet = merged, allowInternet
+	if err := m.opts.Store.UpdateSandbox(ctx, e.sb); err != nil {
+		return fmt.Errorf("saving network: %w", err)
+	}
+	return nil
+}
+
+// mergeNetwork keeps the create-time public-traffic fields of old and
+// takes everything else from upd.
+func mergeNetwork(old, upd []byte) ([]byte, error) {
+	var o, u map[string]json.RawMessage
+	_ = json.Unmarshal(old, &o)
+	if err := json.Unmarshal(upd, &u); err != nil && len(bytes.TrimSpace(upd)) > 0 {
+		return nil, invalidf("network: %v", err)
+	}
+	out := map[string]json.RawMessage{}
+	for k, v := range u {
+		if k != "allow_internet_access" {
+			out[k] = v
+		}
+	}
+	for _, k := range []string{"allowPublicTraffic", "maskRequestHost", "httpsPorts"} {
+		if v, ok := o[k]; ok {
+			out[k] = v
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return json.Marshal(out)
+}
