@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	goruntime "runtime"
 	"syscall"
 	"time"
 
@@ -42,6 +43,8 @@ type serveConfig struct {
 	CheckpointAfter time.Duration
 	CPUCount        int
 	MemoryMB        int
+	MaxCPUCount     int
+	MaxMemoryMB     int
 	DiskMB          int
 	LogLevel        string
 	TLS             bool
@@ -66,6 +69,8 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.DurationVar(&c.CheckpointAfter, "checkpoint-after", 30*time.Second, "how long a paused runsc sandbox stays frozen in memory before its memory is checkpointed to disk (0: at once)")
 	fs.IntVar(&c.CPUCount, "default-cpu", 2, "CPUs per sandbox when the template does not say")
 	fs.IntVar(&c.MemoryMB, "default-memory", 512, "memory MB per sandbox when the template does not say")
+	fs.IntVar(&c.MaxCPUCount, "max-cpu", goruntime.NumCPU(), "the most CPUs a create may ask for (cpuCount)")
+	fs.IntVar(&c.MaxMemoryMB, "max-memory", 8192, "the most memory MB a create may ask for (memoryMB)")
 	fs.IntVar(&c.DiskMB, "default-disk", 4096, "disk MB per sandbox when the template does not say")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.BoolVar(&c.CodeInterpreter, "code-interpreter", true, "build and serve the code-interpreter-v1 template")
@@ -128,7 +133,8 @@ func serve(ctx context.Context, cfg *serveConfig) error {
 	if err != nil {
 		return err
 	}
-	api := apiserver.New(apiserver.Options{Store: st, Domain: cfg.Domain, MaxTimeout: cfg.MaxTimeout})
+	api := apiserver.New(apiserver.Options{Store: st, Domain: cfg.Domain, MaxTimeout: cfg.MaxTimeout,
+		MaxCPUCount: cfg.MaxCPUCount, MaxMemoryMB: cfg.MaxMemoryMB})
 	ln, caPath, err := listen(cfg)
 	if err != nil {
 		return err

@@ -23,6 +23,10 @@ type newSandboxJSON struct {
 	Network             json.RawMessage         `json:"network"`
 	Metadata            map[string]string       `json:"metadata"`
 	EnvVars             map[string]string       `json:"envVars"`
+	// warren's extension: per-sandbox resources, within the server's
+	// maximums (E2B sets them per template only).
+	CPUCount *int `json:"cpuCount"`
+	MemoryMB *int `json:"memoryMB"`
 }
 
 // Limits on what one create may carry; documented in docs/api.md.
@@ -93,6 +97,15 @@ func (s *Server) createRequest(b *newSandboxJSON, v2 bool) (sandbox.CreateReques
 		AutoPauseNoMemory: b.AutoPauseMemory != nil && !*b.AutoPauseMemory,
 		AutoResume:        b.AutoResume != nil && b.AutoResume.Enabled,
 	}
+	if req.CPUCount, err = limited("cpuCount", b.CPUCount, s.opts.MaxCPUCount); err != nil {
+		return req, err
+	}
+	if req.MemoryMB, err = limited("memoryMB", b.MemoryMB, s.opts.MaxMemoryMB); err != nil {
+		return req, err
+	}
+	if req.MemoryMB > 0 && req.MemoryMB < minMemoryMB {
+		return req, invalid(fmt.Sprintf("memoryMB must be at least %d", minMemoryMB))
+	}
 	if len(b.Network) > 0 && string(b.Network) != "null" {
 		if _, err := sandbox.ParseNetwork(b.Network); err != nil {
 			return req, err
@@ -115,6 +128,24 @@ func (s *Server) timeout(secs *int64, def time.Duration) (time.Duration, error) 
 		return 0, invalid(fmt.Sprintf("timeout %ds is longer than this server allows (%s)", *secs, s.opts.MaxTimeout))
 	}
 	return d, nil
+}
+
+// minMemoryMB is the least memory a sandbox can boot with (envd and, on
+// runsc, gVisor's own kernel).
+const minMemoryMB = 64
+
+// limited validates an optional positive resource request against max.
+func limited(field string, v *int, max int) (int, error) {
+	if v == nil {
+		return 0, nil
+	}
+	if *v < 1 {
+		return 0, invalid(fmt.Sprintf("%s must be positive, got %d", field, *v))
+	}
+	if *v > max {
+		return 0, invalid(fmt.Sprintf("%s %d is more than this server allows (%d)", field, *v, max))
+	}
+	return *v, nil
 }
 
 func checkMetadata(md map[string]string) error {

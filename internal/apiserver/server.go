@@ -30,6 +30,9 @@ type Options struct {
 	Domain string
 	// MaxTimeout caps the lifetime a request may ask for; 0 = no cap.
 	MaxTimeout time.Duration
+	// MaxCPUCount and MaxMemoryMB cap a create's cpuCount and memoryMB;
+	// 0 refuses them.
+	MaxCPUCount, MaxMemoryMB int
 }
 
 // Server serves the REST API.

@@ -40,7 +40,7 @@ func newTestServer(t *testing.T) (*httptest.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Options{Store: st, Manager: mgr, Domain: "example.test", MaxTimeout: time.Hour})
+	s := New(Options{Store: st, Manager: mgr, Domain: "example.test", MaxTimeout: time.Hour, MaxCPUCount: 4, MaxMemoryMB: 2048})
 	s.SetReady(true)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
@@ -73,6 +73,17 @@ func TestErrorsHaveE2BShape(t *testing.T) {
 		{"bad env name", "POST", "/v2/sandboxes", `{"templateID":"base","envVars":{"A B":"1"}}`, "", 400, "not a valid variable name"},
 		{"oversized metadata", "POST", "/v2/sandboxes", `{"templateID":"base","metadata":` + bigMap(101) + `}`, "", 400, "at most 100"},
 		{"oversized body", "POST", "/v2/sandboxes", `{"templateID":"base","metadata":{"k":"` + strings.Repeat("x", maxBody) + `"}}`, "", 400, "larger than"},
+		{"cpu over max", "POST", "/v2/sandboxes", `{"templateID":"base","cpuCount":5}`, "", 400, "cpuCount 5 is more than this server allows (4)"},
+		{"zero cpu", "POST", "/v2/sandboxes", `{"templateID":"base","cpuCount":0}`, "", 400, "cpuCount must be positive"},
+		{"memory over max", "POST", "/v2/sandboxes", `{"templateID":"base","memoryMB":4096}`, "", 400, "memoryMB 4096 is more"},
+		{"memory too small", "POST", "/v2/sandboxes", `{"templateID":"base","memoryMB":8}`, "", 400, "at least 64"},
+		{"domain egress", "POST", "/v2/sandboxes", `{"templateID":"base","network":{"allowOut":["example.com"],"denyOut":["0.0.0.0/0"]}}`, "", 400, "domain rules are not supported"},
+		{"bad denyOut", "POST", "/v2/sandboxes", `{"templateID":"base","network":{"denyOut":["nope"]}}`, "", 400, "not an IP address or CIDR"},
+		{"network of unknown", "PUT", "/sandboxes/" + unknown + "/network", `{"denyOut":["0.0.0.0/0"]}`, "", 404, unknown},
+		{"network bad json", "PUT", "/sandboxes/" + unknown + "/network", `{"denyOut":`, "", 400, "decoding body"},
+		{"fork unknown", "POST", "/sandboxes/" + unknown + "/fork", `{"count":1}`, "", 404, unknown},
+		{"snapshot unknown", "POST", "/sandboxes/" + unknown + "/snapshots", `{}`, "", 404, unknown},
+		{"delete unknown snapshot", "DELETE", "/templates/nosuchsnapshot", "", "", 404, "not found"},
 		{"get unknown", "GET", "/sandboxes/" + unknown, "", "", 404, unknown},
 		{"kill unknown", "DELETE", "/sandboxes/" + unknown, "", "", 404, unknown},
 		{"timeout unknown", "POST", "/sandboxes/" + unknown + "/timeout", `{"timeout":5}`, "", 404, unknown},

@@ -14,17 +14,19 @@ import (
 
 // CreateRequest is what the API hands the manager for a new sandbox.
 type CreateRequest struct {
-	TemplateID        string
-	Timeout           time.Duration
-	Metadata          map[string]string
-	EnvVars           map[string]string
-	Secure            bool // mint an envd access token
-	AllowInternet     bool
-	AutoPause         bool
-	AutoPauseNoMemory bool
-	AutoResume        bool
-	Network           []byte // SandboxNetworkConfig JSON as given
-	APIKeyID          string
+	TemplateID    string
+	Timeout       time.Duration
+	Metadata      map[string]string
+	EnvVars       map[string]string
+	Secure        bool // mint an envd access token
+	AllowInternet bool
+	// CPUCount and MemoryMB, when set, override the template's.
+	CPUCount, MemoryMB int
+	AutoPause          bool
+	AutoPauseNoMemory  bool
+	AutoResume         bool
+	Network            []byte // SandboxNetworkConfig JSON as given
+	APIKeyID           string
 }
 
 // Create starts a sandbox from a template, or from a snapshot when
@@ -92,6 +94,12 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 		sb.Alias = req.TemplateID
 	} else if len(tpl.Aliases) > 0 {
 		sb.Alias = tpl.Aliases[0]
+	}
+	if req.CPUCount > 0 {
+		sb.CPUCount = req.CPUCount
+	}
+	if req.MemoryMB > 0 {
+		sb.MemoryMB = req.MemoryMB
 	}
 	if snap != nil {
 		// The snapshot's processes were started with its resources and

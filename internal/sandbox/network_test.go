@@ -93,3 +93,20 @@ func TestNetworkAtCreateAndUpdate(t *testing.T) {
 		t.Fatalf("create with a bad network: %v", err)
 	}
 }
+
+func TestCreateResourcesOverrideTemplate(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	sb := e.create(t, CreateRequest{CPUCount: 3, MemoryMB: 256})
+	if sb.CPUCount != 3 || sb.MemoryMB != 256 {
+		t.Fatalf("record: cpu %d, memory %d", sb.CPUCount, sb.MemoryMB)
+	}
+	st, err := e.b.Stats(e.ctx, sb.ID)
+	if err != nil || st.CPUCount != 3 || st.MemoryLimit != 256<<20 {
+		t.Fatalf("backend limits: %+v, %v", st, err)
+	}
+	plain := e.create(t, CreateRequest{})
+	if plain.CPUCount != 1 || plain.MemoryMB != 128 {
+		t.Fatalf("defaults: cpu %d, memory %d", plain.CPUCount, plain.MemoryMB)
+	}
+}
