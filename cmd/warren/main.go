@@ -14,6 +14,7 @@ Usage:
   warren serve   [flags]            run the API server and sandboxes
   warren keys    create|list|revoke manage API keys in a data directory
   warren bench   [flags]            measure a running server against a runc baseline
+  warren selftest isolation [flags] probe a running server's sandboxes for escapes
   warren version                    print the version
 
 Run 'warren <command> -h' for a command's flags.
@@ -35,6 +36,8 @@ func main() {
 		err = runKeys(os.Args[2:])
 	case "bench":
 		err = runBench(os.Args[2:])
+	case "selftest":
+		err = runSelftest(os.Args[2:])
 	case "version", "--version", "-v":
 		fmt.Println("warren", version)
 	case "help", "-h", "--help":
