@@ -20,6 +20,7 @@ import (
 
 	pb "github.com/warren-sandbox/warren/api/gen/process"
 	"github.com/warren-sandbox/warren/internal/envd"
+	"github.com/warren-sandbox/warren/internal/envd/oomguard"
 	"github.com/warren-sandbox/warren/internal/envd/process"
 	"github.com/warren-sandbox/warren/internal/envd/reaper"
 	"github.com/warren-sandbox/warren/internal/log"
@@ -27,6 +28,7 @@ import (
 
 // config is everything envd's flags set.
 type config struct {
+	oomGuard   bool
 	host       string
 	port       int
 	logLevel   slog.Level
@@ -60,6 +62,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.retention, "process-retention", process.DefaultRetention, "how long exited processes stay known to Connect")
 	fs.DurationVar(&c.shutdownIn, "shutdown-timeout", 5*time.Second, "how long to wait for requests on shutdown")
 	fs.BoolVar(&c.showVer, "version", false, "print the envd API version and exit")
+	fs.BoolVar(&c.oomGuard, "oom-guard", false, "kill the largest process when the sandbox runs out of memory (for kernels that would kill the whole sandbox: gVisor)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -101,6 +104,9 @@ func run(ctx context.Context, cfg *config) error {
 		if err := reaper.BecomeSubreaper(); err != nil {
 			return err
 		}
+	}
+	if cfg.oomGuard {
+		go oomguard.New(log.G(ctx)).Run(ctx)
 	}
 	r := reaper.New(reapAll)
 	reaperCtx, stopReaper := context.WithCancel(context.WithoutCancel(ctx))

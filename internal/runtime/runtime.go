@@ -75,6 +75,10 @@ type Backend interface {
 type Capabilities struct {
 	// Checkpoint: Stop can save memory to disk and Snapshot includes it.
 	Checkpoint bool
+	// OwnKernel: the sandbox runs on a kernel of its own (gVisor), so the
+	// host's OOM killer can only kill the whole sandbox; envd then has to
+	// kill inside (its --oom-guard).
+	OwnKernel bool
 }
 
 // StopOptions tune Stop.

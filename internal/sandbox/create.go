@@ -119,6 +119,9 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 	}
 	ctx = log.With(ctx, "sandbox", sb.ID, "template", tpl.ID, "runtime", backendName)
 	spec := m.spec(sb, tpl)
+	if backend.Capabilities().OwnKernel {
+		spec.Init.Args = append(spec.Init.Args, "--oom-guard")
+	}
 	if snap != nil {
 		spec.From = &runtime.Snapshot{Dir: snap.Dir, Layers: snap.Layers, Memory: snap.Memory}
 		spec.Hostname = snap.Hostname

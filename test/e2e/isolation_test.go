@@ -14,8 +14,7 @@ import (
 // they are skipped (and reported by `warren selftest isolation`) until
 // fixed, rather than dropped.
 var knownGaps = map[string]string{
-	"runsc/memory": "gVisor's sentry is not told the sandbox's memory limit (it boots with the host's total), so the host's cgroup OOM killer kills the whole sandbox instead of the process inside",
-	"runsc/pids":   "the cgroup pids limit counts gVisor's host threads, not sandbox processes; a fork bomb exhausts the sandbox's memory and kills it",
+	"runsc/pids": "gVisor's tasks live in one host memory cgroup: a fork bomb (held to RLIMIT_NPROC, 128 processes for 512 MB) still fills it faster than envd's OOM guard frees memory, and the host kills the whole sandbox",
 }
 
 // TestIsolation runs the escape suite of `warren selftest isolation`

@@ -22,6 +22,7 @@ type bundleParams struct {
 	netnsPath  string
 	cgroupPath string // e.g. /warren/<id>
 	seccomp    bool   // include the seccomp profile
+	nproc      uint64 // RLIMIT_NPROC for the init and its children; 0: none
 	swap       bool   // the host accounts swap: limit memory+swap too
 }
 
@@ -52,9 +53,13 @@ func buildSpec(p bundleParams) *specs.Spec {
 	if p.seccomp {
 		linux.Seccomp = seccompProfile()
 	}
+	process := initProcess(s.Init)
+	if p.nproc > 0 {
+		process.Rlimits = append(process.Rlimits, specs.POSIXRlimit{Type: "RLIMIT_NPROC", Hard: p.nproc, Soft: p.nproc})
+	}
 	return &specs.Spec{
 		Version:  ociVersion,
-		Process:  initProcess(s.Init),
+		Process:  process,
 		Root:     &specs.Root{Path: p.rootfs},
 		Hostname: s.Hostname,
 		Mounts:   mounts,

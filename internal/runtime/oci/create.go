@@ -85,6 +85,7 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 		netnsPath:  att.NetnsPath,
 		cgroupPath: b.cgroupPath(spec.ID),
 		seccomp:    true,
+		nproc:      b.nprocLimit(spec.Resources),
 		swap:       b.swap,
 	})
 	if err := writeSpec(dir, ociSpec); err != nil {

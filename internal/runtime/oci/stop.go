@@ -16,7 +16,20 @@ import (
 // build (3.17) fails on current kernels (it cannot parse the vDSO), so
 // runc keeps memory only by freezing.
 func (b *Backend) Capabilities() runtime.Capabilities {
-	return runtime.Capabilities{Checkpoint: b.name == Runsc}
+	return runtime.Capabilities{Checkpoint: b.name == Runsc, OwnKernel: b.name == Runsc}
+}
+
+// nprocLimit is the per-user process limit inside a runsc sandbox: there the
+// cgroup pids limit counts gVisor's own host threads, not the sandbox's
+// processes, while gVisor enforces RLIMIT_NPROC itself. Every gVisor task
+// costs sandbox memory, so the limit also scales with it: one process per
+// 4 MB. runc needs none (its pids cgroup counts processes, and RLIMIT_NPROC
+// would count the UID across the whole host).
+func (b *Backend) nprocLimit(r runtime.Resources) uint64 {
+	if b.name != Runsc {
+		return 0
+	}
+	return uint64(max(min(r.PidsLimit, r.MemoryMB/4), 64))
 }
 
 // Stop implements runtime.Backend.Stop. The overlay stays mounted and the

@@ -1,0 +1,155 @@
+// Package oomguard is envd's out-of-memory killer for sandboxes whose
+// kernel does not kill inside them. Under gVisor the host sees the whole
+// sandbox as one process in one memory cgroup: an application that
+// allocates past the sandbox's limit gets the entire sandbox killed by the
+// host's OOM killer, envd included. gVisor does report the sandbox's own
+// memory in /proc/meminfo (MemTotal is the limit), so envd watches
+// MemAvailable and, when it runs low, kills the process with the largest
+// resident set, as Linux's OOM killer would: the user sees that command end
+// with SIGKILL, and the sandbox goes on.
+package oomguard
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Guard polls memory every Interval and kills when available memory drops
+// below Reserve(total).
+type Guard struct {
+	Interval time.Duration
+	// Reserve is the memory to keep available, given MemTotal (bytes). It
+	// must cover the sandbox kernel's own use and what a process can
+	// allocate in one Interval.
+	Reserve func(total uint64) uint64
+	// Root is where proc is mounted ("/proc").
+	Root string
+	Log  *slog.Logger
+	// Kill sends the signal (tests replace it).
+	Kill func(pid int) error
+}
+
+// New returns a guard with the defaults envd uses: 20 ms polls and a
+// reserve of one sixth of the memory, at least 96 MiB.
+func New(log *slog.Logger) *Guard {
+	return &Guard{
+		Interval: 20 * time.Millisecond,
+		Reserve:  func(total uint64) uint64 { return max(total/6, 96<<20) },
+		Root:     "/proc",
+		Log:      log,
+		Kill:     func(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) },
+	}
+}
+
+// Run watches until ctx ends.
+func (g *Guard) Run(ctx context.Context) {
+	t := time.NewTicker(g.Interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if g.Check() {
+			// Give the kill time to free memory before looking again.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * g.Interval):
+			}
+		}
+	}
+}
+
+// Check kills one process if memory is low; it reports whether it did.
+func (g *Guard) Check() bool {
+	total, avail, ok := meminfo(filepath.Join(g.Root, "meminfo"))
+	if !ok || avail >= g.Reserve(total) {
+		return false
+	}
+	pid, rss, name := g.largest()
+	if pid == 0 {
+		return false
+	}
+	err := g.Kill(pid)
+	g.Log.Warn("out of memory: killed the largest process", "pid", pid, "name", name,
+		"rss_bytes", rss, "available_bytes", avail, "total_bytes", total, "err", err)
+	return err == nil
+}
+
+// largest finds the process with the largest resident set, never PID 1
+// (envd) or the caller.
+func (g *Guard) largest() (pid int, rss uint64, name string) {
+	entries, _ := os.ReadDir(g.Root)
+	self := os.Getpid()
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil || p == 1 || p == self {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(g.Root, e.Name(), "status"))
+		if err != nil {
+			continue
+		}
+		r, n := statusRSS(data)
+		if r > rss {
+			pid, rss, name = p, r, n
+		}
+	}
+	return pid, rss, name
+}
+
+// statusRSS reads VmRSS (bytes) and Name from /proc/<pid>/status.
+func statusRSS(data []byte) (uint64, string) {
+	var rss uint64
+	var name string
+	s := bufio.NewScanner(bytes.NewReader(data))
+	for s.Scan() {
+		k, v, _ := strings.Cut(s.Text(), ":")
+		switch k {
+		case "Name":
+			name = strings.TrimSpace(v)
+		case "VmRSS":
+			rss = kB(v)
+		}
+	}
+	return rss, name
+}
+
+// meminfo returns MemTotal and MemAvailable in bytes.
+func meminfo(path string) (total, avail uint64, ok bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, 0, false
+	}
+	var haveT, haveA bool
+	s := bufio.NewScanner(bytes.NewReader(data))
+	for s.Scan() {
+		k, v, _ := strings.Cut(s.Text(), ":")
+		switch k {
+		case "MemTotal":
+			total, haveT = kB(v), true
+		case "MemAvailable":
+			avail, haveA = kB(v), true
+		}
+	}
+	return total, avail, haveT && haveA
+}
+
+func kB(v string) uint64 {
+	f := strings.Fields(v)
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(f[0], 10, 64)
+	return n << 10
+}

@@ -1,0 +1,55 @@
+package oomguard
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+)
+
+// fakeProc writes a proc tree with meminfo and processes (pid → rss kB).
+func fakeProc(t *testing.T, totalKB, availKB int, procs map[string]int) string {
+	t.Helper()
+	root := t.TempDir()
+	write := func(p, s string) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(root, "meminfo"), "MemTotal:  "+strconv.Itoa(totalKB)+" kB\nMemFree: 1 kB\nMemAvailable: "+strconv.Itoa(availKB)+" kB\n")
+	for pid, rss := range procs {
+		write(filepath.Join(root, pid, "status"), "Name:\tp"+pid+"\nState:\tR\nVmRSS:\t  "+strconv.Itoa(rss)+" kB\n")
+	}
+	write(filepath.Join(root, "self", "status"), "Name:\tself\n")
+	return root
+}
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name     string
+		avail    int
+		procs    map[string]int
+		wantKill int
+	}{
+		{"plenty available", 400 << 10, map[string]int{"1": 50000, "10": 300000}, 0},
+		{"low: the largest goes", 40 << 10, map[string]int{"1": 900000, "10": 300000, "11": 100000}, 10},
+		{"low, only envd", 40 << 10, map[string]int{"1": 900000}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var killed int
+			g := New(slog.New(slog.NewTextHandler(io.Discard, nil)))
+			g.Root = fakeProc(t, 512<<10, tc.avail, tc.procs)
+			g.Kill = func(pid int) error { killed = pid; return nil }
+			did := g.Check()
+			if killed != tc.wantKill || did != (tc.wantKill != 0) {
+				t.Fatalf("killed %d (did %v), want %d", killed, did, tc.wantKill)
+			}
+		})
+	}
+}
