@@ -13,7 +13,6 @@ const (
 	DefaultBridge      = "warren0"
 	DefaultTable       = "warren"
 	DefaultNetnsDir    = "/run/netns"
-	DefaultNetnsPrefix = "warren-"
 	DefaultMTU         = 1500
 )
 
@@ -36,7 +35,8 @@ type Options struct {
 	// as iproute2 does, so removing a netns propagates to every mount
 	// namespace that copied it.
 	NetnsDir string
-	// NetnsPrefix is prepended to the sandbox id to name its netns file.
+	// NetnsPrefix is prepended to the sandbox id to name its netns file
+	// (default: the bridge name and "-").
 	NetnsPrefix string
 	// MTU of the bridge and veth pairs.
 	MTU int
@@ -60,7 +60,10 @@ func (o Options) withDefaults() (Options, error) {
 		o.NetnsDir = DefaultNetnsDir
 	}
 	if o.NetnsPrefix == "" {
-		o.NetnsPrefix = DefaultNetnsPrefix
+		// Named after the bridge, which is this server's alone: Sweep
+		// removes the netns files with its prefix that it does not know,
+		// and must never take another server's.
+		o.NetnsPrefix = o.Bridge + "-"
 	}
 	if o.MTU == 0 {
 		o.MTU = DefaultMTU

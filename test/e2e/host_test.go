@@ -215,7 +215,7 @@ func (s *server) checkHostFree(t *testing.T, rt, bridge string, ids []string) {
 		if m, _ := mountPointsUnder(filepath.Join(s.dataDir, "sandboxes")); len(m) > 0 {
 			left = append(left, fmt.Sprint("mounts ", m))
 		}
-		for _, p := range []string{"/run/netns/warren-" + id, filepath.Join(s.dataDir, "sandboxes", rt, id)} {
+		for _, p := range []string{"/run/netns/" + bridge + "-" + id, filepath.Join(s.dataDir, "sandboxes", rt, id)} {
 			if _, err := os.Lstat(p); err == nil {
 				left = append(left, p)
 			}
