@@ -8,6 +8,8 @@ import (
 	"net"
 	"net/netip"
 	"os"
+	goruntime "runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -46,6 +48,7 @@ var Probes = []Probe{
 	{"envd-symlink", "a symlink to / read through envd shows the sandbox's files, not the host's", probeEnvdSymlink},
 	{"memory", "a process over the memory limit is killed; the sandbox goes on", probeMemory},
 	{"pids", "a fork bomb is contained; the sandbox and its neighbour go on", probePids},
+	{"cpu-neighbour", "a sandbox spinning on every CPU leaves its neighbour's command latency within 2x", probeCPUNeighbour},
 }
 
 func token() string {
@@ -348,6 +351,41 @@ while True:
 	}
 	if d := time.Since(start); d > 10*time.Second {
 		return fmt.Errorf("the neighbour took %v to run a command", d)
+	}
+	return nil
+}
+
+// commandLatency is the median time of n `true` commands in s.
+func commandLatency(ctx context.Context, s *Sandbox, n int) (time.Duration, error) {
+	var ds []time.Duration
+	for range n {
+		start := time.Now()
+		if _, err := must(ctx, s, "user", "true"); err != nil {
+			return 0, err
+		}
+		ds = append(ds, time.Since(start))
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2], nil
+}
+
+func probeCPUNeighbour(ctx context.Context, e *Env) error {
+	quiet, err := commandLatency(ctx, e.B, 15)
+	if err != nil {
+		return err
+	}
+	// As many spinning processes as the host has CPUs, for 8 s; the
+	// sandbox's CPU quota is what must hold them back.
+	spin := fmt.Sprintf(`for i in $(seq %d); do (timeout 8 sh -c 'while :; do :; done' &) ; done; sleep 1`, goruntime.NumCPU())
+	if _, err := must(ctx, e.A, "user", spin); err != nil {
+		return err
+	}
+	busy, err := commandLatency(ctx, e.B, 15)
+	if err != nil {
+		return err
+	}
+	if busy > 2*quiet+5*time.Millisecond {
+		return fmt.Errorf("neighbour's command took %v with the spinner, %v without", busy, quiet)
 	}
 	return nil
 }
