@@ -165,6 +165,24 @@ func TestEgressRulesFollowTheAddress(t *testing.T) {
 	}
 }
 
+// TestLinkLocalBlocked: a sandbox with internet access and an allowOut
+// naming a link-local server still cannot reach it; the host can.
+func TestLinkLocalBlocked(t *testing.T) {
+	m := newTestManager(t)
+	ll := nettest.LinkLocalOutside(t)
+	if got, err := nettest.DialFrom("", ll, connectTimeout); err != nil || got != nettest.OutsideGreeting {
+		t.Fatalf("control: the host cannot reach %s: %q, %v", ll, got, err)
+	}
+	a, err := m.Attach(t.Context(), "ll", AttachOptions{AllowInternet: true, Allow: []netip.Prefix{netip.PrefixFrom(ll.Addr(), 32)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Detach(t.Context(), a.ID)
+	if got, err := nettest.DialFrom(a.NetnsPath, ll, dialTimeout); err == nil {
+		t.Fatalf("sandbox reached link-local %s: %q", ll, got)
+	}
+}
+
 func assertDetached(t *testing.T, m *Manager, a *Attachment) {
 	t.Helper()
 	if _, err := os.Stat(a.NetnsPath); !errors.Is(err, os.ErrNotExist) {

@@ -30,6 +30,9 @@ table inet {{.Table}} {
 		# Routed (or, with br_netfilter, bridged) traffic between two sandboxes.
 		iifname "{{.Bridge}}" oifname "{{.Bridge}}" counter drop
 		iifname "{{.Bridge}}" meta nfproto ipv6 counter drop
+		# Link-local addresses (cloud metadata services answer there) are
+		# never reachable, whatever a sandbox's allowOut says.
+		iifname "{{.Bridge}}" ip daddr 169.254.0.0/16 counter drop
 		# A sandbox's own rules: allowOut accepts (whatever follows), denyOut
 		# drops; no verdict returns here.
 		iifname "{{.Bridge}}" ip saddr vmap @egress

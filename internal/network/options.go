@@ -10,10 +10,10 @@ import (
 
 // Defaults for the zero fields of Options.
 const (
-	DefaultBridge      = "warren0"
-	DefaultTable       = "warren"
-	DefaultNetnsDir    = "/run/netns"
-	DefaultMTU         = 1500
+	DefaultBridge   = "warren0"
+	DefaultTable    = "warren"
+	DefaultNetnsDir = "/run/netns"
+	DefaultMTU      = 1500
 )
 
 // DefaultSubnet is the sandbox address range when Options.Subnet is unset.

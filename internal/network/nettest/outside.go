@@ -25,8 +25,29 @@ const OutsideGreeting = "hello from outside"
 // overlaps no host route; the address the server listens on is returned.
 func Outside(t testing.TB) netip.AddrPort {
 	t.Helper()
-	ns := NewNetns(t)
 	hostIP, peerIP := pickOutsideNet(t)
+	return outsideOn(t, hostIP, peerIP)
+}
+
+// LinkLocalOutside is Outside on 169.254.77.0/30, a link-local range like
+// the one cloud metadata services answer on (169.254.169.254, which no test
+// ever contacts): sandboxes must not reach it even when allowed out.
+func LinkLocalOutside(t testing.TB) netip.AddrPort {
+	t.Helper()
+	routes, err := netlink.RouteList(nil, netlink.FAMILY_V4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := netip.MustParsePrefix("169.254.77.0/30")
+	if overlapsAny(p, routes) {
+		t.Skipf("the host already routes %s", p)
+	}
+	return outsideOn(t, netip.MustParsePrefix("169.254.77.1/30"), netip.MustParsePrefix("169.254.77.2/30"))
+}
+
+func outsideOn(t testing.TB, hostIP, peerIP netip.Prefix) netip.AddrPort {
+	t.Helper()
+	ns := NewNetns(t)
 	name := "wo" + randHex(5)
 	veth := &netlink.Veth{
 		LinkAttrs:     netlink.LinkAttrs{Name: name, Flags: net.FlagUp},
