@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"testing"
@@ -162,6 +163,60 @@ func TestEgressRulesFollowTheAddress(t *testing.T) {
 		if got, err := nettest.DialFrom(b.NetnsPath, outside, connectTimeout); err != nil || got != nettest.OutsideGreeting {
 			t.Fatalf("the address's next owner inherited its rules: %q, %v", got, err)
 		}
+	}
+}
+
+// TestNoSpoofing: a sandbox that takes a neighbour's address as its own
+// (root inside can add addresses) cannot send with it: the bridge drops
+// frames whose port, MAC and IP do not match the sandbox's identity. A UDP
+// server outside the host records what arrives; the control datagram sent
+// with the sandbox's own address must arrive, the spoofed one must not.
+func TestNoSpoofing(t *testing.T) {
+	m := newTestManager(t)
+	outside, got := nettest.OutsideUDP(t)
+	a := attach(t, m, "spoofer", true)
+	b := attach(t, m, "victim", true)
+	send := func(src netip.Addr, payload string) error {
+		return nettest.DoPath(a.NetnsPath, func() error {
+			c, err := net.DialUDP("udp4", &net.UDPAddr{IP: src.AsSlice()}, net.UDPAddrFromAddrPort(outside))
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			_, err = c.Write([]byte(payload))
+			return err
+		})
+	}
+	err := nettest.DoPath(a.NetnsPath, func() error {
+		eth, err := netlink.LinkByName("eth0")
+		if err != nil {
+			return err
+		}
+		return netlink.AddrAdd(eth, &netlink.Addr{IPNet: &net.IPNet{IP: b.IP.AsSlice(), Mask: net.CIDRMask(32, 32)}})
+	})
+	if err != nil {
+		t.Fatalf("adding the neighbour's address inside: %v", err)
+	}
+	for _, p := range []struct {
+		src     netip.Addr
+		payload string
+	}{{b.IP, "spoofed"}, {a.IP, "control"}} {
+		if err := send(p.src, p.payload); err != nil {
+			t.Fatalf("sending as %s: %v", p.src, err)
+		}
+	}
+	select {
+	case msg := <-got:
+		if msg != "control" {
+			t.Fatalf("the outside server received %q first: a spoofed datagram got through", msg)
+		}
+	case <-time.After(connectTimeout):
+		t.Fatal("control datagram never arrived")
+	}
+	select {
+	case msg := <-got:
+		t.Fatalf("the outside server also received %q", msg)
+	case <-time.After(300 * time.Millisecond):
 	}
 }
 

@@ -13,9 +13,19 @@ import (
 // DialFrom connects from the netns pinned at nsPath (the host's when empty)
 // to addr and returns the first line the server sends.
 func DialFrom(nsPath string, addr netip.AddrPort, timeout time.Duration) (string, error) {
+	return DialFromAs(nsPath, netip.Addr{}, addr, timeout)
+}
+
+// DialFromAs is DialFrom with the connection's source address set to src
+// (any address of the netns when src is the zero Addr).
+func DialFromAs(nsPath string, src netip.Addr, addr netip.AddrPort, timeout time.Duration) (string, error) {
 	var conn net.Conn
 	dial := func() (err error) {
-		conn, err = net.DialTimeout("tcp4", addr.String(), timeout)
+		d := net.Dialer{Timeout: timeout}
+		if src.IsValid() {
+			d.LocalAddr = &net.TCPAddr{IP: src.AsSlice()}
+		}
+		conn, err = d.Dial("tcp4", addr.String())
 		return err
 	}
 	var err error

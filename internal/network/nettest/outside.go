@@ -26,7 +26,41 @@ const OutsideGreeting = "hello from outside"
 func Outside(t testing.TB) netip.AddrPort {
 	t.Helper()
 	hostIP, peerIP := pickOutsideNet(t)
-	return outsideOn(t, hostIP, peerIP)
+	ns := outsideNetns(t, hostIP, peerIP)
+	return serveIn(t, ns, peerIP.Addr())
+}
+
+// OutsideUDP is Outside with a UDP listener instead: every datagram that
+// reaches it is sent, as text, on the returned channel (buffered; extra
+// datagrams are dropped).
+func OutsideUDP(t testing.TB) (netip.AddrPort, <-chan string) {
+	t.Helper()
+	hostIP, peerIP := pickOutsideNet(t)
+	ns := outsideNetns(t, hostIP, peerIP)
+	var pc net.PacketConn
+	err := Do(ns, func() (err error) {
+		pc, err = net.ListenPacket("udp4", net.JoinHostPort(peerIP.Addr().String(), "0"))
+		return err
+	})
+	if err != nil {
+		t.Fatalf("listening for UDP in outside netns: %v", err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	got := make(chan string, 16)
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, _, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			select {
+			case got <- string(buf[:n]):
+			default:
+			}
+		}
+	}()
+	return netip.MustParseAddrPort(pc.LocalAddr().String()), got
 }
 
 // LinkLocalOutside is Outside on 169.254.77.0/30, a link-local range like
@@ -42,10 +76,14 @@ func LinkLocalOutside(t testing.TB) netip.AddrPort {
 	if overlapsAny(p, routes) {
 		t.Skipf("the host already routes %s", p)
 	}
-	return outsideOn(t, netip.MustParsePrefix("169.254.77.1/30"), netip.MustParsePrefix("169.254.77.2/30"))
+	peer := netip.MustParsePrefix("169.254.77.2/30")
+	ns := outsideNetns(t, netip.MustParsePrefix("169.254.77.1/30"), peer)
+	return serveIn(t, ns, peer.Addr())
 }
 
-func outsideOn(t testing.TB, hostIP, peerIP netip.Prefix) netip.AddrPort {
+// outsideNetns makes a netns linked to the host by a veth pair, host end
+// hostIP, netns end peerIP.
+func outsideNetns(t testing.TB, hostIP, peerIP netip.Prefix) netns.NsHandle {
 	t.Helper()
 	ns := NewNetns(t)
 	name := "wo" + randHex(5)
@@ -74,7 +112,7 @@ func outsideOn(t testing.TB, hostIP, peerIP netip.Prefix) netip.AddrPort {
 	if err := h.LinkSetUp(peer); err != nil {
 		t.Fatal(err)
 	}
-	return serveIn(t, ns, peerIP.Addr())
+	return ns
 }
 
 func pickOutsideNet(t testing.TB) (host, peer netip.Prefix) {
