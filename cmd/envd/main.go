@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -38,6 +39,9 @@ type config struct {
 	retention  time.Duration
 	showVer    bool
 	shutdownIn time.Duration
+	cmdUser    string
+	cmdCwd     string
+	cmdEnv     map[string]string
 }
 
 func (c *config) validate() error {
@@ -58,6 +62,19 @@ func parseFlags(args []string) (*config, error) {
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.BoolVar(&c.logJSON, "log-json", false, "log JSON lines instead of text")
 	fs.StringVar(&c.startCmd, "cmd", "", "command to run with /bin/sh -c at startup, as root (tag \"startCmd\")")
+	fs.StringVar(&c.cmdUser, "cmd-user", "root", "user the --cmd command runs as")
+	fs.StringVar(&c.cmdCwd, "cmd-cwd", "", "working directory of the --cmd command (default: the user's home)")
+	fs.Func("cmd-env", "KEY=VALUE set for the --cmd command (repeatable)", func(v string) error {
+		k, val, ok := strings.Cut(v, "=")
+		if !ok || k == "" {
+			return fmt.Errorf("--cmd-env %q: want KEY=VALUE", v)
+		}
+		if c.cmdEnv == nil {
+			c.cmdEnv = map[string]string{}
+		}
+		c.cmdEnv[k] = val
+		return nil
+	})
 	fs.BoolVar(&c.subreaper, "subreaper", true, "become a child subreaper and reap every orphan (always on as PID 1)")
 	fs.DurationVar(&c.retention, "process-retention", process.DefaultRetention, "how long exited processes stay known to Connect")
 	fs.DurationVar(&c.shutdownIn, "shutdown-timeout", 5*time.Second, "how long to wait for requests on shutdown")
@@ -118,20 +135,25 @@ func run(ctx context.Context, cfg *config) error {
 		return err
 	}
 	if cfg.startCmd != "" {
-		if err := startCommand(ctx, srv, cfg.startCmd); err != nil {
+		if err := startCommand(ctx, srv, cfg); err != nil {
 			return err
 		}
 	}
 	return serve(ctx, cfg, srv)
 }
 
-// startCommand runs the --cmd command as the default user (root at boot).
-func startCommand(ctx context.Context, srv *envd.Server, cmd string) error {
-	u, err := srv.State().User("")
+// startCommand runs the --cmd command (a template's start command) as
+// --cmd-user, in --cmd-cwd, with --cmd-env on top of envd's environment.
+func startCommand(ctx context.Context, srv *envd.Server, cfg *config) error {
+	cmd := cfg.startCmd
+	u, err := srv.State().User(cfg.cmdUser)
 	if err != nil {
 		return fmt.Errorf("start command: %w", err)
 	}
-	pcfg := &pb.ProcessConfig{Cmd: "/bin/sh", Args: []string{"-c", cmd}}
+	pcfg := &pb.ProcessConfig{Cmd: "/bin/sh", Args: []string{"-c", cmd}, Envs: cfg.cmdEnv}
+	if cfg.cmdCwd != "" {
+		pcfg.Cwd = &cfg.cmdCwd
+	}
 	pid, err := srv.Processes().StartBackground(ctx, u, pcfg, "startCmd", os.Stderr)
 	if err != nil {
 		return fmt.Errorf("start command: %w", err)

@@ -151,6 +151,13 @@ func serve(ctx context.Context, cfg *serveConfig) error {
 		return err
 	}
 	api.SetManager(mgr)
+	builder, err := newBuilder(ctx, cfg, st, mgr)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	defer builder.Shutdown()
+	api.SetBuilder(builder)
 	root.set(proxy.New(mgr, api, cfg.Domain))
 	api.SetReady(true)
 	printReady(cfg, ln.Addr().String(), key, generated, caPath)

@@ -5,6 +5,7 @@ package apiserver
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/build"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/sandbox"
@@ -33,6 +35,8 @@ type Options struct {
 	// MaxCPUCount and MaxMemoryMB cap a create's cpuCount and memoryMB;
 	// 0 refuses them.
 	MaxCPUCount, MaxMemoryMB int
+	// Builder builds templates; nil answers 501 to build requests.
+	Builder *build.Builder
 }
 
 // Server serves the REST API.
@@ -40,11 +44,14 @@ type Server struct {
 	opts  Options
 	mux   *http.ServeMux
 	ready atomic.Bool
+	// uploadKey signs upload links for build files.
+	uploadKey []byte
 }
 
 // New returns a Server; SetReady(true) once sandboxes can be created.
 func New(opts Options) *Server {
-	s := &Server{opts: opts, mux: http.NewServeMux()}
+	s := &Server{opts: opts, mux: http.NewServeMux(), uploadKey: make([]byte, 32)}
+	_, _ = rand.Read(s.uploadKey)
 	s.routes()
 	return s
 }
@@ -52,6 +59,9 @@ func New(opts Options) *Server {
 // SetManager hands the server its sandbox manager, which is built after the
 // listener opens. Call it before SetReady.
 func (s *Server) SetManager(m *sandbox.Manager) { s.opts.Manager = m }
+
+// SetBuilder hands the server its template builder. Call it before SetReady.
+func (s *Server) SetBuilder(b *build.Builder) { s.opts.Builder = b }
 
 // SetReady flips GET /health to 200 and opens the authenticated endpoints.
 func (s *Server) SetReady(ok bool) { s.ready.Store(ok) }
@@ -82,8 +92,19 @@ func (s *Server) routes() {
 	auth("DELETE /templates/{id}", s.deleteTemplate)
 	auth("GET /templates", s.listTemplates)
 	auth("GET /v2/templates", s.listTemplates)
-	auth("GET /templates/aliases/{alias}", s.templateAlias)
+	// One pattern for both: /templates/aliases/tags would match two.
+	auth("GET /templates/{first}/{second}", s.templateSub)
 	auth("GET /templates/{id}", s.getTemplate)
+	auth("POST /v3/templates", s.requestBuild)
+	auth("POST /v2/templates", s.requestBuild)
+	auth("GET /templates/{templateID}/files/{hash}", s.templateFiles)
+	s.mux.HandleFunc("PUT /templates/{templateID}/files/{hash}", s.uploadFiles)
+	auth("POST /v2/templates/{templateID}/builds/{buildID}", s.startBuild)
+	auth("GET /templates/{templateID}/builds/{buildID}/status", s.buildStatus)
+	auth("POST /templates/{templateID}/builds/{buildID}/cancel", s.cancelBuild)
+	auth("POST /templates/tags", s.assignTags)
+	auth("DELETE /templates/tags", s.removeTags)
+
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})

@@ -86,10 +86,12 @@ func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	err := s.opts.Manager.DeleteSnapshot(r.Context(), id)
 	if errdefs.IsNotFound(err) {
-		if _, terr := s.opts.Store.GetTemplate(r.Context(), id); terr == nil {
-			err = errdefs.New(errdefs.ErrNotImplemented, fmt.Sprintf("template '%s' is built in; deleting templates is not supported yet", id))
-		} else {
+		if _, terr := s.opts.Store.GetTemplate(r.Context(), id); terr != nil {
 			err = errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("template or snapshot '%s' not found", id))
+		} else if s.opts.Builder == nil {
+			err = errdefs.New(errdefs.ErrNotImplemented, "this server does not manage templates")
+		} else {
+			err = s.opts.Builder.DeleteTemplate(r.Context(), id)
 		}
 	}
 	if err != nil {

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -9,31 +10,75 @@ import (
 )
 
 type templateJSON struct {
-	TemplateID  string    `json:"templateID"`
-	BuildID     string    `json:"buildID"`
-	CPUCount    int       `json:"cpuCount"`
-	MemoryMB    int       `json:"memoryMB"`
-	DiskSizeMB  int       `json:"diskSizeMB"`
-	Public      bool      `json:"public"`
-	Aliases     []string  `json:"aliases"`
-	Names       []string  `json:"names"`
-	CreatedAt   time.Time `json:"createdAt"`
-	UpdatedAt   time.Time `json:"updatedAt"`
-	EnvdVersion string    `json:"envdVersion"`
-	BuildStatus string    `json:"buildStatus"`
+	TemplateID  string            `json:"templateID"`
+	BuildID     string            `json:"buildID"`
+	CPUCount    int               `json:"cpuCount"`
+	MemoryMB    int               `json:"memoryMB"`
+	DiskSizeMB  int               `json:"diskSizeMB"`
+	Public      bool              `json:"public"`
+	Aliases     []string          `json:"aliases"`
+	Names       []string          `json:"names"`
+	CreatedAt   time.Time         `json:"createdAt"`
+	UpdatedAt   time.Time         `json:"updatedAt"`
+	EnvdVersion string            `json:"envdVersion"`
+	BuildStatus string            `json:"buildStatus"`
+	SizeBytes   int64             `json:"sizeBytes,omitempty"`
+	StartCmd    string            `json:"startCmd,omitempty"`
+	Labels      map[string]string `json:"labels,omitempty"`
+	Builds      []buildJSON       `json:"builds,omitempty"`
+}
+
+type buildJSON struct {
+	BuildID    string     `json:"buildID"`
+	Status     string     `json:"status"`
+	CreatedAt  time.Time  `json:"createdAt"`
+	UpdatedAt  time.Time  `json:"updatedAt"`
+	FinishedAt *time.Time `json:"finishedAt,omitempty"`
+	CPUCount   int        `json:"cpuCount"`
+	MemoryMB   int        `json:"memoryMB"`
+	Tags       []string   `json:"tags"`
+	Reason     string     `json:"reason,omitempty"`
 }
 
 func toTemplateJSON(t *store.Template) templateJSON {
-	aliases := t.Aliases
-	if aliases == nil {
-		aliases = []string{}
+	aliases := nonNil(t.Aliases)
+	status := "ready"
+	if t.RootfsPath == "" {
+		status = "building"
 	}
 	return templateJSON{
 		TemplateID: t.ID, BuildID: t.BuildID, CPUCount: t.CPUCount, MemoryMB: t.MemoryMB,
 		DiskSizeMB: t.DiskMB, Public: t.Public, Aliases: aliases, Names: aliases,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, EnvdVersion: sandbox.EnvdVersion,
-		BuildStatus: "ready",
+		BuildStatus: status, SizeBytes: t.SizeBytes, StartCmd: t.StartCmd, Labels: t.Labels,
 	}
+}
+
+// withBuilds adds the template's builds (newest first) and the latest
+// build's status.
+func (s *Server) withBuilds(ctx context.Context, t *store.Template, full bool) (templateJSON, error) {
+	out := toTemplateJSON(t)
+	builds, err := s.opts.Store.ListBuilds(ctx, t.ID)
+	if err != nil {
+		return out, err
+	}
+	if len(builds) > 0 && t.RootfsPath == "" {
+		out.BuildStatus = builds[0].Status
+	}
+	if !full {
+		return out, nil
+	}
+	out.Builds = []buildJSON{}
+	for _, b := range builds {
+		j := buildJSON{BuildID: b.ID, Status: b.Status, CreatedAt: b.CreatedAt, UpdatedAt: b.CreatedAt,
+			CPUCount: b.CPUCount, MemoryMB: b.MemoryMB, Tags: nonNil(b.Tags), Reason: b.Reason}
+		if !b.FinishedAt.IsZero() {
+			f := b.FinishedAt
+			j.FinishedAt, j.UpdatedAt = &f, f
+		}
+		out.Builds = append(out.Builds, j)
+	}
+	return out, nil
 }
 
 // listTemplates serves GET /templates and GET /v2/templates.
@@ -45,25 +90,36 @@ func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]templateJSON, 0, len(all))
 	for _, t := range all {
-		out = append(out, toTemplateJSON(t))
+		j, err := s.withBuilds(r.Context(), t, false)
+		if err != nil {
+			fail(w, r, err)
+			return
+		}
+		out = append(out, j)
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-// getTemplate serves GET /templates/{id} (id or alias).
+// getTemplate serves GET /templates/{id} (id, alias or "name:tag"), with
+// its builds.
 func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request) {
-	t, err := s.opts.Store.GetTemplate(r.Context(), r.PathValue("id"))
+	t, err := store.ResolveTemplate(r.Context(), s.opts.Store, r.PathValue("id"))
 	if err != nil {
 		fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, toTemplateJSON(t))
+	j, err := s.withBuilds(r.Context(), t, true)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, j)
 }
 
 // templateAlias serves GET /templates/aliases/{alias}, which Template.exists
 // uses: 200 when the alias exists, 404 when not.
-func (s *Server) templateAlias(w http.ResponseWriter, r *http.Request) {
-	t, err := s.opts.Store.GetTemplate(r.Context(), r.PathValue("alias"))
+func (s *Server) templateAlias(w http.ResponseWriter, r *http.Request, alias string) {
+	t, err := s.opts.Store.GetTemplate(r.Context(), alias)
 	if err != nil {
 		fail(w, r, err)
 		return

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
@@ -33,8 +35,11 @@ type CreateRequest struct {
 // TemplateID names one, and returns its record once envd inside answers.
 // On any error nothing is left behind.
 func (m *Manager) Create(ctx context.Context, req CreateRequest) (*store.Sandbox, error) {
-	tpl, err := m.opts.Store.GetTemplate(ctx, req.TemplateID)
+	tpl, err := store.ResolveTemplate(ctx, m.opts.Store, req.TemplateID)
 	if err == nil {
+		if tpl.RootfsPath == "" {
+			return nil, errdefs.New(errdefs.ErrFailedPrecondition, fmt.Sprintf("template '%s' has no ready build yet", req.TemplateID))
+		}
 		return m.create(ctx, req, tpl, nil)
 	}
 	if !errdefs.IsNotFound(err) {
@@ -108,6 +113,9 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 		sb.EnvVars = mergeMaps(snap.EnvVars, req.EnvVars)
 		sb.Alias = req.TemplateID
 	}
+	if snap == nil {
+		sb.EnvVars = mergeMaps(tpl.Env, req.EnvVars)
+	}
 	if req.Secure {
 		sb.EnvdAccessToken = newToken()
 	}
@@ -125,6 +133,9 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 	if snap != nil {
 		spec.From = &runtime.Snapshot{Dir: snap.Dir, Layers: snap.Layers, Memory: snap.Memory}
 		spec.Hostname = snap.Hostname
+	} else if len(tpl.Layers) > 1 {
+		// A built template is a stack of layers shared with its parents.
+		spec.From = &runtime.Snapshot{Layers: tpl.Layers}
 	}
 	if err := m.start(ctx, sb, tpl, backend, spec); err != nil {
 		return nil, err
@@ -161,13 +172,11 @@ func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Templ
 		}
 	}()
 	sb.IP = inst.IP.String()
-	if err := m.initEnvd(ctx, inst.IP, sb); err != nil {
+	if err := m.initEnvd(ctx, inst.IP, sb, tpl); err != nil {
 		return fmt.Errorf("starting envd: %w", err)
 	}
-	if tpl.ReadyPort > 0 {
-		if err := m.waitPort(ctx, inst.IP, tpl.ReadyPort); err != nil {
-			return fmt.Errorf("waiting for the template's start command: %w", err)
-		}
+	if err := m.waitReady(ctx, inst.IP, sb, tpl); err != nil {
+		return fmt.Errorf("waiting for the template's start command: %w", err)
 	}
 	if err := m.opts.Store.CreateSandbox(ctx, sb); err != nil {
 		return fmt.Errorf("recording sandbox: %w", err)
@@ -188,7 +197,7 @@ func (m *Manager) spec(sb *store.Sandbox, tpl *store.Template) runtime.Spec {
 	if tpl.StartCmd != "" {
 		// envd supervises the template's start command (the code
 		// interpreter server, a user's service) from boot.
-		args = append(args, "--cmd", tpl.StartCmd)
+		args = append(args, startCmdArgs(tpl)...)
 	}
 	binds := append([]runtime.Bind{{Source: m.opts.EnvdPath, Target: envdTarget}}, m.opts.Binds...)
 	return runtime.Spec{
@@ -226,3 +235,19 @@ func orDefault(v, def int) int {
 
 // errKilled reports an operation on a sandbox that was killed meanwhile.
 var errKilled = errors.New("sandbox was killed")
+
+// startCmdArgs are envd's flags for the template's start command: it runs
+// as the template's user, in its workdir, with its environment.
+func startCmdArgs(tpl *store.Template) []string {
+	args := []string{"--cmd", tpl.StartCmd}
+	if tpl.User != "" {
+		args = append(args, "--cmd-user", tpl.User)
+	}
+	if tpl.Workdir != "" {
+		args = append(args, "--cmd-cwd", tpl.Workdir)
+	}
+	for _, k := range slices.Sorted(maps.Keys(tpl.Env)) {
+		args = append(args, "--cmd-env", k+"="+tpl.Env[k])
+	}
+	return args
+}

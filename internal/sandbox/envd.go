@@ -40,12 +40,13 @@ type initBody struct {
 // initEnvd waits for envd to listen and hands it the sandbox's token, env and
 // default user. Polling /init directly saves the round trip a separate
 // health check would cost on every create.
-func (m *Manager) initEnvd(ctx context.Context, ip netip.Addr, sb *store.Sandbox) error {
+func (m *Manager) initEnvd(ctx context.Context, ip netip.Addr, sb *store.Sandbox, tpl *store.Template) error {
+	user, workdir := defaultUser(tpl)
 	body, err := json.Marshal(initBody{
 		AccessToken:    sb.EnvdAccessToken,
 		EnvVars:        sb.EnvVars,
-		DefaultUser:    "user",
-		DefaultWorkdir: "/home/user",
+		DefaultUser:    user,
+		DefaultWorkdir: workdir,
 		Timestamp:      time.Now().UTC().Format(time.RFC3339Nano),
 	})
 	if err != nil {
@@ -111,6 +112,59 @@ func (m *Manager) waitPort(ctx context.Context, ip netip.Addr, port int) error {
 		}
 		if delay < 100*time.Millisecond {
 			delay *= 2
+		}
+	}
+}
+
+// defaultUser is the user and working directory commands get when they name
+// none: the template's (its last USER and WORKDIR), else E2B's `user`.
+func defaultUser(tpl *store.Template) (user, workdir string) {
+	user, workdir = "user", ""
+	if tpl != nil {
+		user, workdir = tpl.User, tpl.Workdir
+	}
+	if user == "" {
+		user = "user"
+	}
+	if workdir == "" {
+		switch user {
+		case "user":
+			workdir = "/home/user"
+		case "root":
+			workdir = "/root"
+		default:
+			workdir = "/"
+		}
+	}
+	return user, workdir
+}
+
+// waitReady waits for the template's start command to be ready: its port
+// to accept connections, or its ready command to succeed.
+func (m *Manager) waitReady(ctx context.Context, ip netip.Addr, sb *store.Sandbox, tpl *store.Template) error {
+	if tpl == nil {
+		return nil
+	}
+	if tpl.ReadyPort > 0 {
+		if err := m.waitPort(ctx, ip, tpl.ReadyPort); err != nil {
+			return err
+		}
+	}
+	if tpl.ReadyCmd == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, m.opts.StartReadyTimeout)
+	defer cancel()
+	step := BuildStep{Command: tpl.ReadyCmd, User: "root", Env: tpl.Env, token: sb.EnvdAccessToken}
+	for {
+		code, err := m.runInSandbox(ctx, ip, step)
+		if err == nil && code == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("the template's ready command %q did not succeed within %s (last: exit %d, %v)", tpl.ReadyCmd, m.opts.StartReadyTimeout, code, err))
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

@@ -277,14 +277,15 @@ func stopTimer(t **time.Timer) {
 // bootedAgain initialises envd in a sandbox that booted afresh and waits
 // for its template's start command, as create does.
 func (m *Manager) bootedAgain(ctx context.Context, e *entry) error {
-	if err := m.initEnvd(ctx, e.ip, e.sb); err != nil {
+	tpl, err := m.opts.Store.GetTemplate(ctx, e.sb.TemplateID)
+	if err != nil {
+		tpl = nil // deleted since: envd gets the defaults
+	}
+	if err := m.initEnvd(ctx, e.ip, e.sb, tpl); err != nil {
 		return fmt.Errorf("starting envd after a cold boot: %w", err)
 	}
-	tpl, err := m.opts.Store.GetTemplate(ctx, e.sb.TemplateID)
-	if err == nil && tpl.ReadyPort > 0 {
-		if err := m.waitPort(ctx, e.ip, tpl.ReadyPort); err != nil {
-			return fmt.Errorf("waiting for the template's start command: %w", err)
-		}
+	if err := m.waitReady(ctx, e.ip, e.sb, tpl); err != nil {
+		return fmt.Errorf("waiting for the template's start command: %w", err)
 	}
 	return nil
 }

@@ -27,7 +27,23 @@ type Store interface {
 	// GetTemplate finds a template by id or by one of its aliases.
 	GetTemplate(ctx context.Context, idOrAlias string) (*Template, error)
 	ListTemplates(ctx context.Context) ([]*Template, error)
+	// DeleteTemplate removes the template with its aliases, builds and tags.
 	DeleteTemplate(ctx context.Context, id string) error
+
+	// CreateBuild records a new build of a template (which must exist).
+	CreateBuild(ctx context.Context, b *Build) error
+	GetBuild(ctx context.Context, id string) (*Build, error)
+	// UpdateBuild replaces the stored build with b (matched by b.ID).
+	UpdateBuild(ctx context.Context, b *Build) error
+	// ListBuilds returns the builds of templateID (all when ""), newest first.
+	ListBuilds(ctx context.Context, templateID string) ([]*Build, error)
+
+	// SetTag points tag of templateID at buildID, creating or moving it.
+	SetTag(ctx context.Context, templateID, tag, buildID string) error
+	// DeleteTag removes a tag; ErrNotFound when it does not exist.
+	DeleteTag(ctx context.Context, templateID, tag string) error
+	// ListTags returns templateID's tags ordered by tag.
+	ListTags(ctx context.Context, templateID string) ([]*Tag, error)
 
 	// CreateSnapshot stores a new snapshot. A name another snapshot has
 	// moves to this one, as a tag does: a name means "the latest".
@@ -80,11 +96,20 @@ type Sandbox struct {
 }
 
 // Template is a sandbox image: a read-only rootfs plus default resources.
+// The fields from RootfsPath on are those of its latest ready build.
 type Template struct {
-	ID          string
-	Aliases     []string
-	Backend     string // default runtime backend for sandboxes from it; "" = server default
-	RootfsPath  string // unpacked rootfs directory
+	ID         string
+	Aliases    []string
+	Backend    string // default runtime backend for sandboxes from it; "" = server default
+	RootfsPath string // unpacked rootfs directory (the bottom layer)
+	// Layers, when set, is the whole read-only stack, top first, ending
+	// with RootfsPath; empty means RootfsPath alone.
+	Layers      []string
+	Env         map[string]string // environment of every process (ENV)
+	Workdir     string            // default working directory ("" = the user's home)
+	User        string            // default user of commands ("" = "user")
+	ReadyCmd    string            // shell check that must pass before create returns
+	Labels      map[string]string
 	CPUCount    int
 	MemoryMB    int
 	DiskMB      int
@@ -98,6 +123,49 @@ type Template struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	SizeBytes int64
+}
+
+// Build states, as the SDK's build status reports them.
+const (
+	BuildWaiting  = "waiting"
+	BuildBuilding = "building"
+	BuildReady    = "ready"
+	BuildError    = "error"
+)
+
+// Build is one build of a template. Once ready, its result fields describe
+// the rootfs and defaults of sandboxes made from it (through a tag, or as
+// the template's latest).
+type Build struct {
+	ID         string
+	TemplateID string
+	Status     string // BuildWaiting | BuildBuilding | BuildReady | BuildError
+	Reason     string // why it failed
+	ReasonStep string // the failing step: "base", a step number, or "finalize"
+	Request    []byte // the build request JSON as received
+	Tags       []string
+	CreatedAt  time.Time
+	FinishedAt time.Time // zero while it runs
+
+	// Result, set when ready.
+	Layers    []string // top first
+	Env       map[string]string
+	Workdir   string
+	User      string
+	StartCmd  string
+	ReadyCmd  string
+	Labels    map[string]string
+	CPUCount  int
+	MemoryMB  int
+	SizeBytes int64
+}
+
+// Tag names one build of a template ("name:tag").
+type Tag struct {
+	TemplateID string
+	Tag        string
+	BuildID    string
+	CreatedAt  time.Time
 }
 
 // APIKey is a hashed API key. The secret itself is never stored.

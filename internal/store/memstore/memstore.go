@@ -27,6 +27,8 @@ type Store struct {
 	sandboxes map[string]*store.Sandbox
 	templates map[string]*store.Template
 	aliases   map[string]string // alias → template id
+	builds    map[string]*store.Build
+	tags      map[tagKey]*store.Tag
 	keys      map[string]*store.APIKey
 	snapshots map[string]*store.Snapshot
 	snapNames map[string]string // name → snapshot id
@@ -39,6 +41,8 @@ func New() *Store {
 		sandboxes: map[string]*store.Sandbox{},
 		templates: map[string]*store.Template{},
 		aliases:   map[string]string{},
+		builds:    map[string]*store.Build{},
+		tags:      map[tagKey]*store.Tag{},
 		keys:      map[string]*store.APIKey{},
 		snapshots: map[string]*store.Snapshot{},
 		snapNames: map[string]string{},
@@ -175,6 +179,15 @@ func cloneSandbox(s *store.Sandbox) *store.Sandbox {
 	return &c
 }
 
+// cloneList copies l, with an empty list as nil like the SQLite store.
+func cloneList(l []string) []string {
+	if len(l) == 0 {
+		return nil
+	}
+	return slices.Clone(l)
+}
+
+// cloneMap copies m, with an empty map as nil like the SQLite store.
 func cloneMap(m map[string]string) map[string]string {
 	if len(m) == 0 {
 		return nil

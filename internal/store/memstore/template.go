@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
@@ -77,7 +78,8 @@ func (m *Store) ListTemplates(ctx context.Context) ([]*store.Template, error) {
 	return out, nil
 }
 
-// DeleteTemplate implements store.Store; the template's aliases are freed.
+// DeleteTemplate implements store.Store; the template's aliases are freed
+// and its builds and tags go with it, as SQLite's ON DELETE CASCADE does.
 func (m *Store) DeleteTemplate(ctx context.Context, id string) error {
 	if err := m.lock(); err != nil {
 		return err
@@ -91,6 +93,8 @@ func (m *Store) DeleteTemplate(ctx context.Context, id string) error {
 		delete(m.aliases, a)
 	}
 	delete(m.templates, id)
+	maps.DeleteFunc(m.builds, func(_ string, b *store.Build) bool { return b.TemplateID == id })
+	maps.DeleteFunc(m.tags, func(k tagKey, _ *store.Tag) bool { return k.template == id })
 	return nil
 }
 
@@ -119,6 +123,9 @@ func cloneTemplate(t *store.Template) *store.Template {
 	if len(t.Aliases) > 0 {
 		c.Aliases = slices.Clone(t.Aliases)
 	}
+	c.Layers = cloneList(t.Layers)
+	c.Env = cloneMap(t.Env)
+	c.Labels = cloneMap(t.Labels)
 	c.CreatedAt = t.CreatedAt.UTC()
 	c.UpdatedAt = t.UpdatedAt.UTC()
 	return &c

@@ -4,11 +4,14 @@ import (
 	"database/sql"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/store"
 )
 
 // rawDB opens path without migrating, to inspect or tamper with it.
@@ -115,6 +118,58 @@ func TestMigrateFailureRollsBack(t *testing.T) {
 	err = db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE name IN ('a', 'b', 'schema_migrations')").Scan(&n)
 	if err != nil || n != 0 {
 		t.Errorf("%d tables left behind (%v), want 0", n, err)
+	}
+}
+
+// TestMigrateBuildsKeepsTemplates upgrades a database written before
+// 0004_builds.sql: its templates must survive with the new fields empty, and
+// builds and tags must work on them, cascade included.
+func TestMigrateBuildsKeepsTemplates(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "warren.db")
+	const v = 4
+	if migrations[v-1].name != "0004_builds.sql" {
+		t.Fatalf("migration %d is %s, want 0004_builds.sql", v, migrations[v-1].name)
+	}
+	db := rawDB(t, path)
+	if err := migrate(ctx, db, migrations[:v-1]); err != nil {
+		t.Fatalf("migrate to v%d: %v", v-1, err)
+	}
+	created := time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)
+	for _, q := range []string{
+		`INSERT INTO templates (id, backend, rootfs_path, cpu_count, memory_mb, disk_mb, envd_version,
+			start_cmd, build_id, public, created_at, updated_at, size_bytes, ready_port)
+		 VALUES ('t1', 'oci', '/r/t1', 2, 512, 2048, '0.2.0', 'serve', 'old-build', 1, ?1, ?1, 4096, 8000)`,
+		`INSERT INTO template_aliases (alias, template_id, position) VALUES ('python', 't1', 0)`,
+	} {
+		if _, err := db.ExecContext(ctx, q, formatTime(created)); err != nil {
+			t.Fatalf("writing the old schema: %v", err)
+		}
+	}
+
+	s := mustOpen(t, path)
+	if got := recordedVersions(t, s.db); len(got) != len(migrations) {
+		t.Fatalf("schema_migrations = %v, want all %d versions", got, len(migrations))
+	}
+	want := &store.Template{ID: "t1", Aliases: []string{"python"}, Backend: "oci", RootfsPath: "/r/t1",
+		CPUCount: 2, MemoryMB: 512, DiskMB: 2048, EnvdVersion: "0.2.0", StartCmd: "serve", ReadyPort: 8000,
+		BuildID: "old-build", Public: true, CreatedAt: created, UpdatedAt: created, SizeBytes: 4096}
+	got, err := s.GetTemplate(ctx, "python")
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("GetTemplate after migrating = %+v, %v\nwant %+v", got, err, want)
+	}
+	if err := s.CreateBuild(ctx, &store.Build{ID: "b1", TemplateID: "t1", CreatedAt: created}); err != nil {
+		t.Fatalf("CreateBuild on a migrated template: %v", err)
+	}
+	if err := s.SetTag(ctx, "t1", "latest", "b1"); err != nil {
+		t.Fatalf("SetTag on a migrated template: %v", err)
+	}
+	if err := s.DeleteTemplate(ctx, "t1"); err != nil {
+		t.Fatalf("DeleteTemplate: %v", err)
+	}
+	if _, err := s.GetBuild(ctx, "b1"); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Errorf("GetBuild after deleting its migrated template = %v, want ErrNotFound", err)
 	}
 }
 

@@ -119,6 +119,13 @@ func isUniqueViolation(err error) bool {
 	return se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY || se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
 }
 
+// isForeignKeyViolation reports whether err is a failed REFERENCES check:
+// the record points at one that does not exist.
+func isForeignKeyViolation(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}
+
 // checkAffected turns "no row matched" into ErrNotFound for op.
 func checkAffected(res sql.Result, op string) error {
 	n, err := res.RowsAffected()
@@ -187,6 +194,30 @@ func decodeMap(s string) (map[string]string, error) {
 		return nil, nil
 	}
 	return m, nil
+}
+
+// encodeList stores a nil or empty list as "[]", so the column is never NULL.
+func encodeList(l []string) (string, error) {
+	if len(l) == 0 {
+		return "[]", nil
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		return "", fmt.Errorf("encoding list: %w", err)
+	}
+	return string(b), nil
+}
+
+// decodeList returns nil for an empty list, as memstore does.
+func decodeList(s string) ([]string, error) {
+	var l []string
+	if err := json.Unmarshal([]byte(s), &l); err != nil {
+		return nil, fmt.Errorf("decoding list: %w", err)
+	}
+	if len(l) == 0 {
+		return nil, nil
+	}
+	return l, nil
 }
 
 // scanner is the part of *sql.Row and *sql.Rows the record decoders need.

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -16,15 +15,16 @@ import (
 // listing needs no query per template.
 const selectTemplate = `SELECT t.id, t.backend, t.rootfs_path, t.cpu_count, t.memory_mb,
 	t.disk_mb, t.envd_version, t.start_cmd, t.build_id, t.public, t.created_at,
-	t.updated_at, t.size_bytes, t.ready_port,
+	t.updated_at, t.size_bytes, t.ready_port, t.layers, t.env, t.workdir, t.user,
+	t.ready_cmd, t.labels,
 	(SELECT json_group_array(a.alias ORDER BY a.position)
 	   FROM template_aliases a WHERE a.template_id = t.id)
 FROM templates t`
 
 const upsertTemplate = `INSERT INTO templates (id, backend, rootfs_path, cpu_count, memory_mb,
 	disk_mb, envd_version, start_cmd, build_id, public, created_at, updated_at, size_bytes,
-	ready_port)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ready_port, layers, env, workdir, user, ready_cmd, labels)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
 	backend = excluded.backend, rootfs_path = excluded.rootfs_path,
 	cpu_count = excluded.cpu_count, memory_mb = excluded.memory_mb,
@@ -32,7 +32,9 @@ ON CONFLICT (id) DO UPDATE SET
 	start_cmd = excluded.start_cmd, build_id = excluded.build_id,
 	public = excluded.public, created_at = excluded.created_at,
 	updated_at = excluded.updated_at, size_bytes = excluded.size_bytes,
-	ready_port = excluded.ready_port`
+	ready_port = excluded.ready_port, layers = excluded.layers,
+	env = excluded.env, workdir = excluded.workdir, user = excluded.user,
+	ready_cmd = excluded.ready_cmd, labels = excluded.labels`
 
 // PutTemplate implements store.Store. An alias may name only one template,
 // and neither an alias nor an id may equal another template's id or alias,
@@ -41,19 +43,42 @@ func (s *Store) PutTemplate(ctx context.Context, t *store.Template) error {
 	if err := checkTemplate(t); err != nil {
 		return err
 	}
+	args, err := templateArgs(t)
+	if err != nil {
+		return fmt.Errorf("putting template %q: %w", t.ID, err)
+	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		if err := checkAliasConflicts(ctx, tx, t); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, upsertTemplate,
-			t.ID, t.Backend, t.RootfsPath, t.CPUCount, t.MemoryMB,
-			t.DiskMB, t.EnvdVersion, t.StartCmd, t.BuildID, t.Public,
-			formatTime(t.CreatedAt), formatTime(t.UpdatedAt), t.SizeBytes, t.ReadyPort)
-		if err != nil {
+		if _, err := tx.ExecContext(ctx, upsertTemplate, args...); err != nil {
 			return fmt.Errorf("putting template %q: %w", t.ID, err)
 		}
 		return replaceAliases(ctx, tx, t)
 	})
+}
+
+// templateArgs returns t's values in upsertTemplate's column order, with the
+// collections encoded as JSON.
+func templateArgs(t *store.Template) ([]any, error) {
+	layers, err := encodeList(t.Layers)
+	if err != nil {
+		return nil, err
+	}
+	env, err := encodeMap(t.Env)
+	if err != nil {
+		return nil, err
+	}
+	labels, err := encodeMap(t.Labels)
+	if err != nil {
+		return nil, err
+	}
+	return []any{
+		t.ID, t.Backend, t.RootfsPath, t.CPUCount, t.MemoryMB,
+		t.DiskMB, t.EnvdVersion, t.StartCmd, t.BuildID, t.Public,
+		formatTime(t.CreatedAt), formatTime(t.UpdatedAt), t.SizeBytes, t.ReadyPort,
+		layers, env, t.Workdir, t.User, t.ReadyCmd, labels,
+	}, nil
 }
 
 // checkAliasConflicts runs inside PutTemplate's write transaction, so nothing
@@ -154,7 +179,8 @@ func (s *Store) ListTemplates(ctx context.Context) ([]*store.Template, error) {
 	return out, nil
 }
 
-// DeleteTemplate implements store.Store; ON DELETE CASCADE frees the aliases.
+// DeleteTemplate implements store.Store; ON DELETE CASCADE frees the aliases
+// and removes the template's builds and tags in the same statement.
 func (s *Store) DeleteTemplate(ctx context.Context, id string) error {
 	res, err := s.db.ExecContext(ctx, `DELETE FROM templates WHERE id = ?`, id)
 	if err != nil {
@@ -168,11 +194,22 @@ func scanTemplate(sc scanner) (*store.Template, error) {
 		t                    store.Template
 		createdAt, updatedAt string
 		aliases              string
+		layers, env, labels  string
 	)
 	err := sc.Scan(&t.ID, &t.Backend, &t.RootfsPath, &t.CPUCount, &t.MemoryMB,
 		&t.DiskMB, &t.EnvdVersion, &t.StartCmd, &t.BuildID, &t.Public, &createdAt,
-		&updatedAt, &t.SizeBytes, &t.ReadyPort, &aliases)
+		&updatedAt, &t.SizeBytes, &t.ReadyPort, &layers, &env, &t.Workdir, &t.User,
+		&t.ReadyCmd, &labels, &aliases)
 	if err != nil {
+		return nil, err
+	}
+	if t.Layers, err = decodeList(layers); err != nil {
+		return nil, err
+	}
+	if t.Env, err = decodeMap(env); err != nil {
+		return nil, err
+	}
+	if t.Labels, err = decodeMap(labels); err != nil {
 		return nil, err
 	}
 	if t.CreatedAt, err = parseTime(createdAt); err != nil {
@@ -181,11 +218,8 @@ func scanTemplate(sc scanner) (*store.Template, error) {
 	if t.UpdatedAt, err = parseTime(updatedAt); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal([]byte(aliases), &t.Aliases); err != nil {
+	if t.Aliases, err = decodeList(aliases); err != nil {
 		return nil, fmt.Errorf("decoding aliases of template %q: %w", t.ID, err)
-	}
-	if len(t.Aliases) == 0 {
-		t.Aliases = nil // the same shape memstore returns
 	}
 	return &t, nil
 }

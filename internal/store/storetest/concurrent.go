@@ -39,6 +39,48 @@ var concurrentTests = []test{
 		checkCounts(ctx, t, s)
 	}},
 	{"CreateRace", testCreateRace},
+	{"BuildsAndTags", testConcurrentBuilds},
+}
+
+// testConcurrentBuilds has every writer build one template and move its
+// "latest" tag at once, as parallel builds of one template do: each tag
+// must end on one of the template's builds, with no build lost.
+func testConcurrentBuilds(ctx context.Context, t *testing.T, s store.Store) {
+	must(t, "PutTemplate", s.PutTemplate(ctx, newTemplate("t1", 0)))
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for i := range perWriter {
+				id := fmt.Sprintf("w%d-%d", w, i)
+				for _, err := range []error{
+					s.CreateBuild(ctx, newBuild(id, "t1", i)),
+					s.SetTag(ctx, "t1", "latest", id),
+					s.SetTag(ctx, "t1", fmt.Sprintf("w%d", w), id),
+				} {
+					if err != nil {
+						t.Errorf("build %s: %v", id, err)
+						return
+					}
+				}
+				if _, err := s.ListBuilds(ctx, "t1"); err != nil {
+					t.Errorf("ListBuilds: %v", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	builds, err := s.ListBuilds(ctx, "t1")
+	must(t, "ListBuilds", err)
+	wantEqual(t, "builds after concurrent writes", len(builds), totalRecords)
+	tags, err := s.ListTags(ctx, "t1")
+	must(t, "ListTags", err)
+	wantEqual(t, "tags after concurrent writes", len(tags), writers+1)
+	for _, tag := range tags {
+		if _, err := s.GetBuild(ctx, tag.BuildID); err != nil {
+			t.Errorf("tag %s points at %q: %v", tag.Tag, tag.BuildID, err)
+		}
+	}
 }
 
 // testCreateRace has every writer claim the same sandbox id, alias and key

@@ -32,6 +32,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"Sandbox", sandboxTests},
 		{"Template", templateTests},
+		{"Build", buildTests},
+		{"Tag", tagTests},
 		{"APIKey", apiKeyTests},
 		{"Snapshot", snapshotTests},
 		{"Concurrent", concurrentTests},

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"fmt"
+	"maps"
 	"slices"
 	"testing"
 
@@ -16,6 +18,12 @@ func newTemplate(id string, createdMin int, aliases ...string) *store.Template {
 		Aliases:     aliases,
 		Backend:     "oci",
 		RootfsPath:  "/var/lib/warren/templates/" + id + "/rootfs",
+		Layers:      []string{"/var/lib/warren/layers/" + id + "-top", "/var/lib/warren/templates/" + id + "/rootfs"},
+		Env:         map[string]string{"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"},
+		Workdir:     "/home/user/app",
+		User:        "root",
+		ReadyCmd:    "test -f /tmp/ready",
+		Labels:      map[string]string{"org.opencontainers.image.source": "example", "tier": "base"},
 		CPUCount:    2,
 		MemoryMB:    512,
 		DiskMB:      2048,
@@ -33,10 +41,10 @@ func newTemplate(id string, createdMin int, aliases ...string) *store.Template {
 // storedTemplate returns t as a store hands it back.
 func storedTemplate(t *store.Template) *store.Template {
 	c := *t
-	c.Aliases = slices.Clone(t.Aliases)
-	if len(c.Aliases) == 0 {
-		c.Aliases = nil
-	}
+	c.Aliases = nilIfEmpty(slices.Clone(t.Aliases))
+	c.Layers = nilIfEmpty(slices.Clone(t.Layers))
+	c.Env = nilIfEmptyMap(maps.Clone(t.Env))
+	c.Labels = nilIfEmptyMap(maps.Clone(t.Labels))
 	c.CreatedAt = t.CreatedAt.UTC()
 	c.UpdatedAt = t.UpdatedAt.UTC()
 	return &c
@@ -131,16 +139,71 @@ var templateTests = append([]test{
 		must(t, "PutTemplate", s.PutTemplate(ctx, in))
 		want := storedTemplate(in)
 		in.Aliases[0] = "changed"
+		in.Layers[0], in.Env["LANG"], in.Labels["tier"] = "changed", "changed", "changed"
 		got, err := s.GetTemplate(ctx, "t1")
 		must(t, "GetTemplate", err)
 		wantEqual(t, "GetTemplate after caller changed its input", got, want)
 		got.Aliases[0] = "changed"
+		got.Layers[0], got.Env["LANG"], got.Labels["tier"] = "changed", "changed", "changed"
 		list, err := s.ListTemplates(ctx)
 		must(t, "ListTemplates", err)
 		list[0].Aliases[1] = "changed"
+		list[0].Layers[1], list[0].Env["PATH"], list[0].Labels["tier"] = "changed", "changed", "changed"
 		getTemplate(ctx, t, s, "python", want)
 	}},
-}, conflictTests()...)
+}, append(conflictTests(), templateFieldTests()...)...)
+
+// templateFieldTests check the fields a template takes from its latest
+// build round-trip, and that a replacing put clears the ones it leaves out.
+func templateFieldTests() []test {
+	bare := &store.Template{ID: "t1"}
+	empty := &store.Template{ID: "t1", Layers: []string{}, Env: map[string]string{}, Labels: map[string]string{}}
+	onlyNew := &store.Template{
+		ID: "t1", Layers: []string{"/l/top", "/l/rootfs"}, Env: map[string]string{"A": "1"},
+		Workdir: "/w", User: "u", ReadyCmd: "true", Labels: map[string]string{"k": "v"},
+	}
+	cases := []struct {
+		name string
+		puts []*store.Template // put in order; the last is what Get returns
+		want *store.Template
+	}{
+		{"AllSet", []*store.Template{newTemplate("t1", 0)}, newTemplate("t1", 0)},
+		{"OnlyNewFields", []*store.Template{onlyNew}, onlyNew},
+		{"ZeroValues", []*store.Template{bare}, bare},
+		{"EmptyCollectionsComeBackNil", []*store.Template{empty}, bare},
+		{"ReplaceClears", []*store.Template{newTemplate("t1", 0), bare}, bare},
+		{"ReplaceSets", []*store.Template{bare, onlyNew}, onlyNew},
+	}
+	out := make([]test, 0, len(cases))
+	for _, c := range cases {
+		out = append(out, test{"Fields/" + c.name, func(ctx context.Context, t *testing.T, s store.Store) {
+			for i, tpl := range c.puts {
+				must(t, fmt.Sprintf("PutTemplate #%d", i), s.PutTemplate(ctx, tpl))
+			}
+			getTemplate(ctx, t, s, "t1", c.want)
+			list, err := s.ListTemplates(ctx)
+			must(t, "ListTemplates", err)
+			wantEqual(t, "ListTemplates", list, []*store.Template{storedTemplate(c.want)})
+		}})
+	}
+	return out
+}
+
+// nilIfEmpty is the shape stores return empty lists in.
+func nilIfEmpty[T any](l []T) []T {
+	if len(l) == 0 {
+		return nil
+	}
+	return l
+}
+
+// nilIfEmptyMap is the shape stores return empty maps in.
+func nilIfEmptyMap(m map[string]string) map[string]string {
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}
 
 // conflictTests cover the rule that makes GetTemplate unambiguous: no name
 // is both an alias and an id, or an alias of two templates. Each case starts

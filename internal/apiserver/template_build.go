@@ -1,0 +1,181 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/build"
+	"github.com/warren-sandbox/warren/internal/errdefs"
+)
+
+type requestBuildBody struct {
+	Name     string   `json:"name"`
+	Alias    string   `json:"alias"` // v2 request
+	Tags     []string `json:"tags"`
+	CPUCount int      `json:"cpuCount"`
+	MemoryMB int      `json:"memoryMB"`
+}
+
+// requestBuild serves POST /v3/templates (and v2's POST /v2/templates): it
+// creates the template when the name is new and records a build waiting
+// for its steps.
+func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
+	if !s.canBuild(w, r) {
+		return
+	}
+	var body requestBuildBody
+	if err := decode(r, &body, false); err != nil {
+		fail(w, r, err)
+		return
+	}
+	if body.Name == "" {
+		body.Name = body.Alias
+	}
+	if body.CPUCount > s.opts.MaxCPUCount && s.opts.MaxCPUCount > 0 || body.MemoryMB > s.opts.MaxMemoryMB && s.opts.MaxMemoryMB > 0 {
+		fail(w, r, errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("cpuCount and memoryMB may be at most %d and %d on this server", s.opts.MaxCPUCount, s.opts.MaxMemoryMB)))
+		return
+	}
+	tpl, bl, err := s.opts.Builder.RequestBuild(r.Context(), build.BuildRequest{Name: body.Name, Tags: body.Tags, CPUCount: body.CPUCount, MemoryMB: body.MemoryMB})
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{
+		"templateID": tpl.ID, "buildID": bl.ID, "public": tpl.Public,
+		"names": nonNil(tpl.Aliases), "aliases": nonNil(tpl.Aliases), "tags": nonNil(bl.Tags),
+	})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// canBuild answers 501 on servers that run no builder.
+func (s *Server) canBuild(w http.ResponseWriter, r *http.Request) bool {
+	if s.opts.Builder == nil {
+		fail(w, r, errdefs.New(errdefs.ErrNotImplemented, "this server does not build templates"))
+		return false
+	}
+	return true
+}
+
+// startBuild serves POST /v2/templates/{templateID}/builds/{buildID}.
+func (s *Server) startBuild(w http.ResponseWriter, r *http.Request) {
+	if !s.canBuild(w, r) {
+		return
+	}
+	var req build.Request
+	if err := decode(r, &req, false); err != nil {
+		fail(w, r, err)
+		return
+	}
+	if err := s.opts.Builder.Start(r.Context(), r.PathValue("templateID"), r.PathValue("buildID"), &req); err != nil {
+		fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusAccepted)
+}
+
+// cancelBuild serves POST /templates/{templateID}/builds/{buildID}/cancel
+// (warren): the build ends in the error state.
+func (s *Server) cancelBuild(w http.ResponseWriter, r *http.Request) {
+	if !s.canBuild(w, r) {
+		return
+	}
+	bl, err := s.opts.Store.GetBuild(r.Context(), r.PathValue("buildID"))
+	if err != nil || bl.TemplateID != r.PathValue("templateID") {
+		fail(w, r, errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("build '%s' not found", r.PathValue("buildID"))))
+		return
+	}
+	if !s.opts.Builder.Cancel(bl.ID) {
+		fail(w, r, errdefs.New(errdefs.ErrConflict, fmt.Sprintf("build '%s' is not running (it is %s)", bl.ID, bl.Status)))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type buildStatusJSON struct {
+	TemplateID string        `json:"templateID"`
+	BuildID    string        `json:"buildID"`
+	Status     string        `json:"status"`
+	Logs       []string      `json:"logs"`
+	LogEntries []build.Entry `json:"logEntries"`
+	Reason     *reasonJSON   `json:"reason,omitempty"`
+}
+
+type reasonJSON struct {
+	Message    string        `json:"message"`
+	Step       string        `json:"step,omitempty"`
+	LogEntries []build.Entry `json:"logEntries"`
+}
+
+// buildStatus serves GET /templates/{templateID}/builds/{buildID}/status:
+// the state and up to `limit` (≤100) log lines from logsOffset.
+func (s *Server) buildStatus(w http.ResponseWriter, r *http.Request) {
+	if !s.canBuild(w, r) {
+		return
+	}
+	q := r.URL.Query()
+	offset, err1 := atoiDefault(q.Get("logsOffset"), 0)
+	limit, err2 := atoiDefault(q.Get("limit"), 100)
+	if err1 != nil || err2 != nil || offset < 0 || limit < 0 || limit > 100 {
+		fail(w, r, errdefs.New(errdefs.ErrInvalidArgument, "logsOffset must be ≥ 0 and limit between 0 and 100"))
+		return
+	}
+	bl, err := s.opts.Store.GetBuild(r.Context(), r.PathValue("buildID"))
+	if err != nil || bl.TemplateID != r.PathValue("templateID") {
+		fail(w, r, errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("build '%s' of template '%s' not found", r.PathValue("buildID"), r.PathValue("templateID"))))
+		return
+	}
+	entries, err := s.opts.Builder.Logs(bl.ID, offset)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	entries = filterLevel(entries, q.Get("level"))
+	if len(entries) > limit {
+		entries = entries[:limit]
+	}
+	out := buildStatusJSON{TemplateID: bl.TemplateID, BuildID: bl.ID, Status: bl.Status, Logs: []string{}, LogEntries: entries}
+	if out.LogEntries == nil {
+		out.LogEntries = []build.Entry{}
+	}
+	for _, e := range entries {
+		out.Logs = append(out.Logs, e.Timestamp.Format(time.RFC3339)+" "+e.Message)
+	}
+	if bl.Status == "error" {
+		out.Reason = &reasonJSON{Message: bl.Reason, Step: bl.ReasonStep, LogEntries: []build.Entry{}}
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// filterLevel keeps entries at level or above (debug < info < warn < error).
+func filterLevel(entries []build.Entry, level string) []build.Entry {
+	rank := map[string]int{"debug": 0, "info": 1, "warn": 2, "error": 3}
+	min, ok := rank[level]
+	if !ok {
+		return entries
+	}
+	var out []build.Entry
+	for _, e := range entries {
+		if rank[e.Level] >= min {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func atoiDefault(s string, def int) (int, error) {
+	if s == "" {
+		return def, nil
+	}
+	return strconv.Atoi(s)
+}
+
+var _ = json.Marshal

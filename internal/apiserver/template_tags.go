@@ -1,0 +1,95 @@
+package apiserver
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+)
+
+// assignTags serves POST /templates/tags: {"target": "name[:tag]", "tags"}.
+func (s *Server) assignTags(w http.ResponseWriter, r *http.Request) {
+	if !s.canBuild(w, r) {
+		return
+	}
+	var body struct {
+		Target string   `json:"target"`
+		Tags   []string `json:"tags"`
+	}
+	if err := decode(r, &body, false); err != nil {
+		fail(w, r, err)
+		return
+	}
+	if body.Target == "" || len(body.Tags) == 0 {
+		fail(w, r, errdefs.New(errdefs.ErrInvalidArgument, "target and at least one tag are required"))
+		return
+	}
+	buildID, err := s.opts.Builder.AssignTags(r.Context(), body.Target, body.Tags)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, map[string]any{"tags": body.Tags, "buildID": buildID})
+}
+
+// removeTags serves DELETE /templates/tags: {"name", "tags"}.
+func (s *Server) removeTags(w http.ResponseWriter, r *http.Request) {
+	if !s.canBuild(w, r) {
+		return
+	}
+	var body struct {
+		Name string   `json:"name"`
+		Tags []string `json:"tags"`
+	}
+	if err := decode(r, &body, false); err != nil {
+		fail(w, r, err)
+		return
+	}
+	if body.Name == "" || len(body.Tags) == 0 {
+		fail(w, r, errdefs.New(errdefs.ErrInvalidArgument, "name and at least one tag are required"))
+		return
+	}
+	if err := s.opts.Builder.RemoveTags(r.Context(), body.Name, body.Tags); err != nil {
+		fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+type tagJSON struct {
+	Tag       string    `json:"tag"`
+	BuildID   string    `json:"buildID"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// templateSub serves GET /templates/aliases/{alias} and
+// GET /templates/{templateID}/tags.
+func (s *Server) templateSub(w http.ResponseWriter, r *http.Request) {
+	switch {
+	case r.PathValue("first") == "aliases":
+		s.templateAlias(w, r, r.PathValue("second"))
+	case r.PathValue("second") == "tags":
+		s.listTags(w, r, r.PathValue("first"))
+	default:
+		writeError(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
+	}
+}
+
+// listTags serves GET /templates/{templateID}/tags.
+func (s *Server) listTags(w http.ResponseWriter, r *http.Request, id string) {
+	tpl, err := s.opts.Store.GetTemplate(r.Context(), id)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	tags, err := s.opts.Store.ListTags(r.Context(), tpl.ID)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	out := make([]tagJSON, 0, len(tags))
+	for _, t := range tags {
+		out = append(out, tagJSON{Tag: t.Tag, BuildID: t.BuildID, CreatedAt: t.CreatedAt})
+	}
+	writeJSON(w, http.StatusOK, out)
+}

@@ -1,0 +1,244 @@
+package build
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// Runner runs RUN steps in build sandboxes (the sandbox manager).
+type Runner interface {
+	RunBuildStep(ctx context.Context, s sandbox.BuildStep) (int, error)
+}
+
+// LayerStore keeps layers by cache key (layer.Store).
+type LayerStore interface {
+	Has(key string) bool
+	Path(key string) string
+	Create(ctx context.Context, key string, fill func(dir string) error) (string, error)
+}
+
+// Images resolves FROM image references to layer stacks (image.Puller).
+type Images interface {
+	Resolve(ctx context.Context, ref string, auth *RegistryAuth, progress func(string)) (*BaseImage, error)
+}
+
+// BaseImage is a resolved OCI image.
+type BaseImage struct {
+	Digest     string
+	Layers     []string // top first
+	Env        []string // KEY=VALUE
+	WorkingDir string
+	User       string
+	Entrypoint []string
+	Cmd        []string
+}
+
+// Options wire a Builder.
+type Options struct {
+	Store  store.Store
+	Runner Runner
+	Images Images // nil: FROM images are refused
+	Layers LayerStore
+	// FilesDir keeps uploaded COPY sources, one gzip tar per hash.
+	FilesDir string
+	// WorkDir is scratch space (views of images) and build logs.
+	WorkDir string
+	// AllowInternet is the build sandboxes' network setting.
+	AllowInternet bool
+	// LayerRoot is the layer store's directory, for collecting unused
+	// layers; "" never collects.
+	LayerRoot string
+	// BuiltIn templates (base, code-interpreter-v1) cannot be rebuilt or
+	// deleted through the API.
+	BuiltIn     []string
+	EnvdVersion string
+}
+
+// Builder runs template builds in the background, one goroutine each.
+type Builder struct {
+	opts Options
+	mu   sync.Mutex
+	jobs map[string]*job // running builds by build id
+	wg   sync.WaitGroup
+}
+
+type job struct {
+	cancel context.CancelFunc
+	log    *Log
+}
+
+// New prepares the builder's directories.
+func New(opts Options) (*Builder, error) {
+	for _, d := range []string{opts.FilesDir, opts.WorkDir, filepath.Join(opts.WorkDir, "logs")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", d, err)
+		}
+	}
+	return &Builder{opts: opts, jobs: map[string]*job{}}, nil
+}
+
+// Recover marks builds that a previous server process left running as
+// failed: their build sandboxes died with it.
+func (b *Builder) Recover(ctx context.Context) error {
+	builds, err := b.opts.Store.ListBuilds(ctx, "")
+	if err != nil {
+		return fmt.Errorf("listing builds: %w", err)
+	}
+	for _, bl := range builds {
+		if bl.Status != store.BuildBuilding && bl.Status != store.BuildWaiting {
+			continue
+		}
+		bl.Status, bl.Reason = store.BuildError, "the server restarted during the build; start it again"
+		bl.FinishedAt = time.Now().UTC()
+		if err := b.opts.Store.UpdateBuild(ctx, bl); err != nil {
+			return fmt.Errorf("marking build %s failed: %w", bl.ID, err)
+		}
+		log.G(ctx).Warn("build interrupted by a restart marked failed", "build", bl.ID, "template", bl.TemplateID)
+	}
+	return nil
+}
+
+// Start validates req and runs it in the background as build buildID of
+// template templateID (both recorded already, the build waiting).
+func (b *Builder) Start(ctx context.Context, templateID, buildID string, req *Request) error {
+	bl, err := b.opts.Store.GetBuild(ctx, buildID)
+	if err != nil {
+		return err
+	}
+	if bl.TemplateID != templateID {
+		return errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("build '%s' of template '%s' not found", buildID, templateID))
+	}
+	if bl.Status != store.BuildWaiting {
+		return errdefs.New(errdefs.ErrConflict, fmt.Sprintf("build '%s' was started already (it is %s)", buildID, bl.Status))
+	}
+	if err := b.validate(req); err != nil {
+		return err
+	}
+	logf, err := newLog(b.logPath(buildID))
+	if err != nil {
+		return err
+	}
+	bl.Request, _ = json.Marshal(req)
+	bl.Status = store.BuildBuilding
+	if err := b.opts.Store.UpdateBuild(ctx, bl); err != nil {
+		logf.close()
+		return fmt.Errorf("recording build start: %w", err)
+	}
+	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	j := &job{cancel: cancel, log: logf}
+	b.mu.Lock()
+	b.jobs[buildID] = j
+	b.mu.Unlock()
+	b.wg.Add(1)
+	go b.runJob(jctx, j, bl, req)
+	return nil
+}
+
+// Cancel stops a running build; it ends in the error state.
+func (b *Builder) Cancel(buildID string) bool {
+	b.mu.Lock()
+	j := b.jobs[buildID]
+	b.mu.Unlock()
+	if j != nil {
+		j.cancel()
+	}
+	return j != nil
+}
+
+// Wait blocks until every running build has ended (for shutdown and tests).
+func (b *Builder) Wait() { b.wg.Wait() }
+
+// Shutdown cancels running builds and waits for them.
+func (b *Builder) Shutdown() {
+	b.mu.Lock()
+	for _, j := range b.jobs {
+		j.cancel()
+	}
+	b.mu.Unlock()
+	b.wg.Wait()
+}
+
+// Logs returns a build's log lines from offset on.
+func (b *Builder) Logs(buildID string, offset int) ([]Entry, error) {
+	b.mu.Lock()
+	j := b.jobs[buildID]
+	b.mu.Unlock()
+	if j != nil {
+		return j.log.Entries(offset), nil
+	}
+	all, err := readLog(b.logPath(buildID))
+	if err != nil || offset >= len(all) {
+		return nil, err
+	}
+	return all[max(offset, 0):], nil
+}
+
+func (b *Builder) logPath(buildID string) string {
+	return filepath.Join(b.opts.WorkDir, "logs", buildID+".jsonl")
+}
+
+// RemoveLogs deletes the logs of builds (when their template is deleted).
+func (b *Builder) RemoveLogs(buildIDs []string) {
+	for _, id := range buildIDs {
+		_ = os.Remove(b.logPath(id))
+	}
+}
+
+// runJob runs the build and records its outcome.
+func (b *Builder) runJob(ctx context.Context, j *job, bl *store.Build, req *Request) {
+	defer b.wg.Done()
+	defer func() {
+		j.log.close()
+		b.mu.Lock()
+		delete(b.jobs, bl.ID)
+		b.mu.Unlock()
+		j.cancel()
+	}()
+	ctx = log.With(ctx, "build", bl.ID, "template", bl.TemplateID)
+	start := time.Now()
+	res, err := b.run(ctx, j, req)
+	sctx := context.WithoutCancel(ctx)
+	if err == nil {
+		err = b.finish(sctx, bl, req, res)
+	}
+	bl.FinishedAt = time.Now().UTC()
+	if err != nil {
+		var se *stepError
+		bl.Status, bl.Reason = store.BuildError, err.Error()
+		if errors.As(err, &se) {
+			bl.ReasonStep = se.step
+		}
+		if ctx.Err() != nil && !errors.As(err, &se) {
+			bl.Reason = "the build was cancelled"
+		}
+		j.log.Errorf(bl.ReasonStep, "Build failed: %s", bl.Reason)
+		log.G(ctx).Warn("template build failed", "err", bl.Reason, "took", time.Since(start))
+	} else {
+		j.log.Infof("finalize", "Build finished in %s", time.Since(start).Round(time.Millisecond))
+		log.G(ctx).Info("template built", "took", time.Since(start), "layers", len(bl.Layers))
+	}
+	if uerr := b.opts.Store.UpdateBuild(sctx, bl); uerr != nil {
+		log.G(ctx).Error("recording build outcome", "err", uerr)
+	}
+}
+
+// stepError is a failure attributed to one step, reported as the build
+// status's reason.step.
+type stepError struct {
+	step string
+	err  error
+}
+
+func (e *stepError) Error() string { return e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }

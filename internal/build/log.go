@@ -1,0 +1,175 @@
+package build
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// Entry is one build log line, as the build status reports it.
+type Entry struct {
+	Timestamp time.Time `json:"timestamp"`
+	Level     string    `json:"level"`
+	Message   string    `json:"message"`
+	Step      string    `json:"step,omitempty"`
+}
+
+// maxEntries bounds one build's log: a step printing without end must not
+// fill the server's memory or disk.
+const maxEntries = 50000
+
+// maxLine is the longest line kept; longer output is split.
+const maxLine = 8 << 10
+
+// Log is a build's log: kept in memory while the build runs, and appended
+// to a JSON-lines file so it outlives the build and the server.
+type Log struct {
+	mu      sync.Mutex
+	entries []Entry
+	f       *os.File
+	dropped bool
+}
+
+// newLog creates the log file at path (truncating an older one).
+func newLog(path string) (*Log, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("creating build log: %w", err)
+	}
+	return &Log{f: f}, nil
+}
+
+// readLog loads a finished build's log file.
+func readLog(path string) ([]Entry, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading build log: %w", err)
+	}
+	var out []Entry
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		var e Entry
+		if len(line) > 0 && json.Unmarshal(line, &e) == nil {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (l *Log) add(level, step, msg string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.entries) >= maxEntries {
+		if !l.dropped {
+			l.dropped = true
+			l.appendLocked(Entry{Timestamp: time.Now().UTC(), Level: "warn", Message: "[log truncated: more lines follow than are kept]", Step: step})
+		}
+		return
+	}
+	l.appendLocked(Entry{Timestamp: time.Now().UTC(), Level: level, Message: msg, Step: step})
+}
+
+func (l *Log) appendLocked(e Entry) {
+	l.entries = append(l.entries, e)
+	if l.f != nil {
+		data, _ := json.Marshal(e)
+		_, _ = l.f.Write(append(data, '\n'))
+	}
+}
+
+// Infof logs an informational line.
+func (l *Log) Infof(step, format string, args ...any) {
+	l.add("info", step, fmt.Sprintf(format, args...))
+}
+
+// Errorf logs an error line.
+func (l *Log) Errorf(step, format string, args ...any) {
+	l.add("error", step, fmt.Sprintf(format, args...))
+}
+
+// Entries returns a copy of the lines from offset on.
+func (l *Log) Entries(offset int) []Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if offset >= len(l.entries) {
+		return nil
+	}
+	return append([]Entry(nil), l.entries[max(offset, 0):]...)
+}
+
+// Tail returns the last n lines.
+func (l *Log) Tail(n int) []Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]Entry(nil), l.entries[max(len(l.entries)-n, 0):]...)
+}
+
+func (l *Log) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f != nil {
+		_ = l.f.Close()
+		l.f = nil
+	}
+}
+
+// writer returns an io.Writer that logs each line of a step's output.
+func (l *Log) writer(step string) *lineWriter { return &lineWriter{log: l, step: step} }
+
+// lineWriter splits a command's output into log lines.
+type lineWriter struct {
+	log  *Log
+	step string
+	buf  []byte
+}
+
+var _ io.Writer = (*lineWriter)(nil)
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		w.emit(w.buf[:i])
+		w.buf = w.buf[i+1:]
+	}
+	for len(w.buf) > maxLine {
+		w.emit(w.buf[:maxLine])
+		w.buf = w.buf[maxLine:]
+	}
+	return len(p), nil
+}
+
+// Flush logs a last line without a newline.
+func (w *lineWriter) Flush() {
+	if len(w.buf) > 0 {
+		w.emit(w.buf)
+		w.buf = nil
+	}
+}
+
+func (w *lineWriter) emit(line []byte) {
+	line = bytes.TrimRight(line, "\r")
+	w.log.add("info", w.step, string(bytes.ToValidUTF8(line, []byte("\uFFFD"))))
+}
+
+// lastLines joins the last n lines of a log for an error message.
+func lastLines(entries []Entry) string {
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	for _, e := range entries {
+		fmt.Fprintln(w, e.Message)
+	}
+	_ = w.Flush()
+	return b.String()
+}
