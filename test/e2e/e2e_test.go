@@ -46,6 +46,7 @@ func TestE2E(t *testing.T) {
 				}
 				runNodeSuite(t, cfg, srv, "ci", "e2b")
 			})
+			t.Run("templates", func(t *testing.T) { runNodeSuite(t, cfg, srv, "template", "e2b") })
 			srv.checkNoSandboxes(t)
 		})
 	}
