@@ -2,7 +2,6 @@ package build
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -46,24 +45,43 @@ func (v *view) close() {
 	}
 }
 
-// resolve returns p (absolute inside the image) with every symlink of its
-// existing part resolved inside the image, as the sandbox would see it; the
-// part that does not exist yet is appended unchanged.
+// resolve returns p (absolute inside the image) with every symlink
+// resolved inside the image, as the sandbox would see it, dangling ones
+// included (a COPY to a dangling link's path creates its target). It walks
+// one component at a time: the prefix walked so far never holds a symlink,
+// so each Lstat on the host stays inside the view.
 func (v *view) resolve(p string) (string, error) {
-	p = path.Clean("/" + p)
-	parts := strings.Split(strings.TrimPrefix(p, "/"), "/")
-	for i := len(parts); i > 0; i-- {
-		prefix := strings.Join(parts[:i], "/")
-		real, err := v.resolveExisting(prefix)
-		if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTDIR) {
+	parts := strings.Split(path.Clean("/"+p), "/")
+	cur, hops := "/", 0
+	for len(parts) > 0 {
+		part := parts[0]
+		parts = parts[1:]
+		switch part {
+		case "", ".":
+			continue
+		case "..":
+			cur = path.Dir(cur)
 			continue
 		}
+		next := path.Join(cur, part)
+		fi, err := os.Lstat(filepath.Join(v.root, next))
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		if hops++; hops > 40 {
+			return "", fmt.Errorf("too many levels of symbolic links in %s", p)
+		}
+		target, err := os.Readlink(filepath.Join(v.root, next))
 		if err != nil {
 			return "", err
 		}
-		return path.Join(real, strings.Join(parts[i:], "/")), nil
+		if path.IsAbs(target) {
+			cur = "/"
+		}
+		parts = append(strings.Split(target, "/"), parts...)
 	}
-	return p, nil
+	return cur, nil
 }
 
 // resolveExisting resolves rel (relative to the image root) with openat2's

@@ -1,0 +1,162 @@
+package build
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+)
+
+func TestValidate(t *testing.T) {
+	hash := strings.Repeat("ab", 32)
+	tests := []struct {
+		name string
+		req  Request
+		want string // substring of the error; "" = valid
+	}{
+		{"sdk request", Request{FromTemplate: "base", Steps: []Step{
+			{Type: StepEnv, Args: []string{"A", "1"}}, {Type: StepRun, Args: []string{"true", "root"}},
+			{Type: StepCopy, Args: []string{"app", "/app", "", "0755"}, FilesHash: hash},
+			{Type: StepWorkdir, Args: []string{"/app"}}, {Type: StepUser, Args: []string{"user"}},
+		}}, ""},
+		{"unknown step", Request{Steps: []Step{{Type: "FROB", Args: []string{"x"}}}}, "unknown step type"},
+		{"odd env", Request{Steps: []Step{{Type: StepEnv, Args: []string{"A"}}}}, "ENV takes"},
+		{"empty run", Request{Steps: []Step{{Type: StepRun, Args: []string{"  "}}}}, "empty command"},
+		{"copy outside context", Request{Steps: []Step{{Type: StepCopy, Args: []string{"../x", "/x"}, FilesHash: hash}}}, "outside the build context"},
+		{"copy absolute", Request{Steps: []Step{{Type: StepCopy, Args: []string{"/etc/passwd", "/x"}, FilesHash: hash}}}, "outside the build context"},
+		{"copy without hash", Request{Steps: []Step{{Type: StepCopy, Args: []string{"a", "/x"}}}}, "filesHash"},
+		{"copy bad mode", Request{Steps: []Step{{Type: StepCopy, Args: []string{"a", "/x", "", "9z"}, FilesHash: hash}}}, "not octal"},
+		{"two sources", Request{FromImage: "x", FromTemplate: "y"}, "only one of"},
+		{"unknown stage", Request{FromStage: "build"}, "not an earlier stage"},
+		{"copy from unknown stage", Request{Steps: []Step{{Type: StepCopy, Args: []string{"a", "/x"}, FromStage: "b"}}}, "names no earlier stage"},
+		{"stages", Request{Stages: []Stage{{Name: "b", FromTemplate: "base"}}, FromStage: "b",
+			Steps: []Step{{Type: StepCopy, Args: []string{"/out", "/x"}, FromStage: "b"}}}, ""},
+		{"duplicate stage", Request{Stages: []Stage{{Name: "b"}, {Name: "b"}}}, "unique"},
+		{"aws registry", Request{FromImage: "x", FromImageRegistry: &RegistryAuth{Type: "aws"}}, "not supported"},
+		{"dockerfile line", Request{Steps: []Step{{Type: StepRun, Args: []string{""}, Line: 7}}}, "Dockerfile:7"},
+	}
+	b := &Builder{}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := b.validate(&tc.req)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("validate: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !errdefs.IsInvalidArgument(err) {
+				t.Fatalf("validate = %v, want an invalid-argument error with %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestChainDependsOnEveryPart(t *testing.T) {
+	a := chain("p", "RUN", []string{"x"})
+	for _, other := range []string{chain("q", "RUN", []string{"x"}), chain("p", "RUN", []string{"y"}), chain("p", "COPY", []string{"x"})} {
+		if other == a {
+			t.Fatal("different steps share a key")
+		}
+	}
+	if chain("p", "RUN", []string{"x"}) != a {
+		t.Fatal("the same step gives another key")
+	}
+}
+
+// TestCopyMapping follows Docker's COPY rules against an image with
+// /bin -> usr/bin and an existing /srv directory.
+func TestCopyMapping(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"usr/bin", "srv"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("usr/bin", filepath.Join(root, "bin")); err != nil {
+		t.Fatal(err)
+	}
+	v := &view{root: root}
+	tree := []entry{{"app", true}, {"app/main.py", false}, {"app/lib", true}, {"app/lib/x.py", false}, {"tool", false}, {"a.txt", false}, {"b.txt", false}}
+	tests := []struct {
+		src, dest string
+		want      map[string]string // source name -> in-image target ("" = skipped)
+	}{
+		{"app", "/opt/app", map[string]string{"app": "", "app/main.py": "/opt/app/main.py", "app/lib/x.py": "/opt/app/lib/x.py", "tool": ""}},
+		{"tool", "/bin/", map[string]string{"tool": "/usr/bin/tool", "app/main.py": ""}},
+		{"tool", "/bin/renamed", map[string]string{"tool": "/usr/bin/renamed"}},
+		{"tool", "/srv", map[string]string{"tool": "/srv/tool"}},
+		{"*.txt", "/docs", map[string]string{"a.txt": "/docs/a.txt", "b.txt": "/docs/b.txt", "tool": ""}},
+		{".", "/ctx/", map[string]string{"app/main.py": "/ctx/app/main.py", "tool": "/ctx/tool"}},
+		{"./app/", "/x", map[string]string{"app/lib/x.py": "/x/lib/x.py"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.src+"->"+tc.dest, func(t *testing.T) {
+			m, err := newCopyMapping(tc.src, tree, v, tc.dest)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, want := range tc.want {
+				if got := m.target(name); got != want {
+					t.Errorf("target(%q) = %q, want %q", name, got, want)
+				}
+			}
+		})
+	}
+	if _, err := newCopyMapping("missing", tree, v, "/x"); !errdefs.IsInvalidArgument(err) {
+		t.Fatalf("a source that matches nothing: %v", err)
+	}
+}
+
+func TestResolveStaysInTheImage(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Symlink("/etc", filepath.Join(root, "evil")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../../..", filepath.Join(root, "up")); err != nil {
+		t.Fatal(err)
+	}
+	v := &view{root: root}
+	for in, want := range map[string]string{"/evil/passwd": "/etc/passwd", "/up/tmp/x": "/tmp/x", "/new/dir": "/new/dir"} {
+		got, err := v.resolve(in)
+		if err != nil || got != want {
+			t.Errorf("resolve(%q) = %q, %v; want %q (inside the image)", in, got, err, want)
+		}
+	}
+}
+
+func TestAccountHelpers(t *testing.T) {
+	passwd := []byte("root:x:0:0::/root:/bin/bash\nnode:x:1000:1000::/home/node:/bin/sh\n")
+	if hasEntry(passwd, "user") || !hasEntry(passwd, "node") {
+		t.Fatal("hasEntry")
+	}
+	if got := freeID(passwd, 1000); got != 1001 {
+		t.Fatalf("freeID = %d, want 1001", got)
+	}
+	if got := string(appendLine([]byte("a"), "b")); got != "a\nb\n" {
+		t.Fatalf("appendLine = %q", got)
+	}
+}
+
+func TestLogSplitsLinesAndBoundsThem(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "log")
+	l, err := newLog(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := l.writer("2")
+	_, _ = w.Write([]byte("one\ntw"))
+	_, _ = w.Write([]byte("o\r\n" + strings.Repeat("x", maxLine+5)))
+	w.Flush()
+	got := l.Entries(0)
+	if len(got) != 4 || got[0].Message != "one" || got[1].Message != "two" || len(got[2].Message) != maxLine || got[3].Message != "xxxxx" || got[0].Step != "2" {
+		t.Fatalf("entries = %+v", got)
+	}
+	l.close()
+	back, err := readLog(path)
+	if err != nil || len(back) != 4 || back[1].Message != "two" {
+		t.Fatalf("the log file holds %+v, %v", back, err)
+	}
+}
