@@ -1,6 +1,44 @@
 package main
 
-import "github.com/warren-sandbox/warren/internal/build"
+import (
+	"context"
+	"path/filepath"
 
-// newImageResolver serves FROM images; none until the image store lands.
-func newImageResolver(cfg *serveConfig) (build.Images, error) { return nil, nil }
+	"github.com/warren-sandbox/warren/internal/build"
+	"github.com/warren-sandbox/warren/internal/image"
+	"github.com/warren-sandbox/warren/internal/layer"
+)
+
+// imagesDir holds pulled and imported images: their layers (a layer store
+// of their own, which the build layer collector never touches) and the
+// index of imported refs.
+func imagesDir(cfg *serveConfig) string { return filepath.Join(cfg.DataDir, "images") }
+
+// openImages opens the image store of a data dir. One process opens it
+// once: opening clears unfinished work.
+func openImages(cfg *serveConfig) (*image.Puller, error) {
+	layers, err := layer.NewStore(filepath.Join(imagesDir(cfg), "layers"))
+	if err != nil {
+		return nil, err
+	}
+	return image.New(imagesDir(cfg), layers)
+}
+
+// imageResolver adapts image.Puller to build.Images.
+type imageResolver struct{ p *image.Puller }
+
+func (r imageResolver) Resolve(ctx context.Context, ref string, auth *build.RegistryAuth, progress func(string)) (*build.BaseImage, error) {
+	var a *image.Auth
+	if auth != nil && (auth.Username != "" || auth.Password != "") {
+		a = &image.Auth{Username: auth.Username, Password: auth.Password}
+	}
+	img, err := r.p.Resolve(ctx, ref, a, progress)
+	if err != nil {
+		return nil, err
+	}
+	c := img.Config
+	return &build.BaseImage{
+		Digest: img.Digest, Layers: img.Layers, Env: c.Env, WorkingDir: c.WorkingDir,
+		User: c.User, Entrypoint: c.Entrypoint, Cmd: c.Cmd,
+	}, nil
+}

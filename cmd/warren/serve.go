@@ -151,13 +151,18 @@ func serve(ctx context.Context, cfg *serveConfig) error {
 		return err
 	}
 	api.SetManager(mgr)
-	builder, err := newBuilder(ctx, cfg, st, mgr)
+	images, err := openImages(cfg)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	builder, err := newBuilder(ctx, cfg, st, mgr, images)
 	if err != nil {
 		_ = srv.Close()
 		return err
 	}
 	defer builder.Shutdown()
-	api.SetBuilder(builder)
+	api.SetBuilder(builder, images, filepath.Join(cfg.DataDir, "builds"))
 	root.set(proxy.New(mgr, api, cfg.Domain))
 	api.SetReady(true)
 	printReady(cfg, ln.Addr().String(), key, generated, caPath)

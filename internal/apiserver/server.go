@@ -37,6 +37,10 @@ type Options struct {
 	MaxCPUCount, MaxMemoryMB int
 	// Builder builds templates; nil answers 501 to build requests.
 	Builder *build.Builder
+	// Images imports images for builds; nil answers 501.
+	Images Images
+	// ScratchDir holds uploads being imported.
+	ScratchDir string
 }
 
 // Server serves the REST API.
@@ -61,7 +65,9 @@ func New(opts Options) *Server {
 func (s *Server) SetManager(m *sandbox.Manager) { s.opts.Manager = m }
 
 // SetBuilder hands the server its template builder. Call it before SetReady.
-func (s *Server) SetBuilder(b *build.Builder) { s.opts.Builder = b }
+func (s *Server) SetBuilder(b *build.Builder, images Images, scratch string) {
+	s.opts.Builder, s.opts.Images, s.opts.ScratchDir = b, images, scratch
+}
 
 // SetReady flips GET /health to 200 and opens the authenticated endpoints.
 func (s *Server) SetReady(ok bool) { s.ready.Store(ok) }
@@ -103,6 +109,8 @@ func (s *Server) routes() {
 	auth("GET /templates/{templateID}/builds/{buildID}/status", s.buildStatus)
 	auth("POST /templates/{templateID}/builds/{buildID}/cancel", s.cancelBuild)
 	auth("POST /templates/tags", s.assignTags)
+	auth("POST /images", s.importImage)
+	auth("GET /images", s.listImages)
 	auth("DELETE /templates/tags", s.removeTags)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

@@ -149,10 +149,10 @@ func (x *extractor) entry(hdr *tar.Header, r io.Reader) error {
 	}
 }
 
-// cleanName turns a tar path into a clean path relative to the layer root.
-// It works on the string alone, so ".." can only ever cancel a component
-// the entry itself named, never climb out through the filesystem.
-// what says which path of the entry is checked, for the message.
+// cleanName turns a path from entry (its name, link target or mapped name,
+// as what says) into a clean path relative to the layer root. It works on
+// the string alone, so ".." can only ever cancel a component the path
+// itself named, never climb out through the filesystem.
 func cleanName(name, entry, what string) (string, error) {
 	if name == "" {
 		return "", invalid(entry, what+"is empty")

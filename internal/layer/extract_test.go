@@ -315,9 +315,10 @@ func TestExtractWhiteouts(t *testing.T) {
 
 func TestExtractXattrs(t *testing.T) {
 	pax := map[string]string{
-		"SCHILY.xattr.user.kept":             "1",
+		"SCHILY.xattr.user.kept":              "1",
 		"SCHILY.xattr.trusted.overlay.opaque": "y",
 		"SCHILY.xattr.trusted.other":          "x",
+		"SCHILY.xattr.user.overlay.redirect":  "/etc",
 		"SCHILY.xattr.security.selinux":       "system_u:object_r:shadow_t:s0",
 		"SCHILY.xattr.security.capability":    string(capNetBindService()),
 	}
@@ -334,7 +335,7 @@ func TestExtractXattrs(t *testing.T) {
 		} else if err != nil || string(buf[:sz]) != "1" {
 			t.Errorf("%s user.kept = %q, %v", n, buf[:sz], err)
 		}
-		for _, x := range []string{"trusted.overlay.opaque", "trusted.other", "security.selinux"} {
+		for _, x := range []string{"trusted.overlay.opaque", "trusted.other", "user.overlay.redirect", "security.selinux"} {
 			if sz, err := unix.Lgetxattr(p, x, buf); err == nil && !(x == "security.selinux" && selinuxLabels()) {
 				t.Errorf("%s: forbidden xattr %s = %q was written", n, x, buf[:sz])
 			}
@@ -456,5 +457,19 @@ func TestExtractMalformed(t *testing.T) {
 	trunc := tarOf(t, file("a", strings.Repeat("x", 4096)))[:1024]
 	if err := Extract(context.Background(), bytes.NewReader(trunc), t.TempDir(), Options{}); !errors.Is(err, io.ErrUnexpectedEOF) {
 		t.Errorf("truncated: err = %v, want unexpected EOF", err)
+	}
+}
+
+func TestExtractImplicitParentsIgnoreUmask(t *testing.T) {
+	old := unix.Umask(0o077)
+	defer unix.Umask(old)
+	d, err := extract(t, Options{}, file("a/b/c", "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "a/b"} {
+		if m := lstat(t, filepath.Join(d, n)).Mode & 0o7777; m != 0o755 {
+			t.Errorf("%s mode = %o, want 755", n, m)
+		}
 	}
 }

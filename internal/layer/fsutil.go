@@ -48,7 +48,13 @@ func (x *extractor) walk(rel string, create bool, entry string) (int, error) {
 	for i, c := range strings.Split(rel, "/") {
 		next, err := unix.Openat(fd, c, flags, 0)
 		if err == unix.ENOENT && create {
-			if err = unix.Mkdirat(fd, c, 0o755); err == nil || err == unix.EEXIST {
+			err = unix.Mkdirat(fd, c, 0o755)
+			if err == nil {
+				// A parent the tar never listed: 0755 as docker makes it,
+				// whatever our umask says.
+				err = unix.Fchmodat(fd, c, 0o755, 0)
+			}
+			if err == nil || err == unix.EEXIST {
 				next, err = unix.Openat(fd, c, flags, 0)
 			}
 		}
@@ -169,12 +175,13 @@ func (x *extractor) setTimes(parent int, base, name string, hdr *tar.Header) err
 const xattrPrefix = "SCHILY.xattr."
 
 // keepXattr says which attributes an image may set. trusted.* is where
-// overlayfs keeps its own metadata (opaque, redirect, metacopy), so a layer
-// must not forge it; security.* labels belong to the host's LSM policy. File
-// capabilities are part of what images legitimately ship.
+// overlayfs keeps its own metadata (opaque, redirect, metacopy), and
+// user.overlay.* is where it keeps it when mounted with userxattr, so a
+// layer must not forge either; security.* labels belong to the host's LSM
+// policy. File capabilities are part of what images legitimately ship.
 func keepXattr(name string) bool {
 	switch {
-	case strings.HasPrefix(name, "trusted."):
+	case strings.HasPrefix(name, "trusted."), strings.HasPrefix(name, "user.overlay."):
 		return false
 	case strings.HasPrefix(name, "security."):
 		return name == "security.capability"

@@ -40,7 +40,9 @@ type Store struct {
 }
 
 // NewStore opens (creating if needed) the store at root and removes what
-// interrupted Creates and Removes left behind.
+// interrupted Creates and Removes left behind. That cleanup would also
+// delete the scratch dirs of a live Store on the same root, so a process
+// opens each root once and shares the *Store.
 func NewStore(root string) (*Store, error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("create layer store %s: %w", root, err)
@@ -196,7 +198,11 @@ func (s *Store) publish(ctx context.Context, key, tmp string) error {
 	if _, err := os.Lstat(final); err == nil {
 		switch owner := s.owner(key); owner {
 		case key:
-			return nil // made meanwhile (by another process); the caller's tmp goes away
+			// Made meanwhile by another process: use that one.
+			if err := forceRemoveAll(tmp); err != nil {
+				log.G(ctx).Warn("layer store: cannot remove scratch dir", "dir", tmp, "err", err)
+			}
+			return nil
 		case "":
 			// Left without its key by a crash: not a layer anyone can use.
 			if err := s.discard(final); err != nil {

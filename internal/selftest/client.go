@@ -38,6 +38,8 @@ type Sandbox struct {
 	ID    string
 	token string
 	c     *Client
+	// Shell runs Run's scripts; "" means /bin/bash.
+	Shell string
 }
 
 // Create makes a sandbox from template; the caller kills it.
@@ -126,7 +128,11 @@ func (s *Sandbox) Run(ctx context.Context, user, script string) (Result, error) 
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
 	client := processconnect.NewProcessClient(s.c.HTTP, s.c.URL)
-	req := connect.NewRequest(&pb.StartRequest{Process: &pb.ProcessConfig{Cmd: "/bin/bash", Args: []string{"-c", script}}})
+	shell := s.Shell
+	if shell == "" {
+		shell = "/bin/bash"
+	}
+	req := connect.NewRequest(&pb.StartRequest{Process: &pb.ProcessConfig{Cmd: shell, Args: []string{"-c", script}}})
 	s.envdHeaders(req.Header(), user)
 	stream, err := client.Start(ctx, req)
 	if err != nil {
