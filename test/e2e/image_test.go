@@ -231,4 +231,3 @@ func runIn(t *testing.T, s *server, template, script string) string {
 	}
 	return res.Stdout
 }
-
