@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/store"
 )
 
 // baseAliases are image names the SDKs use for E2B's own images, served
@@ -37,6 +38,11 @@ func (b *Builder) base(ctx context.Context, j *job, def stageDef, stages map[str
 	case baseAliases[def.fromImage] != "":
 		j.log.Infof(stepBase(def), "FROM %s (warren's %s template)", def.fromImage, baseAliases[def.fromImage])
 		st, err = b.fromTemplate(ctx, baseAliases[def.fromImage])
+	case def.fromImage != "" && def.fromImageRegistry == nil && b.isTemplate(ctx, def.fromImage):
+		// A Dockerfile's FROM may name a warren template: they come
+		// before registries, so `FROM base` is warren's base.
+		j.log.Infof(stepBase(def), "FROM template %s", def.fromImage)
+		st, err = b.fromTemplate(ctx, def.fromImage)
 	case def.fromImage != "":
 		j.log.Infof(stepBase(def), "FROM image %s", def.fromImage)
 		st, err = b.fromImage(ctx, j, def)
@@ -47,6 +53,13 @@ func (b *Builder) base(ctx context.Context, j *job, def stageDef, stages map[str
 		return nil, err
 	}
 	return b.ensureAccount(ctx, st)
+}
+
+// isTemplate reports whether ref names a template (name or name:tag) with
+// a ready build.
+func (b *Builder) isTemplate(ctx context.Context, ref string) bool {
+	tpl, err := store.ResolveTemplate(ctx, b.opts.Store, ref)
+	return err == nil && tpl.RootfsPath != ""
 }
 
 func stepBase(def stageDef) string {

@@ -238,6 +238,7 @@ func (b *Builder) runStep(ctx context.Context, j *job, st *fsState, s Step, dir 
 		user = s.Args[1]
 	}
 	out := j.log.writer(label)
+	first := j.log.Len()
 	code, err := b.opts.Runner.RunBuildStep(ctx, sandbox.BuildStep{
 		Layers: st.layers, Env: env, User: user, Workdir: st.workdirOrRoot(),
 		Shell: b.shell(st), Command: s.Args[0], CPUCount: st.cpu, MemoryMB: st.memory,
@@ -248,7 +249,7 @@ func (b *Builder) runStep(ctx context.Context, j *job, st *fsState, s Step, dir 
 		return err
 	}
 	if code != 0 {
-		return fmt.Errorf("the command exited with code %d; last output:\n%s", code, lastLines(j.log.Tail(10)))
+		return fmt.Errorf("the command exited with code %d; last output:\n%s", code, strings.TrimRight(lastLines(j.log.Since(first, 15)), "\n"))
 	}
 	return nil
 }

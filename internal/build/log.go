@@ -105,11 +105,22 @@ func (l *Log) Entries(offset int) []Entry {
 	return append([]Entry(nil), l.entries[max(offset, 0):]...)
 }
 
-// Tail returns the last n lines.
-func (l *Log) Tail(n int) []Entry {
+// Len is the number of lines so far.
+func (l *Log) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return append([]Entry(nil), l.entries[max(len(l.entries)-n, 0):]...)
+	return len(l.entries)
+}
+
+// Since returns at most the last n lines from index from on.
+func (l *Log) Since(from, n int) []Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	from = max(from, len(l.entries)-n, 0)
+	if from >= len(l.entries) {
+		return nil
+	}
+	return append([]Entry(nil), l.entries[from:]...)
 }
 
 func (l *Log) close() {
@@ -163,8 +174,11 @@ func (w *lineWriter) emit(line []byte) {
 	w.log.add("info", w.step, string(bytes.ToValidUTF8(line, []byte("\uFFFD"))))
 }
 
-// lastLines joins the last n lines of a log for an error message.
+// lastLines joins log lines for an error message.
 func lastLines(entries []Entry) string {
+	if len(entries) == 0 {
+		return "(no output)"
+	}
 	var b bytes.Buffer
 	w := bufio.NewWriter(&b)
 	for _, e := range entries {

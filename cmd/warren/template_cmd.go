@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/dockerfile"
+	"github.com/warren-sandbox/warren/internal/tplclient"
+)
+
+const templateUsage = `usage: warren template <command> [flags]
+
+  build  -f Dockerfile --name NAME [--tag T]... [--build-arg K=V]... [--cpu N] [--memory MB] [--ready-cmd CMD] [DIR]
+  list
+  get    NAME[:TAG]
+  delete NAME
+  tag    NAME[:TAG] TAG...        point tags at a build (the latest by default)
+  untag  NAME TAG...
+
+The server is found as the SDKs find it: E2B_API_URL and E2B_API_KEY, or
+--url and --api-key.`
+
+// runTemplate dispatches `warren template ...`: a client of the server's
+// template API, as the SDKs are.
+func runTemplate(args []string) error {
+	if len(args) == 0 {
+		return errors.New(templateUsage)
+	}
+	var bf buildFlags
+	cmds := map[string]func(*tplclient.Client, []string) error{
+		"build": func(c *tplclient.Client, rest []string) error { return templateBuild(c, bf, rest) },
+		"list":  templateList, "get": templateGet,
+		"delete": templateDelete, "tag": templateTag, "untag": templateUntag,
+	}
+	run, ok := cmds[args[0]]
+	if !ok {
+		return fmt.Errorf("unknown template command %q\n\n%s", args[0], templateUsage)
+	}
+	fs := flag.NewFlagSet("template "+args[0], flag.ContinueOnError)
+	url, key := serverFlags(fs)
+	if args[0] == "build" {
+		bf.register(fs)
+	}
+	// Flags may follow the positional arguments: parse what is left again.
+	rest, err := parseInterleaved(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	c, err := client(*url, *key)
+	if err != nil {
+		return err
+	}
+	return run(c, rest)
+}
+
+func serverFlags(fs *flag.FlagSet) (*string, *string) {
+	return fs.String("url", os.Getenv("E2B_API_URL"), "server URL (E2B_API_URL)"),
+		fs.String("api-key", os.Getenv("E2B_API_KEY"), "API key (E2B_API_KEY)")
+}
+
+func client(url, key string) (*tplclient.Client, error) {
+	if url == "" || key == "" {
+		return nil, errors.New("set E2B_API_URL and E2B_API_KEY (or --url and --api-key)")
+	}
+	return tplclient.New(strings.TrimRight(url, "/"), key, &http.Client{}), nil
+}
+
+// parseInterleaved parses flags wherever they appear among args.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+// buildFlags are template build's own flags.
+type buildFlags struct {
+	file, name, readyCmd string
+	tags, buildArgs      multi
+	cpu, memory          int
+}
+
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+func (f *buildFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.file, "f", "", "Dockerfile (default DIR/Dockerfile)")
+	fs.StringVar(&f.name, "name", "", "template name (NAME or NAME:TAG)")
+	fs.StringVar(&f.readyCmd, "ready-cmd", "", "shell command that must succeed before a sandbox's create returns")
+	fs.Var(&f.tags, "tag", "tag for this build (repeatable)")
+	fs.Var(&f.buildArgs, "build-arg", "KEY=VALUE for an ARG (repeatable)")
+	fs.IntVar(&f.cpu, "cpu", 0, "CPUs of sandboxes from the template")
+	fs.IntVar(&f.memory, "memory", 0, "memory (MiB) of sandboxes from the template")
+}
+
+func templateBuild(c *tplclient.Client, f buildFlags, rest []string) error {
+	dir := "."
+	if len(rest) > 0 {
+		dir = rest[0]
+	}
+	if f.file == "" {
+		f.file = filepath.Join(dir, "Dockerfile")
+	}
+	if f.name == "" {
+		return errors.New("template build: --name is required")
+	}
+	return buildDockerfile(c, f, dir)
+}
+
+func buildDockerfile(c *tplclient.Client, f buildFlags, dir string) error {
+	src, err := os.ReadFile(f.file)
+	if err != nil {
+		return err
+	}
+	bctx, err := dockerfile.NewContext(dir)
+	if err != nil {
+		return err
+	}
+	args := map[string]string{}
+	for _, kv := range f.buildArgs {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			v, ok = os.LookupEnv(k) // docker's --build-arg NAME takes the environment's
+		}
+		if ok {
+			args[k] = v
+		}
+	}
+	req, warnings, err := dockerfile.Convert(src, dockerfile.Options{BuildArgs: args, Context: bctx})
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(os.Stderr, "warning:", w)
+	}
+	if f.readyCmd != "" {
+		req.ReadyCmd = f.readyCmd
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	start := time.Now()
+	err = tplclient.BuildDockerfile(ctx, c, req, bctx, f.name, f.tags, f.cpu, f.memory, printLog)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\nBuilt %s in %s. Start a sandbox with Sandbox.create('%s').\n", f.name, time.Since(start).Round(100*time.Millisecond), f.name)
+	return nil
+}
+
+// printLog prints build log lines: step headers stand out as progress.
+func printLog(e tplclient.LogEntry) {
+	msg := e.Message
+	switch {
+	case strings.HasPrefix(msg, "["):
+		fmt.Printf("\n=> %s\n", msg)
+	case e.Level == "error":
+		fmt.Fprintf(os.Stderr, "ERROR %s\n", msg)
+	default:
+		fmt.Printf("   %s\n", msg)
+	}
+}
+
+func templateList(c *tplclient.Client, _ []string) error {
+	ts, err := c.List(context.Background())
+	if err != nil {
+		return err
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "NAME\tID\tSTATUS\tCPU\tMEMORY\tUPDATED")
+	for _, t := range ts {
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d MiB\t%s\n", strings.Join(t.Names, ","), t.TemplateID, t.BuildStatus, t.CPUCount, t.MemoryMB, t.UpdatedAt.Format(time.DateTime))
+	}
+	return w.Flush()
+}
+
+func templateGet(c *tplclient.Client, args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: warren template get NAME[:TAG]")
+	}
+	ctx := context.Background()
+	t, err := c.Get(ctx, args[0])
+	if err != nil {
+		return err
+	}
+	fmt.Printf("name:     %s\nid:       %s\ncreated:  %s\n", strings.Join(t.Names, ","), t.TemplateID, t.CreatedAt.Format(time.DateTime))
+	if tags, err := c.Tags(ctx, t.TemplateID); err == nil && len(tags) > 0 {
+		fmt.Println("tags:")
+		for _, tg := range tags {
+			fmt.Printf("  %-12s %s\n", tg.Tag, tg.BuildID)
+		}
+	}
+	fmt.Println("builds:")
+	for _, b := range t.Builds {
+		fmt.Printf("  %s  %-8s  %s\n", b.BuildID, b.Status, b.CreatedAt.Format(time.DateTime))
+	}
+	return nil
+}
+
+func templateDelete(c *tplclient.Client, args []string) error {
+	if len(args) != 1 {
+		return errors.New("usage: warren template delete NAME")
+	}
+	if err := c.Delete(context.Background(), args[0]); err != nil {
+		return err
+	}
+	fmt.Println("deleted", args[0])
+	return nil
+}
+
+func templateTag(c *tplclient.Client, args []string) error {
+	if len(args) < 2 {
+		return errors.New("usage: warren template tag NAME[:TAG] TAG...")
+	}
+	res, err := c.AssignTags(context.Background(), args[0], args[1:])
+	if err != nil {
+		return err
+	}
+	fmt.Printf("tagged build %s: %s\n", res.BuildID, strings.Join(res.Tags, ", "))
+	return nil
+}
+
+func templateUntag(c *tplclient.Client, args []string) error {
+	if len(args) < 2 {
+		return errors.New("usage: warren template untag NAME TAG...")
+	}
+	return c.RemoveTags(context.Background(), args[0], args[1:])
+}

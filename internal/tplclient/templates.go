@@ -1,0 +1,152 @@
+package tplclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Template is an element of GET /templates.
+type Template struct {
+	TemplateID    string     `json:"templateID"`
+	BuildID       string     `json:"buildID"`
+	Names         []string   `json:"names"`
+	Aliases       []string   `json:"aliases"`
+	Public        bool       `json:"public"`
+	CPUCount      int        `json:"cpuCount"`
+	MemoryMB      int        `json:"memoryMB"`
+	DiskSizeMB    int        `json:"diskSizeMB"`
+	EnvdVersion   string     `json:"envdVersion"`
+	BuildStatus   string     `json:"buildStatus"`
+	BuildCount    int        `json:"buildCount"`
+	SpawnCount    int        `json:"spawnCount"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	UpdatedAt     time.Time  `json:"updatedAt"`
+	LastSpawnedAt *time.Time `json:"lastSpawnedAt"`
+	CreatedBy     *TeamUser  `json:"createdBy"`
+}
+
+// TeamUser is who created a template.
+type TeamUser struct {
+	ID    string `json:"id"`
+	Email string `json:"email"`
+}
+
+// TemplateDetail is GET /templates/{id}: the template with its builds.
+type TemplateDetail struct {
+	TemplateID    string          `json:"templateID"`
+	Names         []string        `json:"names"`
+	Aliases       []string        `json:"aliases"`
+	Public        bool            `json:"public"`
+	SpawnCount    int             `json:"spawnCount"`
+	CreatedAt     time.Time       `json:"createdAt"`
+	UpdatedAt     time.Time       `json:"updatedAt"`
+	LastSpawnedAt *time.Time      `json:"lastSpawnedAt"`
+	Builds        []TemplateBuild `json:"builds"`
+}
+
+// TemplateBuild is one build of a template.
+type TemplateBuild struct {
+	BuildID     string     `json:"buildID"`
+	Status      string     `json:"status"`
+	CPUCount    int        `json:"cpuCount"`
+	MemoryMB    int        `json:"memoryMB"`
+	DiskSizeMB  int        `json:"diskSizeMB"`
+	EnvdVersion string     `json:"envdVersion"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	UpdatedAt   time.Time  `json:"updatedAt"`
+	FinishedAt  *time.Time `json:"finishedAt"`
+}
+
+// Tag is a tag of a template and the build it points at.
+type Tag struct {
+	Tag       string    `json:"tag"`
+	BuildID   string    `json:"buildID"`
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+// TagAssignment is the answer of AssignTags.
+type TagAssignment struct {
+	BuildID string   `json:"buildID"`
+	Tags    []string `json:"tags"`
+}
+
+// List returns the team's templates (GET /templates).
+func (c *Client) List(ctx context.Context) ([]Template, error) {
+	var out []Template
+	if err := c.call(ctx, http.MethodGet, "/templates", nil, nil, &out); err != nil {
+		return nil, fmt.Errorf("listing templates: %w", err)
+	}
+	return out, nil
+}
+
+// Get returns a template and its builds by ID or name (GET /templates/{id}).
+func (c *Client) Get(ctx context.Context, idOrAlias string) (*TemplateDetail, error) {
+	var out TemplateDetail
+	if err := c.call(ctx, http.MethodGet, apiPath("templates", idOrAlias), nil, nil, &out); err != nil {
+		return nil, fmt.Errorf("getting template %s: %w", idOrAlias, err)
+	}
+	return &out, nil
+}
+
+// Delete removes a template (DELETE /templates/{id}). A missing one is an
+// error IsNotFound recognizes.
+func (c *Client) Delete(ctx context.Context, id string) error {
+	if err := c.call(ctx, http.MethodDelete, apiPath("templates", id), nil, nil, nil); err != nil {
+		return fmt.Errorf("deleting template %s: %w", id, err)
+	}
+	return nil
+}
+
+// AssignTags points tags at the build target names ("name:tag", or "name"
+// for its default tag) (POST /templates/tags).
+func (c *Client) AssignTags(ctx context.Context, target string, tags []string) (*TagAssignment, error) {
+	in := struct {
+		Target string   `json:"target"`
+		Tags   []string `json:"tags"`
+	}{target, tags}
+	var out TagAssignment
+	if err := c.call(ctx, http.MethodPost, "/templates/tags", nil, in, &out); err != nil {
+		return nil, fmt.Errorf("tagging %s: %w", target, err)
+	}
+	return &out, nil
+}
+
+// RemoveTags removes tags from template name (DELETE /templates/tags).
+func (c *Client) RemoveTags(ctx context.Context, name string, tags []string) error {
+	in := struct {
+		Name string   `json:"name"`
+		Tags []string `json:"tags"`
+	}{name, tags}
+	if err := c.call(ctx, http.MethodDelete, "/templates/tags", nil, in, nil); err != nil {
+		return fmt.Errorf("removing tags from %s: %w", name, err)
+	}
+	return nil
+}
+
+// Tags lists a template's tags (GET /templates/{id}/tags).
+func (c *Client) Tags(ctx context.Context, id string) ([]Tag, error) {
+	var out []Tag
+	if err := c.call(ctx, http.MethodGet, apiPath("templates", id, "tags"), nil, nil, &out); err != nil {
+		return nil, fmt.Errorf("listing tags of %s: %w", id, err)
+	}
+	return out, nil
+}
+
+// Exists reports whether a template name is taken, by anyone: the API
+// answers 403 for a name another team owns (GET /templates/aliases/{alias}).
+func (c *Client) Exists(ctx context.Context, alias string) (bool, error) {
+	err := c.call(ctx, http.MethodGet, apiPath("templates", "aliases", alias), nil, nil, nil)
+	var ae *APIError
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &ae) && ae.StatusCode == http.StatusForbidden:
+		return true, nil
+	case errors.As(err, &ae) && ae.StatusCode == http.StatusNotFound:
+		return false, nil
+	}
+	return false, fmt.Errorf("checking template name %s: %w", alias, err)
+}
