@@ -82,9 +82,9 @@ func TestDockerfileBuild(t *testing.T) {
 	writeFiles(t, dir, map[string]string{
 		"Dockerfile": multiStage, "src/tool.py": "print('tool ok')\n",
 		".dockerignore": "secret.txt\n", "secret.txt": "do not ship\n",
-		"Bad": "FROM base\nRUN echo ok\nCOPY ../etc/passwd /x\n",
+		"Bad":    "FROM base\nRUN echo ok\nCOPY ../etc/passwd /x\n",
 		"Syntax": "FROM base\nRUN echo ok\nFROBNICATE x\n",
-		"Fail": "FROM base\nRUN echo one\nRUN echo about to fail && exit 7\n",
+		"Fail":   "FROM base\nRUN echo one\nRUN echo about to fail && exit 7\n",
 	})
 	writeTgz(t, filepath.Join(dir, "data.tgz"), "inner.txt", "unpacked\n")
 
