@@ -219,7 +219,7 @@ func (b *Builder) runJob(ctx context.Context, j *job, bl *store.Build, req *Requ
 		if errors.As(err, &se) {
 			bl.ReasonStep = se.step
 		}
-		if ctx.Err() != nil && !errors.As(err, &se) {
+		if ctx.Err() != nil {
 			bl.Reason = "the build was cancelled"
 		}
 		j.log.Errorf(bl.ReasonStep, "Build failed: %s", bl.Reason)
