@@ -29,6 +29,8 @@ type benchConfig struct {
 	DataDir   string
 	Pause     bool
 	OnlyPause bool
+	Templates bool
+	OnlyTpl   bool
 }
 
 // benchResult is what tti.mjs prints, in milliseconds.
@@ -57,6 +59,8 @@ func runBench(args []string) error {
 	fs.StringVar(&c.DataDir, "data-dir", "", "the server's --data-dir, to measure the disk of paused sandboxes and forks")
 	fs.BoolVar(&c.Pause, "pause", true, "measure pause, resume and fork (BENCH_PAUSE_MB sets the sizes)")
 	fs.BoolVar(&c.OnlyPause, "only-pause", false, "measure only the baseline and pause, resume and fork")
+	fs.BoolVar(&c.Templates, "templates", true, "measure template builds and creates from a 1.1 GiB template")
+	fs.BoolVar(&c.OnlyTpl, "only-templates", false, "measure only the baseline and templates")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -68,8 +72,11 @@ func runBench(args []string) error {
 	if err != nil {
 		return err
 	}
-	if c.OnlyPause {
+	if c.OnlyPause || c.OnlyTpl {
 		fmt.Printf("baseline `runc run /bin/true`: p50 %.1f ms over %d runs\n", percentile(base, 50), len(base))
+		if c.OnlyTpl {
+			return templateBench(ctx, c, base)
+		}
 		return pauseBench(ctx, c, base)
 	}
 	res, err := sdkBench(ctx, c)
@@ -87,7 +94,12 @@ func runBench(args []string) error {
 	printBench(c, base, res, idle)
 	printCodeInterpreterBench(base, ci)
 	if c.Pause {
-		return pauseBench(ctx, c, base)
+		if err := pauseBench(ctx, c, base); err != nil {
+			return err
+		}
+	}
+	if c.Templates {
+		return templateBench(ctx, c, base)
 	}
 	return nil
 }
