@@ -21,9 +21,10 @@ const codeInterpreterID = "code-interpreter-v1"
 // every sandbox; the code-interpreter template's start command runs it.
 const interpreterTarget = "/.warren/interpreter"
 
-// interpreterStartCmd runs the interpreter server as the sandbox's user, so
-// files its kernels write belong to `user`, as commands' files do.
-const interpreterStartCmd = "exec runuser -u user -- env HOME=/home/user USER=user LOGNAME=user " +
+// interpreterStartCmd runs the interpreter server; envd starts it as the
+// template's user (`user`), so files its kernels write belong to `user`, as
+// commands' files do, and templates built on this one inherit it as is.
+const interpreterStartCmd = "exec env HOME=/home/user USER=user LOGNAME=user " +
 	interpreterTarget + " --port 49999 --kernels /etc/warren/kernels.json --cwd /home/user"
 
 // ensureTemplates builds (or finds cached) every default template and
@@ -50,6 +51,7 @@ func ensureTemplates(ctx context.Context, cfg *serveConfig, st store.Store) erro
 	return putTemplate(ctx, st, &store.Template{
 		ID: codeInterpreterID, Aliases: []string{codeInterpreterID}, RootfsPath: rootfs,
 		StartCmd: interpreterStartCmd, ReadyPort: 49999, MemoryMB: 1024,
+		User: "user", Workdir: "/home/user",
 	})
 }
 

@@ -90,10 +90,15 @@ func (b *Builder) fromTemplate(ctx context.Context, ref string) (*fsState, error
 	if user == "" {
 		user, workdir = "user", "/home/user"
 	}
+	ready := tpl.ReadyCmd
+	if ready == "" && tpl.ReadyPort > 0 {
+		ready = fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d'", tpl.ReadyPort)
+	}
 	return &fsState{
 		key:    chain("template", layers),
 		layers: slices.Clone(layers), env: cloneEnv(tpl.Env),
 		user: user, workdir: workdir, cpu: tpl.CPUCount, memory: tpl.MemoryMB,
+		startCmd: tpl.StartCmd, readyCmd: ready,
 	}, nil
 }
 

@@ -28,6 +28,9 @@ type fsState struct {
 	workdir string
 	cpu     int
 	memory  int
+	// startCmd and readyCmd are inherited from a template built on.
+	startCmd string
+	readyCmd string
 }
 
 func (s *fsState) clone() *fsState {
@@ -276,6 +279,11 @@ func (b *Builder) finish(ctx context.Context, bl *store.Build, req *Request, st 
 	}
 	bl.Status, bl.Layers, bl.Env = store.BuildReady, st.layers, st.env
 	bl.User, bl.Workdir, bl.StartCmd, bl.ReadyCmd = st.user, st.workdir, req.StartCmd, req.ReadyCmd
+	if req.StartCmd == "" {
+		// A template built on another keeps its start command (the code
+		// interpreter's server, say) unless it sets its own.
+		bl.StartCmd, bl.ReadyCmd = st.startCmd, st.readyCmd
+	}
 	bl.Labels = req.Labels
 	if bl.CPUCount == 0 {
 		bl.CPUCount = tpl.CPUCount
