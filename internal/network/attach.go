@@ -19,10 +19,12 @@ type AttachOptions struct {
 	AllowInternet bool
 	// Allow and Deny are its allowOut and denyOut ranges (see Egress).
 	Allow, Deny []netip.Prefix
+	// Domains are its allowOut names (see Egress).
+	Domains []string
 }
 
 func (o AttachOptions) egress() Egress {
-	return Egress{AllowInternet: o.AllowInternet, Allow: o.Allow, Deny: o.Deny}
+	return Egress{AllowInternet: o.AllowInternet, Allow: o.Allow, Deny: o.Deny, Domains: o.Domains}
 }
 
 // Attach gives sandbox id an address, a pinned netns with eth0 and lo up and

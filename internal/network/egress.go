@@ -19,9 +19,13 @@ type Egress struct {
 	AllowInternet bool
 	Allow         []netip.Prefix
 	Deny          []netip.Prefix
+	// Domains are allowOut names ("example.com", "*.example.com"): HTTP
+	// and HTTPS connections the rules above would drop go through the
+	// egress proxy, which lets those naming an allowed host through.
+	Domains []string
 }
 
-func (e Egress) rules() bool { return len(e.Allow) > 0 || len(e.Deny) > 0 }
+func (e Egress) rules() bool { return len(e.Allow) > 0 || len(e.Deny) > 0 || len(e.Domains) > 0 }
 
 // SetEgress replaces sandbox id's egress policy at once: the internet
 // switch (a set element) and the allow/deny rules (a chain of its own,
@@ -60,7 +64,7 @@ func (m *Manager) applyEgress(ctx context.Context, a *Attachment, e Egress) erro
 	if !e.rules() && !a.chain {
 		return nil // no rules, no chain to empty
 	}
-	if err := nft(ctx, egressScript(m.opts.Table, a.IP, e)); err != nil {
+	if err := nft(ctx, egressScript(m.opts.Table, a.IP, e, m.opts.ProxyPort)); err != nil {
 		return fmt.Errorf("egress rules of %s: %w", a.ID, err)
 	}
 	return nil
@@ -74,7 +78,7 @@ func egressChain(ip netip.Addr) string {
 // egressScript (re)writes ip's chain and map entry in one nft transaction.
 // The chain is emptied rather than deleted when the rules go, so the
 // transaction never depends on what exists.
-func egressScript(table string, ip netip.Addr, e Egress) string {
+func egressScript(table string, ip netip.Addr, e Egress, proxyPort int) string {
 	chain := egressChain(ip)
 	var b strings.Builder
 	fmt.Fprintf(&b, "add chain inet %s %s\nflush chain inet %[1]s %[2]s\n", table, chain)
@@ -87,7 +91,32 @@ func egressScript(table string, ip netip.Addr, e Egress) string {
 		}
 	}
 	fmt.Fprintf(&b, "add element inet %s egress { %s : jump %s }\n", table, ip, chain)
+	natScript(&b, table, ip, e, proxyPort)
 	return b.String()
+}
+
+// natChain names a sandbox's redirect chain after its address.
+func natChain(ip netip.Addr) string { return "nat_" + strings.ReplaceAll(ip.String(), ".", "_") }
+
+// natScript (re)writes ip's redirect chain: with allowOut domains, the HTTP
+// and HTTPS connections its IP rules would drop go to the egress proxy
+// (allowOut ranges never do; with internet access only denied ones do).
+func natScript(b *strings.Builder, table string, ip netip.Addr, e Egress, proxyPort int) {
+	chain := natChain(ip)
+	fmt.Fprintf(b, "add chain inet %s %s\nflush chain inet %[1]s %[2]s\n", table, chain)
+	if len(e.Domains) > 0 && proxyPort > 0 {
+		if len(e.Allow) > 0 {
+			fmt.Fprintf(b, "add rule inet %s %s ip daddr { %s } return\n", table, chain, prefixList(e.Allow))
+		}
+		match := ""
+		if e.AllowInternet {
+			match = "ip daddr { " + prefixList(e.Deny) + " } "
+		}
+		if !e.AllowInternet || len(e.Deny) > 0 {
+			fmt.Fprintf(b, "add rule inet %s %s %stcp dport { 80, 443 } redirect to :%d\n", table, chain, match, proxyPort)
+		}
+	}
+	fmt.Fprintf(b, "add element inet %s egress_nat { %s : jump %s }\n", table, ip, chain)
 }
 
 // removeEgress deletes ip's map entry and chain; missing ones are fine.
@@ -99,6 +128,8 @@ func (m *Manager) removeEgress(ctx context.Context, ip netip.Addr) error {
 		return fmt.Errorf("removing egress rules of %s: %w", ip, err)
 	}
 	_ = nft(ctx, fmt.Sprintf("delete chain inet %s %s\n", m.opts.Table, egressChain(ip)))
+	_ = nft(ctx, fmt.Sprintf("delete element inet %s egress_nat { %s }\n", m.opts.Table, ip))
+	_ = nft(ctx, fmt.Sprintf("delete chain inet %s %s\n", m.opts.Table, natChain(ip)))
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/netip"
 	"path/filepath"
 	"sync"
@@ -22,6 +23,8 @@ type Manager struct {
 
 	mu       sync.Mutex             // mu protects attached.
 	attached map[string]*Attachment // by sandbox id; nil value = attach in progress
+
+	closers []io.Closer // the egress proxy's and DNS relay's listeners
 }
 
 // Attachment is one sandbox's place on the network.
@@ -69,16 +72,21 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 	if err := ensureNetnsDir(opts.NetnsDir); err != nil {
 		return nil, err
 	}
-	if err := loadRuleset(ctx, rulesetData{Table: opts.Table, Bridge: opts.Bridge, Subnet: opts.Subnet}); err != nil {
+	rd := rulesetData{Table: opts.Table, Bridge: opts.Bridge, Subnet: opts.Subnet, Gateway: ipam.Gateway(), DNS: opts.DNSUpstream != "", ProxyPort: opts.ProxyPort}
+	if err := loadRuleset(ctx, rd); err != nil {
 		return nil, err
 	}
 	log.G(ctx).Debug("network ready", "bridge", opts.Bridge, "subnet", opts.Subnet, "table", opts.Table)
-	return &Manager{
+	m := &Manager{
 		opts:      opts,
 		ipam:      ipam,
 		bridgeIdx: br.Attrs().Index,
 		attached:  make(map[string]*Attachment),
-	}, nil
+	}
+	if err := m.startServices(ctx); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // Options returns the manager's options, defaults filled in.

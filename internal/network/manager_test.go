@@ -35,7 +35,12 @@ var testToken = nettest.Token(3)
 func newTestManager(t *testing.T) *Manager {
 	t.Helper()
 	testutil.RequiresRoot(t)
-	o := testOptions(t)
+	return newTestManagerWith(t, testOptions(t))
+}
+
+func newTestManagerWith(t *testing.T, o Options) *Manager {
+	t.Helper()
+	testutil.RequiresRoot(t)
 	t.Cleanup(func() {
 		// Not m.Teardown: New may have failed half-way.
 		err := errors.Join(deleteRuleset(context.Background(), o.Table), deleteBridge(o.Bridge))
@@ -47,6 +52,7 @@ func newTestManager(t *testing.T) *Manager {
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
+	t.Cleanup(func() { m.Close() })
 	return m
 }
 

@@ -24,6 +24,14 @@ table inet {{.Table}} {
 	set internet { type ipv4_addr; }
 	# Sandbox address -> its egress chain (allowOut / denyOut rules).
 	map egress { type ipv4_addr : verdict; }
+	# Sandbox address -> its redirect chain (allowOut domains: HTTP and
+	# HTTPS that the IP rules would drop go to the egress proxy).
+	map egress_nat { type ipv4_addr : verdict; }
+
+	chain prerouting {
+		type nat hook prerouting priority dstnat; policy accept;
+		iifname "{{.Bridge}}" ip saddr vmap @egress_nat
+	}
 
 	chain forward {
 		type filter hook forward priority filter; policy accept;
@@ -44,8 +52,15 @@ table inet {{.Table}} {
 
 	chain input {
 		type filter hook input priority filter; policy accept;
-		# Sandboxes answer the host; they never open connections to it.
+		# Sandboxes answer the host; they never open connections to it,
+		# but for the resolver and the egress proxy warren gives them.
 		iifname "{{.Bridge}}" ct state established,related accept
+		{{- if .DNS}}
+		iifname "{{.Bridge}}" ip daddr {{.Gateway}} udp dport 53 accept
+		{{- end}}
+		{{- if .ProxyPort}}
+		iifname "{{.Bridge}}" ip daddr {{.Gateway}} tcp dport {{.ProxyPort}} ct status dnat accept
+		{{- end}}
 		iifname "{{.Bridge}}" counter drop
 	}
 
@@ -76,6 +91,9 @@ table bridge {{.Table}} {
 type rulesetData struct {
 	Table, Bridge string
 	Subnet        netip.Prefix
+	Gateway       netip.Addr
+	DNS           bool
+	ProxyPort     int
 }
 
 // nft runs one nft transaction read from script.

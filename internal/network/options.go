@@ -1,6 +1,7 @@
 package network
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"regexp"
@@ -40,6 +41,17 @@ type Options struct {
 	NetnsPrefix string
 	// MTU of the bridge and veth pairs.
 	MTU int
+	// ProxyPort, when set, is where the egress proxy listens on the
+	// gateway: sandboxes with allowOut domains have their otherwise denied
+	// HTTP(S) connections redirected there (internal/egressproxy).
+	ProxyPort int
+	// DNSUpstream, when set (host:port), is the resolver warren relays the
+	// sandboxes' DNS queries to from the gateway's port 53, and resolves
+	// allowed domains with.
+	DNSUpstream string
+	// Lookup, when set, resolves allowed domains for the proxy instead
+	// (tests).
+	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_.-]+$`)

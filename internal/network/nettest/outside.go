@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"testing"
 	"time"
@@ -204,4 +206,37 @@ func randHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// OutsideHTTP is Outside with web servers: HTTP on port 80 and HTTPS (a
+// self-signed certificate) on 443, each answering "outside <scheme> <Host>",
+// and the greeting server on another port. It returns the address and the
+// greeting server's port.
+func OutsideHTTP(t testing.TB) (netip.Addr, netip.AddrPort) {
+	t.Helper()
+	hostIP, peerIP := pickOutsideNet(t)
+	ns := outsideNetns(t, hostIP, peerIP)
+	ip := peerIP.Addr()
+	for _, port := range []string{"80", "443"} {
+		var ln net.Listener
+		err := Do(ns, func() (err error) {
+			ln, err = net.Listen("tcp4", net.JoinHostPort(ip.String(), port))
+			return err
+		})
+		if err != nil {
+			t.Fatalf("listening on %s:%s in outside netns: %v", ip, port, err)
+		}
+		scheme := map[string]string{"80": "http", "443": "https"}[port]
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			fmt.Fprintf(w, "outside %s %s", scheme, r.Host)
+		}))
+		srv.Listener = ln
+		if port == "443" {
+			srv.StartTLS()
+		} else {
+			srv.Start()
+		}
+		t.Cleanup(srv.Close)
+	}
+	return ip, serveIn(t, ns, ip)
 }
