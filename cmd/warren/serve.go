@@ -29,15 +29,18 @@ const (
 
 // serveConfig is every `warren serve` flag.
 type serveConfig struct {
-	Listen     string
-	DataDir    string
-	CacheDir   string
-	Runtime    string
-	Domain     string
-	Subnet     string
-	Bridge     string
-	EnvdPath   string
-	MaxTimeout time.Duration
+	Listen   string
+	DataDir  string
+	CacheDir string
+	// EgressProxyPort and DNSUpstream configure the gateway's services.
+	EgressProxyPort int
+	DNSUpstream     string
+	Runtime         string
+	Domain          string
+	Subnet          string
+	Bridge          string
+	EnvdPath        string
+	MaxTimeout      time.Duration
 	// CheckpointAfter: a paused sandbox on a backend that checkpoints
 	// (runsc) stays frozen in memory this long, then goes to disk.
 	CheckpointAfter time.Duration
@@ -75,6 +78,8 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
 	fs.BoolVar(&c.CodeInterpreter, "code-interpreter", true, "build and serve the code-interpreter-v1 template")
 	fs.StringVar(&c.InterpreterPath, "interpreter", "", "path of the static interpreter server binary (default: next to warren)")
+	fs.IntVar(&c.EgressProxyPort, "egress-proxy-port", 4380, "port of the egress proxy on the sandbox gateway, which enforces allowOut domains (0: domain rules are refused)")
+	fs.StringVar(&c.DNSUpstream, "dns-upstream", "", "resolver for sandboxes' DNS (host:port; default the host's first IPv4 nameserver; off: none)")
 	fs.BoolVar(&c.TLS, "tls", false, "serve HTTPS (h2 and http/1.1) with a CA and wildcard certificate warren makes in <data-dir>/tls")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -177,6 +182,7 @@ func serve(ctx context.Context, cfg *serveConfig) error {
 	defer cancel()
 	mgr.Shutdown()
 	_ = srv.Shutdown(sctx)
+	_ = netMgr.Close()
 	if mgr.Count() == 0 {
 		// Nothing runs that needs the bridge; the next start recreates it.
 		if err := netMgr.Teardown(sctx); err != nil {

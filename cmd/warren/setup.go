@@ -5,9 +5,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"net"
 	"net/netip"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
@@ -30,7 +33,9 @@ func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Mana
 		// One nftables table per bridge, so two servers with their own
 		// bridges (as the end-to-end tests run them) never replace each
 		// other's rules.
-		Table: cfg.Bridge,
+		Table:       cfg.Bridge,
+		ProxyPort:   cfg.EgressProxyPort,
+		DNSUpstream: dnsUpstream(ctx, cfg.DNSUpstream),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("setting up the sandbox network: %w", err)
@@ -62,7 +67,8 @@ func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Mana
 		CheckpointAfter: cfg.CheckpointAfter,
 		// Beside the sandboxes' state dirs, on the same filesystem, so a
 		// snapshot moves a writable layer instead of copying it.
-		SnapshotDir: filepath.Join(cfg.DataDir, "snapshots"),
+		SnapshotDir:  filepath.Join(cfg.DataDir, "snapshots"),
+		DomainEgress: cfg.EgressProxyPort > 0,
 	})
 	if err != nil {
 		return nil, nil, err
@@ -123,4 +129,34 @@ func interpreterBinds(cfg *serveConfig) []runtime.Bind {
 		return nil
 	}
 	return []runtime.Bind{{Source: cfg.InterpreterPath, Target: interpreterTarget}}
+}
+
+// dnsUpstream is the resolver sandboxes' DNS goes to: --dns-upstream, or
+// the host's first nameserver; "" (none, or --dns-upstream=off) leaves
+// sandboxes without DNS.
+func dnsUpstream(ctx context.Context, flag string) string {
+	switch flag {
+	case "off":
+		return ""
+	case "":
+	default:
+		if _, _, err := net.SplitHostPort(flag); err != nil {
+			return net.JoinHostPort(flag, "53")
+		}
+		return flag
+	}
+	data, err := os.ReadFile("/etc/resolv.conf")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 2 && f[0] == "nameserver" {
+			if a, err := netip.ParseAddr(f[1]); err == nil && a.Is4() {
+				return net.JoinHostPort(a.String(), "53")
+			}
+		}
+	}
+	log.G(ctx).Warn("no usable nameserver in /etc/resolv.conf: sandboxes get no DNS (set --dns-upstream)")
+	return ""
 }

@@ -31,7 +31,7 @@ func newTestServer(t *testing.T) (*httptest.Server, string) {
 	if err := st.CreateAPIKey(ctx, &store.APIKey{ID: "k1", Name: "test", Hash: apikey.Hash(key), CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := st.PutTemplate(ctx, &store.Template{ID: "base", Aliases: []string{"base"}}); err != nil {
+	if err := st.PutTemplate(ctx, &store.Template{ID: "base", Aliases: []string{"base"}, RootfsPath: "/nonexistent/base"}); err != nil {
 		t.Fatal(err)
 	}
 	mgr, err := sandbox.New(sandbox.Options{
@@ -77,7 +77,7 @@ func TestErrorsHaveE2BShape(t *testing.T) {
 		{"zero cpu", "POST", "/v2/sandboxes", `{"templateID":"base","cpuCount":0}`, "", 400, "cpuCount must be positive"},
 		{"memory over max", "POST", "/v2/sandboxes", `{"templateID":"base","memoryMB":4096}`, "", 400, "memoryMB 4096 is more"},
 		{"memory too small", "POST", "/v2/sandboxes", `{"templateID":"base","memoryMB":8}`, "", 400, "at least 64"},
-		{"domain egress", "POST", "/v2/sandboxes", `{"templateID":"base","network":{"allowOut":["example.com"],"denyOut":["0.0.0.0/0"]}}`, "", 400, "domain rules are not supported"},
+		{"domain egress", "POST", "/v2/sandboxes", `{"templateID":"base","network":{"allowOut":["example.com"],"denyOut":["0.0.0.0/0"]}}`, "", 400, "cannot enforce domain rules"},
 		{"bad denyOut", "POST", "/v2/sandboxes", `{"templateID":"base","network":{"denyOut":["nope"]}}`, "", 400, "not an IP address or CIDR"},
 		{"network of unknown", "PUT", "/sandboxes/" + unknown + "/network", `{"denyOut":["0.0.0.0/0"]}`, "", 404, unknown},
 		{"network bad json", "PUT", "/sandboxes/" + unknown + "/network", `{"denyOut":`, "", 400, "decoding body"},

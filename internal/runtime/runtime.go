@@ -159,6 +159,9 @@ type Network struct {
 	// are not, unless allowed (E2B's allowOut/denyOut, IP ranges only).
 	// Neither reaches the host or other sandboxes.
 	AllowOut, DenyOut []netip.Prefix
+	// AllowDomains are allowOut names: HTTP and HTTPS to them pass the
+	// egress proxy where the ranges above would drop them.
+	AllowDomains []string
 }
 
 // State of a sandbox as the backend sees it.

@@ -121,6 +121,8 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 	}
 	if cfg, err := ParseNetwork(sb.Network); err != nil {
 		return nil, err
+	} else if err := m.checkDomains(cfg); err != nil {
+		return nil, err
 	} else if cfg.Private {
 		// allowPublicTraffic: false: every port but envd's wants this token.
 		sb.TrafficAccessToken = newToken()

@@ -50,6 +50,9 @@ type Options struct {
 	// its memory goes to disk (no RAM held, resumed by a restore); 0
 	// checkpoints at once.
 	CheckpointAfter time.Duration
+	// DomainEgress: the network runs the egress proxy, so allowOut may
+	// name domains.
+	DomainEgress bool
 	// SnapshotDir holds snapshots (one directory each); "" disables them.
 	SnapshotDir string
 	// EnvdPort is where the manager reaches envd at a sandbox's address;

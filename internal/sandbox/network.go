@@ -17,8 +17,10 @@ import (
 // the JSON itself is kept as given and echoed by info.
 type NetworkConfig struct {
 	AllowOut, DenyOut []netip.Prefix
-	Private           bool   // allowPublicTraffic: false
-	MaskRequestHost   string // replaces the Host header towards the sandbox; ${PORT} is the port
+	AllowDomains      []string // allowOut names, lowercased
+
+	Private         bool   // allowPublicTraffic: false
+	MaskRequestHost string // replaces the Host header towards the sandbox; ${PORT} is the port
 }
 
 // networkJSON is SandboxNetworkConfig and SandboxNetworkUpdateConfig.
@@ -35,9 +37,9 @@ type networkJSON struct {
 // maxEgressEntries bounds allowOut and denyOut.
 const maxEgressEntries = 1000
 
-// ParseNetwork validates a SandboxNetworkConfig. Domain entries, header
-// rules and an egress proxy need warren's egress proxy, which does not
-// exist yet: they are refused rather than ignored.
+// ParseNetwork validates a SandboxNetworkConfig. allowOut may hold domains
+// ("example.com", "*.example.com"), which the egress proxy enforces; header
+// rules and a user's egress proxy are refused rather than ignored.
 func ParseNetwork(raw []byte) (NetworkConfig, error) {
 	var cfg NetworkConfig
 	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
@@ -48,10 +50,10 @@ func ParseNetwork(raw []byte) (NetworkConfig, error) {
 		return cfg, invalidf("network: %v", err)
 	}
 	var err error
-	if cfg.AllowOut, err = prefixes("allowOut", n.AllowOut, true); err != nil {
+	if cfg.AllowOut, cfg.AllowDomains, err = prefixes("allowOut", n.AllowOut, true); err != nil {
 		return cfg, err
 	}
-	if cfg.DenyOut, err = prefixes("denyOut", n.DenyOut, false); err != nil {
+	if cfg.DenyOut, _, err = prefixes("denyOut", n.DenyOut, false); err != nil {
 		return cfg, err
 	}
 	if p := bytes.TrimSpace(n.EgressProxy); len(p) > 0 && string(p) != "null" {
@@ -71,35 +73,40 @@ func ParseNetwork(raw []byte) (NetworkConfig, error) {
 	return cfg, nil
 }
 
-// prefixes parses IPs and CIDRs. A domain in allowOut gets its own message:
-// it is valid for E2B, but warren cannot enforce it yet.
-func prefixes(field string, entries []string, domainsValid bool) ([]netip.Prefix, error) {
+// prefixes parses IPs and CIDRs, and domains where they are valid
+// (allowOut).
+func prefixes(field string, entries []string, domainsValid bool) ([]netip.Prefix, []string, error) {
 	if len(entries) > maxEgressEntries {
-		return nil, invalidf("network.%s has %d entries; at most %d are allowed", field, len(entries), maxEgressEntries)
+		return nil, nil, invalidf("network.%s has %d entries; at most %d are allowed", field, len(entries), maxEgressEntries)
 	}
 	var out []netip.Prefix
+	var domains []string
 	for _, e := range entries {
 		e = strings.TrimSpace(e)
 		if p, err := netip.ParsePrefix(e); err == nil {
 			if !p.Addr().Is4() {
-				return nil, invalidf("network.%s: %q is not IPv4 (sandboxes have no IPv6)", field, e)
+				return nil, nil, invalidf("network.%s: %q is not IPv4 (sandboxes have no IPv6)", field, e)
 			}
 			out = append(out, p.Masked())
 			continue
 		}
 		if a, err := netip.ParseAddr(e); err == nil {
 			if !a.Is4() {
-				return nil, invalidf("network.%s: %q is not IPv4 (sandboxes have no IPv6)", field, e)
+				return nil, nil, invalidf("network.%s: %q is not IPv4 (sandboxes have no IPv6)", field, e)
 			}
 			out = append(out, netip.PrefixFrom(a, 32))
 			continue
 		}
-		if domainsValid && looksLikeDomain(e) {
-			return nil, invalidf("network.allowOut: domain %q: domain rules are not supported by this server yet; use IP addresses or CIDR ranges", e)
+		if looksLikeDomain(e) {
+			if !domainsValid {
+				return nil, nil, invalidf("network.%s: %q: only allowOut takes domains; denyOut takes IP addresses and CIDR ranges", field, e)
+			}
+			domains = append(domains, strings.ToLower(e))
+			continue
 		}
-		return nil, invalidf("network.%s: %q is not an IP address or CIDR range", field, e)
+		return nil, nil, invalidf("network.%s: %q is not an IP address or CIDR range", field, e)
 	}
-	return out, nil
+	return out, domains, nil
 }
 
 func looksLikeDomain(s string) bool {
@@ -122,7 +129,7 @@ func invalidf(format string, args ...any) error {
 // runtimeNetwork is what the backend enforces for sb.
 func runtimeNetwork(sb *store.Sandbox) runtime.Network {
 	cfg, _ := ParseNetwork(sb.Network) // validated before it was stored
-	return runtime.Network{AllowInternet: sb.AllowInternet, AllowOut: cfg.AllowOut, DenyOut: cfg.DenyOut}
+	return runtime.Network{AllowInternet: sb.AllowInternet, AllowOut: cfg.AllowOut, DenyOut: cfg.DenyOut, AllowDomains: cfg.AllowDomains}
 }
 
 // UpdateNetwork replaces a sandbox's egress settings (PUT
@@ -143,7 +150,10 @@ func (m *Manager) UpdateNetwork(ctx context.Context, id string, raw []byte, allo
 	if err != nil {
 		return err
 	}
-	n := runtime.Network{AllowInternet: allowInternet, AllowOut: upd.AllowOut, DenyOut: upd.DenyOut}
+	if err := m.checkDomains(upd); err != nil {
+		return err
+	}
+	n := runtime.Network{AllowInternet: allowInternet, AllowOut: upd.AllowOut, DenyOut: upd.DenyOut, AllowDomains: upd.AllowDomains}
 	if err := e.backend.SetNetwork(ctx, id, n); err != nil {
 		return fmt.Errorf("updating network: %w", err)
 	}
@@ -177,4 +187,12 @@ func mergeNetwork(old, upd []byte) ([]byte, error) {
 		return nil, nil
 	}
 	return json.Marshal(out)
+}
+
+// checkDomains refuses domain rules on a server without the egress proxy.
+func (m *Manager) checkDomains(cfg NetworkConfig) error {
+	if len(cfg.AllowDomains) > 0 && !m.opts.DomainEgress {
+		return invalidf("network.allowOut: domain %q: this server runs no egress proxy (see --egress-proxy-port), so it cannot enforce domain rules; use IP addresses or CIDR ranges", cfg.AllowDomains[0])
+	}
+	return nil
 }

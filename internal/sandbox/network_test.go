@@ -27,8 +27,9 @@ func TestParseNetwork(t *testing.T) {
 		{"private with mask", `{"allowPublicTraffic":false,"maskRequestHost":"localhost:${PORT}"}`,
 			NetworkConfig{Private: true, MaskRequestHost: "localhost:${PORT}"}, ""},
 		{"public explicitly", `{"allowPublicTraffic":true}`, NetworkConfig{}, ""},
-		{"domain in allowOut", `{"allowOut":["*.example.com"],"denyOut":["0.0.0.0/0"]}`, NetworkConfig{}, "domain rules are not supported"},
-		{"domain in denyOut", `{"denyOut":["example.com"]}`, NetworkConfig{}, "not an IP address or CIDR"},
+		{"domain in allowOut", `{"allowOut":["*.Example.com","1.2.3.4"],"denyOut":["0.0.0.0/0"]}`,
+			NetworkConfig{AllowOut: []netip.Prefix{p("1.2.3.4/32")}, AllowDomains: []string{"*.example.com"}, DenyOut: []netip.Prefix{p("0.0.0.0/0")}}, ""},
+		{"domain in denyOut", `{"denyOut":["example.com"]}`, NetworkConfig{}, "only allowOut takes domains"},
 		{"garbage entry", `{"allowOut":["not an ip"]}`, NetworkConfig{}, "not an IP address or CIDR"},
 		{"ipv6", `{"denyOut":["::/0"]}`, NetworkConfig{}, "not IPv4"},
 		{"egress proxy", `{"egressProxy":{"address":"p:1080"}}`, NetworkConfig{}, "egressProxy is not supported"},
@@ -46,7 +47,7 @@ func TestParseNetwork(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || !slices.Equal(got.AllowOut, tc.want.AllowOut) || !slices.Equal(got.DenyOut, tc.want.DenyOut) ||
+			if err != nil || !slices.Equal(got.AllowOut, tc.want.AllowOut) || !slices.Equal(got.DenyOut, tc.want.DenyOut) || !slices.Equal(got.AllowDomains, tc.want.AllowDomains) ||
 				got.Private != tc.want.Private || got.MaskRequestHost != tc.want.MaskRequestHost {
 				t.Fatalf("ParseNetwork(%s) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
 			}
@@ -83,7 +84,8 @@ func TestNetworkAtCreateAndUpdate(t *testing.T) {
 	if stored["allowPublicTraffic"] != false || stored["maskRequestHost"] != "app.local" || stored["allowOut"] != nil || got.AllowInternet {
 		t.Fatalf("stored network after update: %s (internet %v)", got.Network, got.AllowInternet)
 	}
-	if err := e.m.UpdateNetwork(e.ctx, sb.ID, []byte(`{"allowOut":["example.com"]}`), true); !errdefs.IsInvalidArgument(err) {
+	// This manager runs no egress proxy: domain rules are refused.
+	if err := e.m.UpdateNetwork(e.ctx, sb.ID, []byte(`{"allowOut":["example.com"]}`), true); !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), "no egress proxy") {
 		t.Fatalf("update with a domain: %v", err)
 	}
 	if err := e.m.UpdateNetwork(e.ctx, "nosuch", []byte(`{}`), true); !errdefs.IsNotFound(err) {

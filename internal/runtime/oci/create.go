@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -76,7 +77,11 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 		return nil, 0, err
 	}
 	rootfs := filepath.Join(dir, rootfsDir)
-	if err := writeIdentity(rootfs, spec.Hostname); err != nil {
+	var dns netip.Addr
+	if b.net.Options().DNSUpstream != "" {
+		dns = att.Gateway
+	}
+	if err := writeIdentity(rootfs, spec.Hostname, dns); err != nil {
 		return nil, 0, err
 	}
 	ociSpec := buildSpec(bundleParams{
@@ -111,6 +116,7 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 		AllowInternet: spec.Network.AllowInternet,
 		AllowOut:      spec.Network.AllowOut,
 		DenyOut:       spec.Network.DenyOut,
+		AllowDomains:  spec.Network.AllowDomains,
 		Labels:        spec.Labels,
 		CreatedAt:     time.Now().UTC(),
 		CPUCount:      spec.Resources.CPUCount,

@@ -3,6 +3,7 @@ package oci
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -12,7 +13,7 @@ import (
 // The template is untrusted: its /etc or those files may be symlinks
 // pointing anywhere, so every lookup is confined to the rootfs with
 // openat2(RESOLVE_IN_ROOT) and the files are replaced, never written through.
-func writeIdentity(rootfs, hostname string) error {
+func writeIdentity(rootfs, hostname string, dns netip.Addr) error {
 	hosts := "127.0.0.1\tlocalhost\n" +
 		"::1\tlocalhost ip6-localhost ip6-loopback\n" +
 		"127.0.1.1\t" + hostname + "\n"
@@ -23,6 +24,12 @@ func writeIdentity(rootfs, hostname string) error {
 	defer unix.Close(etc)
 	if err := replaceFile(etc, "hostname", hostname+"\n"); err != nil {
 		return err
+	}
+	if dns.IsValid() {
+		// warren's DNS relay on the gateway; no other resolver is reachable.
+		if err := replaceFile(etc, "resolv.conf", "nameserver "+dns.String()+"\n"); err != nil {
+			return err
+		}
 	}
 	return replaceFile(etc, "hosts", hosts)
 }

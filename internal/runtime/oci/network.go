@@ -9,7 +9,7 @@ import (
 )
 
 func attachOptions(n runtime.Network) network.AttachOptions {
-	return network.AttachOptions{AllowInternet: n.AllowInternet, Allow: n.AllowOut, Deny: n.DenyOut}
+	return network.AttachOptions{AllowInternet: n.AllowInternet, Allow: n.AllowOut, Deny: n.DenyOut, Domains: n.AllowDomains}
 }
 
 // SetNetwork implements runtime.Backend.SetNetwork: the rules change in
@@ -24,10 +24,10 @@ func (b *Backend) SetNetwork(ctx context.Context, id string, n runtime.Network) 
 	if err != nil {
 		return err
 	}
-	eg := network.Egress{AllowInternet: n.AllowInternet, Allow: n.AllowOut, Deny: n.DenyOut}
+	eg := network.Egress{AllowInternet: n.AllowInternet, Allow: n.AllowOut, Deny: n.DenyOut, Domains: n.AllowDomains}
 	if err := b.net.SetEgress(ctx, id, eg); err != nil {
 		return fmt.Errorf("setting network of sandbox %s: %w", id, err)
 	}
-	rec.AllowInternet, rec.AllowOut, rec.DenyOut = n.AllowInternet, n.AllowOut, n.DenyOut
+	rec.AllowInternet, rec.AllowOut, rec.DenyOut, rec.AllowDomains = n.AllowInternet, n.AllowOut, n.DenyOut, n.AllowDomains
 	return writeRecord(b.dir(id), rec)
 }

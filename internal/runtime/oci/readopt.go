@@ -31,7 +31,7 @@ func (b *Backend) readopt(ctx context.Context) error {
 			log.G(ctx).Error("unreadable sandbox record; leaving it for Destroy", "sandbox", id, "err", err)
 			continue
 		}
-		n := runtime.Network{AllowInternet: rec.AllowInternet, AllowOut: rec.AllowOut, DenyOut: rec.DenyOut}
+		n := runtime.Network{AllowInternet: rec.AllowInternet, AllowOut: rec.AllowOut, DenyOut: rec.DenyOut, AllowDomains: rec.AllowDomains}
 		if _, err := b.net.Reserve(ctx, id, rec.IP, attachOptions(n)); err != nil {
 			return fmt.Errorf("re-reserving %s for sandbox %s: %w", rec.IP, id, err)
 		}

@@ -35,6 +35,7 @@ type record struct {
 	AllowInternet bool              `json:"allowInternet"`
 	AllowOut      []netip.Prefix    `json:"allowOut,omitempty"`
 	DenyOut       []netip.Prefix    `json:"denyOut,omitempty"`
+	AllowDomains  []string          `json:"allowDomains,omitempty"`
 	Labels        map[string]string `json:"labels,omitempty"`
 	CreatedAt     time.Time         `json:"createdAt"`
 	CPUCount      int               `json:"cpuCount"`

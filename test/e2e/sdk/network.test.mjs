@@ -64,13 +64,22 @@ describe('network settings', { timeout: 120_000 }, () => {
     assert.equal((await sbx.commands.run('echo still here')).stdout, 'still here\n')
   })
 
+  test('domain rules: a name not allowed gets 403 from the egress proxy', async () => {
+    // Everything is denied but one name. The request goes to a TEST-NET-2
+    // address: nftables redirects it to warren's proxy on the gateway, which
+    // refuses the Host before any lookup, so nothing leaves the host.
+    const sbx = await pool.create({ timeoutMs: 60_000, network: { denyOut: ['0.0.0.0/0'], allowOut: ['api.example.com'] } })
+    const r = await sbx.commands.run('curl -s -m 5 -H "Host: other.example.org" -w " %{http_code}" http://198.51.100.7/', { timeoutMs: 15_000 })
+    assert.match(r.stdout, /egress to "other.example.org" refused.* 403$/s)
+    await sbx.updateNetwork({ allowOut: ['*.example.com'], denyOut: ['0.0.0.0/0'] })
+    const info = await Sandbox.getInfo(sbx.sandboxId)
+    assert.deepEqual(info.network?.allowOut, ['*.example.com'])
+  })
+
   test('refused configurations say why', async () => {
-    await assert.rejects(
-      pool.create({ timeoutMs: 10_000, network: { denyOut: ['0.0.0.0/0'], allowOut: ['api.example.com'] } }),
-      /domain rules are not supported/)
+    await assert.rejects(pool.create({ timeoutMs: 10_000, network: { denyOut: ['example.com'] } }), /only allowOut takes domains/)
     await assert.rejects(pool.create({ timeoutMs: 10_000, network: { denyOut: ['not-a-range'] } }), /not an IP address or CIDR/)
     const sbx = await pool.create({ timeoutMs: 60_000 })
-    await assert.rejects(sbx.updateNetwork({ allowOut: ['*.example.com'], denyOut: ['0.0.0.0/0'] }), /domain rules are not supported/)
     await assert.rejects(Sandbox.updateNetwork('nosuchsandbox0000000', { denyOut: ['0.0.0.0/0'] }), /not found/i)
   })
 })
