@@ -228,6 +228,17 @@ func OutsideHTTP(t testing.TB) (netip.Addr, netip.AddrPort) {
 		}
 		scheme := map[string]string{"80": "http", "443": "https"}[port]
 		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/bulk" { // ?mb=N: N MiB of zeros, for throughput
+				var mb int
+				fmt.Sscan(r.URL.Query().Get("mb"), &mb)
+				buf := make([]byte, 1<<20)
+				for range mb {
+					if _, err := w.Write(buf); err != nil {
+						return
+					}
+				}
+				return
+			}
 			fmt.Fprintf(w, "outside %s %s", scheme, r.Host)
 		}))
 		srv.Listener = ln
