@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/apiserver"
 	"path/filepath"
 
 	"github.com/warren-sandbox/warren/internal/build"
@@ -34,5 +35,20 @@ func newBuilder(ctx context.Context, cfg *serveConfig, st store.Store, mgr *sand
 	if err := b.Recover(ctx); err != nil {
 		return nil, err
 	}
+	return b, nil
+}
+
+// startBuilder opens the image store and the builder and hands both to
+// the API.
+func startBuilder(ctx context.Context, cfg *serveConfig, st store.Store, mgr *sandbox.Manager, api *apiserver.Server) (*build.Builder, error) {
+	images, err := openImages(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b, err := newBuilder(ctx, cfg, st, mgr, images)
+	if err != nil {
+		return nil, err
+	}
+	api.SetBuilder(b, images, filepath.Join(cfg.DataDir, "builds"))
 	return b, nil
 }

@@ -156,18 +156,12 @@ func serve(ctx context.Context, cfg *serveConfig) error {
 		return err
 	}
 	api.SetManager(mgr)
-	images, err := openImages(cfg)
-	if err != nil {
-		_ = srv.Close()
-		return err
-	}
-	builder, err := newBuilder(ctx, cfg, st, mgr, images)
+	builder, err := startBuilder(ctx, cfg, st, mgr, api)
 	if err != nil {
 		_ = srv.Close()
 		return err
 	}
 	defer builder.Shutdown()
-	api.SetBuilder(builder, images, filepath.Join(cfg.DataDir, "builds"))
 	root.set(proxy.New(mgr, api, cfg.Domain))
 	api.SetReady(true)
 	printReady(cfg, ln.Addr().String(), key, generated, caPath)

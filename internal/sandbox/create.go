@@ -75,47 +75,7 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 	if !ok {
 		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("template '%s' needs runtime %q, which this server does not run", req.TemplateID, backendName))
 	}
-	now := time.Now().UTC()
-	sb := &store.Sandbox{
-		ID:                newID(),
-		TemplateID:        tpl.ID,
-		Backend:           backendName,
-		State:             store.SandboxRunning,
-		AllowInternet:     req.AllowInternet,
-		Metadata:          req.Metadata,
-		EnvVars:           req.EnvVars,
-		CPUCount:          orDefault(tpl.CPUCount, m.opts.DefaultCPUCount),
-		MemoryMB:          orDefault(tpl.MemoryMB, m.opts.DefaultMemoryMB),
-		DiskMB:            orDefault(tpl.DiskMB, m.opts.DefaultDiskMB),
-		StartedAt:         now,
-		EndAt:             now.Add(req.Timeout),
-		AutoPause:         req.AutoPause,
-		AutoPauseNoMemory: req.AutoPauseNoMemory,
-		AutoResume:        req.AutoResume,
-		Network:           req.Network,
-		APIKeyID:          req.APIKeyID,
-	}
-	if req.TemplateID != tpl.ID {
-		sb.Alias = req.TemplateID
-	} else if len(tpl.Aliases) > 0 {
-		sb.Alias = tpl.Aliases[0]
-	}
-	if req.CPUCount > 0 {
-		sb.CPUCount = req.CPUCount
-	}
-	if req.MemoryMB > 0 {
-		sb.MemoryMB = req.MemoryMB
-	}
-	if snap != nil {
-		// The snapshot's processes were started with its resources and
-		// environment; a sandbox made from it keeps them.
-		sb.CPUCount, sb.MemoryMB, sb.DiskMB = snap.CPUCount, snap.MemoryMB, snap.DiskMB
-		sb.EnvVars = mergeMaps(snap.EnvVars, req.EnvVars)
-		sb.Alias = req.TemplateID
-	}
-	if snap == nil {
-		sb.EnvVars = mergeMaps(tpl.Env, req.EnvVars)
-	}
+	sb := newRecord(req, tpl, snap, backendName, m.opts)
 	if req.Secure {
 		sb.EnvdAccessToken = newToken()
 	}
@@ -252,4 +212,50 @@ func startCmdArgs(tpl *store.Template) []string {
 		args = append(args, "--cmd-env", k+"="+tpl.Env[k])
 	}
 	return args
+}
+
+// newRecord is the sandbox record a create makes: the template's (or the
+// snapshot's) resources and environment, overridden by the request's.
+func newRecord(req CreateRequest, tpl *store.Template, snap *store.Snapshot, backendName string, opts Options) *store.Sandbox {
+	now := time.Now().UTC()
+	sb := &store.Sandbox{
+		ID:                newID(),
+		TemplateID:        tpl.ID,
+		Backend:           backendName,
+		State:             store.SandboxRunning,
+		AllowInternet:     req.AllowInternet,
+		Metadata:          req.Metadata,
+		EnvVars:           req.EnvVars,
+		CPUCount:          orDefault(tpl.CPUCount, opts.DefaultCPUCount),
+		MemoryMB:          orDefault(tpl.MemoryMB, opts.DefaultMemoryMB),
+		DiskMB:            orDefault(tpl.DiskMB, opts.DefaultDiskMB),
+		StartedAt:         now,
+		EndAt:             now.Add(req.Timeout),
+		AutoPause:         req.AutoPause,
+		AutoPauseNoMemory: req.AutoPauseNoMemory,
+		AutoResume:        req.AutoResume,
+		Network:           req.Network,
+		APIKeyID:          req.APIKeyID,
+	}
+	if req.TemplateID != tpl.ID {
+		sb.Alias = req.TemplateID
+	} else if len(tpl.Aliases) > 0 {
+		sb.Alias = tpl.Aliases[0]
+	}
+	if req.CPUCount > 0 {
+		sb.CPUCount = req.CPUCount
+	}
+	if req.MemoryMB > 0 {
+		sb.MemoryMB = req.MemoryMB
+	}
+	if snap != nil {
+		// The snapshot's processes were started with its resources and
+		// environment; a sandbox made from it keeps them.
+		sb.CPUCount, sb.MemoryMB, sb.DiskMB = snap.CPUCount, snap.MemoryMB, snap.DiskMB
+		sb.EnvVars = mergeMaps(snap.EnvVars, req.EnvVars)
+		sb.Alias = req.TemplateID
+	} else {
+		sb.EnvVars = mergeMaps(tpl.Env, req.EnvVars)
+	}
+	return sb
 }

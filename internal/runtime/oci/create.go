@@ -77,11 +77,7 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 		return nil, 0, err
 	}
 	rootfs := filepath.Join(dir, rootfsDir)
-	var dns netip.Addr
-	if b.net.Options().DNSUpstream != "" {
-		dns = att.Gateway
-	}
-	if err := writeIdentity(rootfs, spec.Hostname, dns); err != nil {
+	if err := writeIdentity(rootfs, spec.Hostname, b.resolver(att)); err != nil {
 		return nil, 0, err
 	}
 	ociSpec := buildSpec(bundleParams{
@@ -195,4 +191,13 @@ func tail(path string, n int64) string {
 	buf := make([]byte, n)
 	k, _ := f.Read(buf)
 	return strings.TrimSpace(string(buf[:k]))
+}
+
+// resolver is the nameserver a sandbox's resolv.conf names: warren's relay
+// on the gateway, when the network runs one.
+func (b *Backend) resolver(att *network.Attachment) netip.Addr {
+	if b.net.Options().DNSUpstream == "" {
+		return netip.Addr{}
+	}
+	return att.Gateway
 }
