@@ -21,6 +21,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
@@ -186,6 +187,27 @@ func TestImages(t *testing.T) {
 		st := s.buildTemplate(t, "bb-missing", map[string]any{"fromImage": host + "/tools/nothing:1", "fromImageRegistry": creds, "steps": run})
 		if st["status"] != "error" || !strings.Contains(reason(st), "nothing") {
 			t.Fatalf("status %v, reason %q: want an error naming the image", st["status"], reason(st))
+		}
+	})
+	t.Run("import an OCI layout with the CLI", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "layout")
+		p, err := layout.Write(dir, empty.Index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.AppendImage(img, layout.WithAnnotations(map[string]string{"org.opencontainers.image.ref.name": "local/busybox:layout"})); err != nil {
+			t.Fatal(err)
+		}
+		out, err := warrenCLI(t, cfg, s, t.TempDir(), "image", "import", dir)
+		if err != nil || !strings.Contains(out, "local/busybox:layout") {
+			t.Fatalf("warren image import: %v\n%s", err, out)
+		}
+		if out, err := warrenCLI(t, cfg, s, t.TempDir(), "image", "list"); err != nil || !strings.Contains(out, "local/busybox:layout") {
+			t.Fatalf("warren image list: %v\n%s", err, out)
+		}
+		res := s.buildTemplate(t, "bb-layout", map[string]any{"fromImage": "local/busybox:layout", "steps": run})
+		if res["status"] != "ready" {
+			t.Fatalf("build failed: %s", reason(res))
 		}
 	})
 	t.Run("import a docker save tarball", func(t *testing.T) {
