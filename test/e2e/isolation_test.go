@@ -14,7 +14,7 @@ import (
 // they are skipped (and reported by `warren selftest isolation`) until
 // fixed, rather than dropped.
 var knownGaps = map[string]string{
-	"runsc/pids": "gVisor's tasks live in one host memory cgroup: a fork bomb (held to RLIMIT_NPROC, 128 processes for 512 MB) still fills it faster than envd's OOM guard frees memory, and the host kills the whole sandbox",
+	"runsc/pids": "gVisor's tasks live in one host memory cgroup: a fork bomb (held to RLIMIT_NPROC, 128 processes for 512 MB) fills it within one of envd's OOM-guard polls, before the guard can kill the bomb's process group, and the host kills the whole sandbox",
 }
 
 // TestIsolation runs the escape suite of `warren selftest isolation`

@@ -4,9 +4,11 @@
 // allocates past the sandbox's limit gets the entire sandbox killed by the
 // host's OOM killer, envd included. gVisor does report the sandbox's own
 // memory in /proc/meminfo (MemTotal is the limit), so envd watches
-// MemAvailable and, when it runs low, kills the process with the largest
-// resident set, as Linux's OOM killer would: the user sees that command end
-// with SIGKILL, and the sandbox goes on.
+// MemAvailable and, when it runs low, kills the process group with the
+// largest resident set (a command and everything it forked, as a cgroup
+// with memory.oom.group would): the user sees that command end with
+// SIGKILL, and the sandbox goes on. Killing the group, not one process,
+// is what stops a fork bomb, whose members are each small.
 package oomguard
 
 import (
@@ -47,7 +49,8 @@ func New(log *slog.Logger) *Guard {
 		Reserve:  func(total uint64) uint64 { return max(total/6, 96<<20) },
 		Root:     "/proc",
 		Log:      log,
-		Kill:     func(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) },
+		// A negative pid is a process group.
+		Kill: func(pid int) error { return syscall.Kill(pid, syscall.SIGKILL) },
 	}
 }
 
@@ -88,21 +91,54 @@ func (g *Guard) check() (killed, busy bool) {
 	if avail >= g.Reserve(total) {
 		return false, busy
 	}
-	pid, rss, name := g.largest()
-	if pid == 0 {
+	target, rss, name, n := g.victim()
+	if target == 0 {
 		return false, busy
 	}
-	err := g.Kill(pid)
-	g.Log.Warn("out of memory: killed the largest process", "pid", pid, "name", name,
-		"rss_bytes", rss, "available_bytes", avail, "total_bytes", total, "err", err)
+	err := g.Kill(target)
+	g.Log.Warn("out of memory: killed the largest process group", "target", target, "name", name,
+		"processes", n, "rss_bytes", rss, "available_bytes", avail, "total_bytes", total, "err", err)
 	return err == nil, busy
 }
 
-// largest finds the process with the largest resident set, never PID 1
-// (envd) or the caller.
-func (g *Guard) largest() (pid int, rss uint64, name string) {
+// proc is one process as the guard sees it.
+type proc struct {
+	pid, pgid int
+	rss       uint64
+	name      string
+}
+
+// victim picks what to kill: the process group with the largest total
+// resident set, as -pgid; a process of envd's own group (or of none) alone.
+// PID 1 (envd) and the caller are never chosen.
+func (g *Guard) victim() (target int, rss uint64, name string, n int) {
+	procs := g.procs()
+	own := syscall.Getpgrp()
+	groups := map[int]uint64{}
+	count := map[int]int{}
+	for _, p := range procs {
+		if p.pgid > 1 && p.pgid != own {
+			groups[p.pgid] += p.rss
+			count[p.pgid]++
+		}
+	}
+	for _, p := range procs {
+		size, key, members := p.rss, p.pid, 1
+		if total, ok := groups[p.pgid]; ok {
+			size, key, members = total, -p.pgid, count[p.pgid]
+		}
+		if size > rss {
+			target, rss, name, n = key, size, p.name, members
+		}
+	}
+	return target, rss, name, n
+}
+
+// procs lists the processes but PID 1 and the caller.
+func (g *Guard) procs() []proc {
 	entries, _ := os.ReadDir(g.Root)
 	self := os.Getpid()
+	var out []proc
 	for _, e := range entries {
 		p, err := strconv.Atoi(e.Name())
 		if err != nil || p == 1 || p == self {
@@ -113,11 +149,25 @@ func (g *Guard) largest() (pid int, rss uint64, name string) {
 			continue
 		}
 		r, n := statusRSS(data)
-		if r > rss {
-			pid, rss, name = p, r, n
-		}
+		stat, _ := os.ReadFile(filepath.Join(g.Root, e.Name(), "stat"))
+		out = append(out, proc{pid: p, pgid: statPgid(stat), rss: r, name: n})
 	}
-	return pid, rss, name
+	return out
+}
+
+// statPgid reads the process group from /proc/<pid>/stat: the fifth field,
+// counted after the command name, which may hold spaces and parentheses.
+func statPgid(stat []byte) int {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 3 {
+		return 0
+	}
+	pgid, _ := strconv.Atoi(f[2])
+	return pgid
 }
 
 // statusRSS reads VmRSS (bytes) and Name from /proc/<pid>/status.

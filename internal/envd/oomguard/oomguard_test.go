@@ -9,8 +9,10 @@ import (
 	"testing"
 )
 
-// fakeProc writes a proc tree with meminfo and processes (pid → rss kB).
-func fakeProc(t *testing.T, totalKB, availKB int, procs map[string]int) string {
+// fakeProc writes a proc tree with meminfo and processes (pid → rss kB);
+// pgids gives a process's group (default: none, as for envd's children
+// in the test process's own group).
+func fakeProc(t *testing.T, totalKB, availKB int, procs map[string]int, pgids map[string]int) string {
 	t.Helper()
 	root := t.TempDir()
 	write := func(p, s string) {
@@ -24,6 +26,7 @@ func fakeProc(t *testing.T, totalKB, availKB int, procs map[string]int) string {
 	write(filepath.Join(root, "meminfo"), "MemTotal:  "+strconv.Itoa(totalKB)+" kB\nMemFree: 1 kB\nMemAvailable: "+strconv.Itoa(availKB)+" kB\n")
 	for pid, rss := range procs {
 		write(filepath.Join(root, pid, "status"), "Name:\tp"+pid+"\nState:\tR\nVmRSS:\t  "+strconv.Itoa(rss)+" kB\n")
+		write(filepath.Join(root, pid, "stat"), pid+" (p "+pid+") R 1 "+strconv.Itoa(pgids[pid])+" 0 0\n")
 	}
 	write(filepath.Join(root, "self", "status"), "Name:\tself\n")
 	return root
@@ -34,17 +37,24 @@ func TestCheck(t *testing.T) {
 		name     string
 		avail    int
 		procs    map[string]int
+		pgids    map[string]int
 		wantKill int
 	}{
-		{"plenty available", 400 << 10, map[string]int{"1": 50000, "10": 300000}, 0},
-		{"low: the largest goes", 40 << 10, map[string]int{"1": 900000, "10": 300000, "11": 100000}, 10},
-		{"low, only envd", 40 << 10, map[string]int{"1": 900000}, 0},
+		{"plenty available", 400 << 10, map[string]int{"1": 50000, "10": 300000}, nil, 0},
+		{"low: the largest goes", 40 << 10, map[string]int{"1": 900000, "10": 300000, "11": 100000}, nil, 10},
+		{"low, only envd", 40 << 10, map[string]int{"1": 900000}, nil, 0},
+		// A fork bomb: many small processes in one group outweigh the
+		// largest single process, and the whole group goes.
+		{"fork bomb group", 40 << 10, map[string]int{"10": 200000, "20": 60000, "21": 60000, "22": 60000, "23": 60000},
+			map[string]int{"10": 10, "20": 20, "21": 20, "22": 20, "23": 20}, -20},
+		{"a lone hog in its group", 40 << 10, map[string]int{"10": 300000, "20": 60000},
+			map[string]int{"10": 10, "20": 20}, -10},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var killed int
 			g := New(slog.New(slog.NewTextHandler(io.Discard, nil)))
-			g.Root = fakeProc(t, 512<<10, tc.avail, tc.procs)
+			g.Root = fakeProc(t, 512<<10, tc.avail, tc.procs, tc.pgids)
 			g.Kill = func(pid int) error { killed = pid; return nil }
 			did := g.Check()
 			if killed != tc.wantKill || did != (tc.wantKill != 0) {
