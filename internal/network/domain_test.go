@@ -61,8 +61,11 @@ func TestDomainEgress(t *testing.T) {
 	if got, err := nettest.DialFrom(a.NetnsPath, greet, dialTimeout); err == nil {
 		t.Errorf("a port other than 80/443 was reachable: %q", got)
 	}
-	if got := dnsFrom(t, a.NetnsPath, m.Gateway()); got != "answer from upstream" {
-		t.Errorf("DNS through the gateway = %q", got)
+	if got := dnsFrom(t, a.NetnsPath, m.Gateway(), "allowed.test"); got != "answer from upstream" {
+		t.Errorf("DNS for an allowed name through the gateway = %q", got)
+	}
+	if got := dnsFrom(t, a.NetnsPath, m.Gateway(), "exfil.evil.test"); got != "refused" {
+		t.Errorf("DNS for a name not allowed = %q, want refused", got)
 	}
 	// Rules change live: without domains nothing goes through.
 	if err := m.SetEgress(t.Context(), "dom", Egress{Deny: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}}); err != nil {
@@ -129,7 +132,7 @@ func fakeDNS(t *testing.T) string {
 	return pc.LocalAddr().String()
 }
 
-func dnsFrom(t *testing.T, nsPath string, gw netip.Addr) string {
+func dnsFrom(t *testing.T, nsPath string, gw netip.Addr, name string) string {
 	var got string
 	_ = nettest.DoPath(nsPath, func() error {
 		c, err := net.DialTimeout("udp4", net.JoinHostPort(gw.String(), "53"), time.Second)
@@ -138,10 +141,18 @@ func dnsFrom(t *testing.T, nsPath string, gw netip.Addr) string {
 		}
 		defer c.Close()
 		_ = c.SetDeadline(time.Now().Add(3 * time.Second))
-		_, _ = c.Write([]byte("query"))
+		q := []byte{0x12, 0x34, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0}
+		for _, l := range strings.Split(name, ".") {
+			q = append(append(q, byte(len(l))), l...)
+		}
+		_, _ = c.Write(append(q, 0, 0, 1, 0, 1))
 		buf := make([]byte, 512)
 		n, err := c.Read(buf)
-		if err == nil {
+		switch {
+		case err != nil:
+		case n >= 4 && buf[3]&0x0f == 5:
+			got = "refused"
+		default:
 			got = string(buf[:n])
 		}
 		return nil

@@ -24,7 +24,7 @@ func (m *Manager) startServices(ctx context.Context) error {
 			return fmt.Errorf("DNS relay on %s:53: %w", gw, err)
 		}
 		m.closers = append(m.closers, pc)
-		relay := &egressproxy.DNSRelay{Upstream: m.opts.DNSUpstream}
+		relay := &egressproxy.DNSRelay{Upstream: m.opts.DNSUpstream, Policy: m.dnsPolicy}
 		go func() {
 			if err := relay.Serve(pc); err != nil {
 				logger.Error("DNS relay stopped", "err", err)
@@ -76,6 +76,26 @@ func (m *Manager) domainsFor(ip netip.Addr) ([]string, bool) {
 		}
 	}
 	return nil, false
+}
+
+// dnsPolicy is the DNS relay's policy: a sandbox that may reach the
+// internet resolves anything; one that may not (no internet, or a denyOut
+// of everything) only the names its allowOut domains allow.
+func (m *Manager) dnsPolicy(ip netip.Addr) (all bool, domains []string, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, a := range m.attached {
+		if a == nil || a.IP != ip {
+			continue
+		}
+		e := a.Egress
+		restricted := !e.AllowInternet
+		for _, d := range e.Deny {
+			restricted = restricted || d.Bits() == 0
+		}
+		return !restricted, e.Domains, true
+	}
+	return false, nil, false
 }
 
 // Close stops the gateway services. Sandboxes keep their network; the
