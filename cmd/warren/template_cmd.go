@@ -20,7 +20,7 @@ import (
 
 const templateUsage = `usage: warren template <command> [flags]
 
-  build  -f Dockerfile --name NAME [--tag T]... [--build-arg K=V]... [--cpu N] [--memory MB] [--ready-cmd CMD] [DIR]
+  build  -f Dockerfile --name NAME [--tag T]... [--build-arg K=V]... [--cpu N] [--memory MB] [--ready-cmd CMD] [--no-cache] [DIR]
   list
   get    NAME[:TAG]
   delete NAME
@@ -96,6 +96,7 @@ type buildFlags struct {
 	file, name, readyCmd string
 	tags, buildArgs      multi
 	cpu, memory          int
+	noCache              bool
 }
 
 type multi []string
@@ -111,6 +112,7 @@ func (f *buildFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.buildArgs, "build-arg", "KEY=VALUE for an ARG (repeatable)")
 	fs.IntVar(&f.cpu, "cpu", 0, "CPUs of sandboxes from the template")
 	fs.IntVar(&f.memory, "memory", 0, "memory (MiB) of sandboxes from the template")
+	fs.BoolVar(&f.noCache, "no-cache", false, "rebuild every step instead of reusing cached layers")
 }
 
 func templateBuild(c *tplclient.Client, f buildFlags, rest []string) error {
@@ -156,6 +158,7 @@ func buildDockerfile(c *tplclient.Client, f buildFlags, dir string) error {
 	if f.readyCmd != "" {
 		req.ReadyCmd = f.readyCmd
 	}
+	req.Force = f.noCache
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()

@@ -102,6 +102,10 @@ func TestDockerfileBuild(t *testing.T) {
 	if err != nil || strings.Count(again, "CACHED") < 7 {
 		t.Fatalf("unchanged rebuild (want every file step cached): %v\n%s", err, again)
 	}
+	fresh, err := warrenCLI(t, cfg, s, dir, "template", "build", "--no-cache", "--name", "df-e2e", "--build-arg", "GREETING=howdy", ".")
+	if err != nil || strings.Contains(fresh, "CACHED") {
+		t.Fatalf("--no-cache rebuild (want no step cached): %v\n%s", err, fresh)
+	}
 
 	for _, tc := range []struct{ file, want string }{
 		{"Syntax", "Dockerfile:3: unknown instruction"},
