@@ -49,6 +49,7 @@ var Probes = []Probe{
 	{"memory", "a process over the memory limit is killed; the sandbox goes on", probeMemory},
 	{"pids", "a fork bomb is contained; the sandbox and its neighbour go on", probePids},
 	{"cpu-neighbour", "a sandbox spinning on every CPU leaves its neighbour's command latency within 2x", probeCPUNeighbour},
+	{"stdout-flood", "256 MiB of output streams out; the sandbox, its neighbour and warren go on", probeStdoutFlood},
 }
 
 func token() string {
@@ -386,6 +387,29 @@ func probeCPUNeighbour(ctx context.Context, e *Env) error {
 	}
 	if busy > 2*quiet+5*time.Millisecond {
 		return fmt.Errorf("neighbour's command took %v with the spinner, %v without", busy, quiet)
+	}
+	return nil
+}
+
+func probeStdoutFlood(ctx context.Context, e *Env) error {
+	start := time.Now()
+	r, err := e.A.Run(ctx, "user", `head -c 256M /dev/zero | tr '\0' x; echo`)
+	if err != nil {
+		return fmt.Errorf("the flooding command did not finish: %w", err)
+	}
+	// Control: the flood really reached the client (Run keeps 1 MiB).
+	if r.ExitCode != 0 || len(r.Stdout) < 1<<20 {
+		return fmt.Errorf("control: the flood did not arrive (%d bytes, exit %d)", len(r.Stdout), r.ExitCode)
+	}
+	took := time.Since(start)
+	if _, err := must(ctx, e.A, "user", "echo alive"); err != nil {
+		return fmt.Errorf("the sandbox did not survive its flood: %w", err)
+	}
+	if _, err := must(ctx, e.B, "user", "echo neighbour alive"); err != nil {
+		return fmt.Errorf("the neighbour did not survive the flood: %w", err)
+	}
+	if took > 90*time.Second {
+		return fmt.Errorf("256 MiB of output took %v", took)
 	}
 	return nil
 }
