@@ -35,6 +35,7 @@ type serveConfig struct {
 	// EgressProxyPort and DNSUpstream configure the gateway's services.
 	EgressProxyPort int
 	DNSUpstream     string
+	DiskQuota       bool
 	Runtime         string
 	Domain          string
 	Subnet          string
@@ -80,6 +81,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.InterpreterPath, "interpreter", "", "path of the static interpreter server binary (default: next to warren)")
 	fs.IntVar(&c.EgressProxyPort, "egress-proxy-port", 4380, "port of the egress proxy on the sandbox gateway, which enforces allowOut domains (0: domain rules are refused)")
 	fs.StringVar(&c.DNSUpstream, "dns-upstream", "", "resolver for sandboxes' DNS (host:port; default the host's first IPv4 nameserver; off: none)")
+	fs.BoolVar(&c.DiskQuota, "disk-quota", true, "give each sandbox a disk of its own of --default-disk MB for its writable layer (ENOSPC inside when full)")
 	fs.BoolVar(&c.TLS, "tls", false, "serve HTTPS (h2 and http/1.1) with a CA and wildcard certificate warren makes in <data-dir>/tls")
 	if err := fs.Parse(args); err != nil {
 		return nil, err

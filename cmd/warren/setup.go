@@ -98,6 +98,7 @@ func newBackends(ctx context.Context, cfg *serveConfig, netMgr *network.Manager)
 			StateRoot: filepath.Join(cfg.DataDir, "sandboxes", name),
 			RunRoot:   runRoot(cfg.DataDir),
 			Network:   netMgr,
+			DiskQuota: cfg.DiskQuota,
 		})
 		if err != nil {
 			if name == cfg.Runtime {

@@ -63,6 +63,9 @@ func newEnv(t testing.TB, rt, binary string) *env {
 		RunRoot:      filepath.Join(tmp, "run"),
 		Network:      nm,
 		CgroupParent: "/wrntest-" + rt + "-" + testToken,
+		// Every conformance case runs on sandbox disks of their own, so
+		// snapshots, stops and restores cover the quota's paths too.
+		DiskQuota: true,
 	}
 	b, err := New(ctx, opts)
 	if err != nil {

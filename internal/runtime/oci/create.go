@@ -69,6 +69,11 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (_ *runtime.Ins
 func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime.Spec, att *network.Attachment) (*record, int, error) {
 	dir := b.dir(spec.ID)
 	cu.add("unmounting rootfs", func(context.Context) error { return unmountAll(dir) })
+	if b.opts.DiskQuota && spec.Resources.DiskMB > 0 {
+		if err := makeDisk(dir, spec.Resources.DiskMB); err != nil {
+			return nil, 0, err
+		}
+	}
 	layers := []string{spec.Rootfs}
 	if spec.From != nil {
 		layers = spec.From.Layers

@@ -35,6 +35,9 @@ type Options struct {
 	// Defaults replace zero fields of a Spec's Resources. Zero fields here
 	// take DefaultResources'.
 	Defaults runtime.Resources
+	// DiskQuota gives every sandbox a filesystem of Resources.DiskMB for
+	// its writable layer (quota.go), so it cannot fill the host's disk.
+	DiskQuota bool
 	// RunscFlags are extra global flags for runsc (e.g. --debug,
 	// --debug-log=/tmp/runsc/), after the backend's own.
 	RunscFlags []string

@@ -21,15 +21,21 @@ func mountOverlay(dir string, layers []string) error {
 	if len(layers) == 0 {
 		return errors.New("mounting overlay rootfs: no layers")
 	}
-	for _, d := range []string{upperDir, workDir, rootfsDir} {
-		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	upper, work := layerDirs(dir)
+	if upper != filepath.Join(dir, upperDir) {
+		if err := mountDisk(dir); err != nil {
+			return err
+		}
+	}
+	for _, d := range []string{upper, work, filepath.Join(dir, rootfsDir)} {
+		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("creating %s: %w", d, err)
 		}
 	}
 	// The upper dir's root takes the top layer root's mode, so the merged
 	// / looks like the template's.
 	if fi, err := os.Stat(layers[0]); err == nil {
-		_ = os.Chmod(filepath.Join(dir, upperDir), fi.Mode().Perm())
+		_ = os.Chmod(upper, fi.Mode().Perm())
 	}
 	for _, l := range layers {
 		if strings.ContainsAny(l, ":,") {
@@ -37,7 +43,7 @@ func mountOverlay(dir string, layers []string) error {
 		}
 	}
 	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s",
-		strings.Join(layers, ":"), filepath.Join(dir, upperDir), filepath.Join(dir, workDir))
+		strings.Join(layers, ":"), upper, work)
 	// Without xino/index the template can be lower of many overlays at once
 	// and be shared by several mounts without inode-number conflicts.
 	opts += ",index=off,xino=off"

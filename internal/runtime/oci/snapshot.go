@@ -121,10 +121,11 @@ func (b *Backend) strand(rec *record, memory string, err error) error {
 // No process of the sandbox may run meanwhile.
 func (b *Backend) moveUpper(rec *record, dst string) error {
 	dir := b.dir(rec.ID)
-	if err := unmountAll(dir); err != nil {
+	// Only the rootfs: the sandbox's disk (if any) holds the upper.
+	if err := unmountAll(filepath.Join(dir, rootfsDir)); err != nil {
 		return err
 	}
-	upper := filepath.Join(dir, upperDir)
+	upper, work := layerDirs(dir)
 	if err := os.Rename(upper, dst); err != nil {
 		if !errors.Is(err, unix.EXDEV) {
 			return errors.Join(fmt.Errorf("moving writable layer: %w", err), mountOverlay(dir, rec.Layers))
@@ -138,7 +139,7 @@ func (b *Backend) moveUpper(rec *record, dst string) error {
 		}
 	}
 	// overlayfs wants an empty work dir for a new upper.
-	if err := os.RemoveAll(filepath.Join(dir, workDir)); err != nil {
+	if err := os.RemoveAll(work); err != nil {
 		return fmt.Errorf("clearing overlay work dir: %w", err)
 	}
 	rec.Layers = append([]string{dst}, rec.Layers...)
@@ -157,7 +158,8 @@ func (b *Backend) copyFrozen(ctx context.Context, id string, state runtime.State
 		}
 		defer func() { _, _ = b.cli.exec(context.WithoutCancel(ctx), "resume", id) }()
 	}
-	return copyTree(filepath.Join(b.dir(id), upperDir), dst)
+	upper, _ := layerDirs(b.dir(id))
+	return copyTree(upper, dst)
 }
 
 // copyTree copies src to dst (which must not exist) with owners, modes,

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/runtime"
@@ -26,7 +25,7 @@ func (b *Backend) Stats(ctx context.Context, id string) (*runtime.Stats, error) 
 	if err != nil {
 		return nil, fmt.Errorf("reading cgroup of sandbox %s: %w", id, err)
 	}
-	upper := filepath.Join(b.dir(id), upperDir)
+	upper, _ := layerDirs(b.dir(id))
 	used, err := diskUsage(upper)
 	if err != nil {
 		return nil, fmt.Errorf("measuring disk of sandbox %s: %w", id, err)
