@@ -33,6 +33,7 @@ type Backend struct {
 	cg    *cgroups
 	swap  bool // the host accounts swap (limit memory+swap)
 	locks idLocks
+	disks *diskPool // formatted sandbox disks, with DiskQuota
 }
 
 var _ runtime.Backend = (*Backend)(nil)
@@ -69,6 +70,11 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	}
 	if err := b.prepareDirs(); err != nil {
 		return nil, err
+	}
+	if opts.DiskQuota {
+		if b.disks, err = newDiskPool(ctx, opts.StateRoot, opts.Defaults.DiskMB, 2); err != nil {
+			return nil, fmt.Errorf("sandbox disk pool: %w", err)
+		}
 	}
 	if err := b.readopt(ctx); err != nil {
 		return nil, err

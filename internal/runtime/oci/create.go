@@ -70,7 +70,7 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 	dir := b.dir(spec.ID)
 	cu.add("unmounting rootfs", func(context.Context) error { return unmountAll(dir) })
 	if b.opts.DiskQuota && spec.Resources.DiskMB > 0 {
-		if err := makeDisk(dir, spec.Resources.DiskMB); err != nil {
+		if err := b.makeDisk(dir, spec.Resources.DiskMB); err != nil {
 			return nil, 0, err
 		}
 	}

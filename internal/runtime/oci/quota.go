@@ -31,9 +31,21 @@ func layerDirs(dir string) (upper, work string) {
 	return filepath.Join(dir, upperDir), filepath.Join(dir, workDir)
 }
 
-// makeDisk creates and mounts the sandbox's disk of sizeMB.
-func makeDisk(dir string, sizeMB int) error {
+// makeDisk creates (or takes from the pool) and mounts the sandbox's
+// disk of sizeMB.
+func (b *Backend) makeDisk(dir string, sizeMB int) error {
 	img := filepath.Join(dir, diskImage)
+	if b.disks.take(sizeMB, img) {
+		return mountDisk(dir)
+	}
+	if err := formatDisk(img, sizeMB); err != nil {
+		return err
+	}
+	return mountDisk(dir)
+}
+
+// formatDisk writes a fresh sparse ext4 image of sizeMB at img.
+func formatDisk(img string, sizeMB int) error {
 	f, err := os.OpenFile(img, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return fmt.Errorf("creating disk image: %w", err)
@@ -43,6 +55,7 @@ func makeDisk(dir string, sizeMB int) error {
 		err = cerr
 	}
 	if err != nil {
+		_ = os.Remove(img)
 		return fmt.Errorf("sizing disk image: %w", err)
 	}
 	// No journal (the disk dies with the sandbox), no reserved blocks, and
@@ -50,14 +63,17 @@ func makeDisk(dir string, sizeMB int) error {
 	out, err := exec.Command("mkfs.ext4", "-q", "-F", "-O", "^has_journal,^resize_inode",
 		"-E", "lazy_itable_init=1,nodiscard", "-m", "0", img).CombinedOutput()
 	if err != nil {
+		_ = os.Remove(img)
+		if strings.Contains(string(out), "No space left") {
+			return errdefs.New(errdefs.ErrNoSpace, "the host's disk is full")
+		}
 		return fmt.Errorf("making the sandbox's disk: %w: %s", err, strings.TrimSpace(string(out)))
 	}
-	return mountDisk(dir)
+	return nil
 }
 
 // mountDisk mounts the sandbox's disk at dir/disk unless it is mounted
-// (after a host reboot it is not). mount(8) sets up the loop device with
-// autoclear, so unmounting frees it.
+// (after a host reboot it is not).
 func mountDisk(dir string) error {
 	mnt := filepath.Join(dir, diskMount)
 	if err := os.Mkdir(mnt, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
@@ -66,14 +82,7 @@ func mountDisk(dir string) error {
 	if ok, err := mountedAt(mnt); err != nil || ok {
 		return err
 	}
-	out, err := exec.Command("mount", "-t", "ext4", "-o", "loop,nodev,noatime", filepath.Join(dir, diskImage), mnt).CombinedOutput()
-	if err != nil {
-		if strings.Contains(string(out), "No space left") {
-			return errdefs.New(errdefs.ErrNoSpace, "the host's disk is full")
-		}
-		return fmt.Errorf("mounting the sandbox's disk: %w: %s", err, strings.TrimSpace(string(out)))
-	}
-	return nil
+	return mountLoop(filepath.Join(dir, diskImage), mnt)
 }
 
 // mountedAt reports whether p is a mount point.
