@@ -132,7 +132,8 @@ func TestBuildFillsDisk(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = unix.Unmount(disk, unix.MNT_DETACH) })
 	data := filepath.Join(disk, "data")
-	s := launchServer(t, cfg, serverOpts{index: 82, runtime: cfg.runtimes[0], dataDir: data})
+	// The build sandbox's own disk (100 MB) fills before the data disk.
+	s := launchServer(t, cfg, serverOpts{index: 82, runtime: cfg.runtimes[0], dataDir: data, args: []string{"--default-disk=100"}})
 	free := func() uint64 {
 		var st unix.Statfs_t
 		_ = unix.Statfs(data, &st)
