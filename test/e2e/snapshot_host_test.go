@@ -138,13 +138,13 @@ func TestSnapshotDiskShared(t *testing.T) {
 			}
 			// The forks' own writable layers hold nothing of the 8 MiB.
 			for _, fid := range ids[1:] {
-				if n := treeSize(t, filepath.Join(o.dataDir, "sandboxes", rt, fid, "upper")); n > 1<<20 {
+				if n := treeSize(t, upperOf(o.dataDir, rt, fid)); n > 1<<20 {
 					t.Errorf("fork %s's writable layer holds %d bytes", fid, n)
 				}
 			}
 			// runsc moves the source's layer into the snapshot instead of
 			// copying it; runc copies it (its processes run on).
-			srcUpper := treeSize(t, filepath.Join(o.dataDir, "sandboxes", rt, id, "upper"))
+			srcUpper := treeSize(t, upperOf(o.dataDir, rt, id))
 			if moved := srcUpper < 1<<20; moved != (rt == "runsc") {
 				t.Errorf("source's writable layer holds %d bytes after the snapshot", srcUpper)
 			}
@@ -157,6 +157,16 @@ func TestSnapshotDiskShared(t *testing.T) {
 			s.checkHostFree(t, rt, fmt.Sprintf("we2e%d", 64+i), ids)
 		})
 	}
+}
+
+// upperOf is a sandbox's writable layer: on its own disk (--disk-quota),
+// or in its state dir.
+func upperOf(dataDir, rt, id string) string {
+	dir := filepath.Join(dataDir, "sandboxes", rt, id)
+	if _, err := os.Stat(filepath.Join(dir, "disk.img")); err == nil {
+		return filepath.Join(dir, "disk", "upper")
+	}
+	return filepath.Join(dir, "upper")
 }
 
 // treeSize sums the sizes of the regular files under dir.

@@ -72,7 +72,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		return nil, err
 	}
 	if opts.DiskQuota {
-		if b.disks, err = newDiskPool(ctx, opts.StateRoot, opts.Defaults.DiskMB, 2); err != nil {
+		if b.disks, err = newDiskPool(opts.StateRoot, 2); err != nil {
 			return nil, fmt.Errorf("sandbox disk pool: %w", err)
 		}
 	}

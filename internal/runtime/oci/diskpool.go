@@ -25,7 +25,10 @@ type diskPool struct {
 	seq     int
 }
 
-func newDiskPool(ctx context.Context, stateRoot string, sizeMB, want int) (*diskPool, error) {
+// newDiskPool starts empty; the first create's size becomes the pool's
+// (the sandbox manager's default disk), and a later different size
+// switches it.
+func newDiskPool(stateRoot string, want int) (*diskPool, error) {
 	dir := filepath.Join(stateRoot, ".diskpool")
 	// Images of an earlier run may be of another size: start afresh.
 	if err := os.RemoveAll(dir); err != nil {
@@ -34,17 +37,22 @@ func newDiskPool(ctx context.Context, stateRoot string, sizeMB, want int) (*disk
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	p := &diskPool{dir: dir, sizeMB: sizeMB, want: want}
-	p.refill(ctx)
-	return p, nil
+	return &diskPool{dir: dir, want: want}, nil
 }
 
 // take moves a ready image of sizeMB to dst; false when none is ready.
 func (p *diskPool) take(sizeMB int, dst string) bool {
-	if p == nil || sizeMB != p.sizeMB {
+	if p == nil || sizeMB <= 0 {
 		return false
 	}
 	p.mu.Lock()
+	if sizeMB != p.sizeMB {
+		// Another size: drop the images of the old one, keep this one.
+		for _, img := range p.ready {
+			_ = os.Remove(img)
+		}
+		p.ready, p.sizeMB = nil, sizeMB
+	}
 	var img string
 	if n := len(p.ready); n > 0 {
 		img, p.ready = p.ready[n-1], p.ready[:n-1]
@@ -77,15 +85,20 @@ func (p *diskPool) refill(ctx context.Context) {
 			}
 			p.seq++
 			img := filepath.Join(p.dir, fmt.Sprintf("disk-%d.img", p.seq))
+			size := p.sizeMB
 			p.mu.Unlock()
-			if err := formatDisk(img, p.sizeMB); err != nil {
+			if err := formatDisk(img, size); err != nil {
 				if !strings.Contains(err.Error(), "exists") {
 					log.G(ctx).Warn("preparing a sandbox disk", "err", err)
 				}
 				return
 			}
 			p.mu.Lock()
-			p.ready = append(p.ready, img)
+			if size == p.sizeMB {
+				p.ready = append(p.ready, img)
+			} else {
+				_ = os.Remove(img) // the pool changed size meanwhile
+			}
 			p.mu.Unlock()
 		}
 	}()
