@@ -1,7 +1,10 @@
 package envd_test
 
 import (
+	"bufio"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -104,4 +107,38 @@ func (s *sampling) Read(p []byte) (int, error) {
 		s.f()
 	}
 	return n, err
+}
+
+// TestUploadErrorReachesSender fails an upload early while the client is
+// still sending a large body. A client that sends the whole body before it
+// reads (as many do) must still read the error: if envd answered at once and
+// closed the connection, the reset would discard the answer.
+func TestUploadErrorReachesSender(t *testing.T) {
+	e := envdtest.New(t)
+	file := t.TempDir() + "/plain"
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const size = 32 << 20
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.HTTP.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	head := fmt.Sprintf("POST /files?path=%s HTTP/1.1\r\nHost: envd\r\nContent-Type: application/octet-stream\r\nContent-Length: %d\r\n\r\n",
+		url.QueryEscape(file+"/under/x"), size)
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(conn, &zeros{n: size}); err != nil {
+		t.Fatalf("sending the body: %v", err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("reading the answer: %v", err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusBadRequest || !strings.HasPrefix(string(got), `{"code":400,`) {
+		t.Fatalf("= %d %s", resp.StatusCode, got)
+	}
 }

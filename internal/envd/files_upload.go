@@ -58,10 +58,25 @@ func (s *Server) upload(w http.ResponseWriter, r *http.Request) {
 		results, err = s.uploadRaw(body, q.Get("path"), u, md)
 	}
 	if err != nil {
+		drainBody(w, r)
 		writeErr(w, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, results)
+}
+
+// Upload bodies left unread when a write fails are drained up to these
+// bounds before the error is sent. A client still sending would otherwise
+// see the connection reset (Go's server closes it after 256 KiB unread)
+// and never read the 507 that says why.
+const (
+	drainLimit   = 1 << 30
+	drainTimeout = 60 * time.Second
+)
+
+func drainBody(w http.ResponseWriter, r *http.Request) {
+	_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(drainTimeout))
+	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, drainLimit))
 }
 
 func (s *Server) uploadRaw(body io.Reader, path string, u *users.User, md map[string]string) ([]uploadResult, error) {
