@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
 	"time"
 )
 
@@ -33,10 +34,21 @@ func Setup(ctx context.Context, c *Client, template string) (*Env, func(), error
 	return &Env{C: c, A: a, B: b, Template: template}, cleanup, nil
 }
 
-// Run runs every probe and writes one line per verdict to w.
-func Run(ctx context.Context, e *Env, w io.Writer) []Verdict {
-	var out []Verdict
+// Select returns the probes whose names match re (all when re is nil).
+func Select(re *regexp.Regexp) []Probe {
+	var out []Probe
 	for _, p := range Probes {
+		if re == nil || re.MatchString(p.Name) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Run runs probes and writes one line per verdict to w.
+func Run(ctx context.Context, e *Env, probes []Probe, w io.Writer) []Verdict {
+	var out []Verdict
+	for _, p := range probes {
 		start := time.Now()
 		err := p.Run(ctx, e)
 		v := Verdict{Probe: p, Err: err, Took: time.Since(start)}

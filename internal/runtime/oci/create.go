@@ -172,6 +172,9 @@ func (b *Backend) launch(ctx context.Context, id, what string, fn func(dir, pidP
 	if err := fn(dir, pidPath, logf); err != nil {
 		return 0, fmt.Errorf("%s: %w: %s", what, err, tail(filepath.Join(dir, initLog), 2048))
 	}
+	if err := b.raiseMemoryLimit(dir, id); err != nil {
+		return 0, err
+	}
 	data, err := os.ReadFile(pidPath)
 	if err != nil {
 		return 0, fmt.Errorf("reading init pid: %w", err)

@@ -37,6 +37,11 @@ func (b *Backend) Stats(ctx context.Context, id string) (*runtime.Stats, error) 
 			return nil, fmt.Errorf("statfs of sandbox %s: %w", id, err)
 		}
 	}
+	limit := cg.memLimit
+	if rec.MemoryMB > 0 {
+		// What the sandbox sees, not the Sentry's headroom above it.
+		limit = min(limit, uint64(rec.MemoryMB)<<20)
+	}
 	cpus := cg.cpuCount
 	if cpus == 0 {
 		cpus = rec.CPUCount
@@ -46,7 +51,7 @@ func (b *Backend) Stats(ctx context.Context, id string) (*runtime.Stats, error) 
 		CPUUsageNanos: cg.cpuNanos,
 		MemoryUsed:    cg.memUsed,
 		MemoryCache:   cg.memCache,
-		MemoryLimit:   cg.memLimit,
+		MemoryLimit:   limit,
 		DiskUsed:      used,
 		DiskTotal:     total,
 	}, nil

@@ -1,0 +1,54 @@
+package proxy
+
+import (
+	"errors"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// errBodyDone is what a read of the client's body gets after the proxy's
+// handler has returned.
+var errBodyDone = errors.New("proxy: the request is over")
+
+// guardedBody keeps the transport's request writer off the client's body
+// once the handler returns. The transport may still be sending the body
+// when the sandbox's answer ends the proxying; a read that reaches the
+// body's end after that starts net/http's background read of the next
+// request behind the server's back, and the server then panics with
+// "invalid concurrent Body.Read call". finish stops further reads and waits
+// for one in flight, cutting it short with interrupt.
+type guardedBody struct {
+	rc        io.ReadCloser
+	reading   sync.Mutex // held for the length of a read
+	done      atomic.Bool
+	interrupt func(deadline time.Time) error
+}
+
+func (g *guardedBody) Read(p []byte) (int, error) {
+	g.reading.Lock()
+	defer g.reading.Unlock()
+	if g.done.Load() {
+		return 0, errBodyDone
+	}
+	return g.rc.Read(p)
+}
+
+func (g *guardedBody) Close() error { return g.rc.Close() }
+
+// finish returns once no read is in flight and none can start.
+func (g *guardedBody) finish() {
+	g.done.Store(true)
+	if g.reading.TryLock() {
+		g.reading.Unlock()
+		return
+	}
+	// A read waits for the client: a deadline in the past ends it (the
+	// connection is then not reused), and the server sets its own
+	// deadlines before it reads again.
+	_ = g.interrupt(time.Unix(1, 0))
+	g.reading.Lock()
+	g.reading.Unlock()
+	_ = g.interrupt(time.Time{})
+}
