@@ -189,6 +189,9 @@ type Instance struct {
 	Layers []string
 	// Checkpointed: stopped with a memory image that Start restores.
 	Checkpointed bool
+	// OOMKilled: stopped, and the host's OOM killer has killed in the
+	// sandbox's memory cgroup (so the likely reason it stopped).
+	OOMKilled bool
 }
 
 // Stats is a sandbox's resource usage.

@@ -149,6 +149,7 @@ func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Templ
 	m.mu.Unlock()
 	e.mu.Lock()
 	m.armTimer(e)
+	m.watchInit(ctx, e, inst.Pid)
 	e.mu.Unlock()
 	log.G(ctx).Info("sandbox created", "ip", inst.IP, "took", time.Since(start))
 	return nil

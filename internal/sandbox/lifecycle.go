@@ -204,17 +204,18 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 		return fmt.Errorf("resuming sandbox: %w", err)
 	}
 	booted := false
+	var started *runtime.Instance
 	switch {
 	case inst.State == runtime.StatePaused && memory:
 		err = e.backend.Resume(ctx, e.sb.ID)
 	case inst.State == runtime.StatePaused: // frozen, but a cold boot was asked for
 		if err = e.backend.Stop(ctx, e.sb.ID, runtime.StopOptions{}); err == nil {
-			_, err = e.backend.Start(ctx, e.sb.ID, runtime.StartOptions{ColdBoot: true})
+			started, err = e.backend.Start(ctx, e.sb.ID, runtime.StartOptions{ColdBoot: true})
 			booted = true
 		}
 	default:
 		booted = !memory || !inst.Checkpointed
-		_, err = e.backend.Start(ctx, e.sb.ID, runtime.StartOptions{ColdBoot: !memory})
+		started, err = e.backend.Start(ctx, e.sb.ID, runtime.StartOptions{ColdBoot: !memory})
 	}
 	if err != nil {
 		return fmt.Errorf("resuming sandbox: %w", err)
@@ -230,6 +231,11 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 		return fmt.Errorf("saving resume: %w", err)
 	}
 	m.armTimer(e)
+	if started != nil {
+		m.watchInit(ctx, e, started.Pid)
+	} else {
+		m.watchInit(ctx, e, inst.Pid) // thawed: the same init, watched unless it exited meanwhile
+	}
 	log.G(ctx).Info("sandbox resumed", "sandbox", e.sb.ID, "memory", !booted, "took", time.Since(start))
 	return nil
 }

@@ -87,6 +87,7 @@ type entry struct {
 	lastCPU  uint64
 	lastTime time.Time
 	killed   bool
+	initPid  int // the init watchInit watches; 0: none
 }
 
 // New returns a Manager. Call Reconcile before serving to adopt sandboxes an

@@ -80,6 +80,9 @@ func (m *Manager) adopt(ctx context.Context, sb *store.Sandbox, inst *runtime.In
 	m.mu.Unlock()
 	e.mu.Lock()
 	m.armTimer(e) // an end already passed fires at once and expires it
+	if !e.killed {
+		m.watchInit(ctx, e, inst.Pid)
+	}
 	if inst.State == runtime.StatePaused && b.Capabilities().Checkpoint {
 		m.armCheckpoint(e)
 	}

@@ -13,9 +13,7 @@ import (
 // knownGaps are probes that escape on a backend today, with the reason;
 // they are skipped (and reported by `warren selftest isolation`) until
 // fixed, rather than dropped.
-var knownGaps = map[string]string{
-	"runsc/pids": "gVisor's tasks live in one host memory cgroup: a fork bomb (held to RLIMIT_NPROC, 128 processes for 512 MB) fills it within one of envd's OOM-guard polls, before the guard can kill the bomb's process group, and the host kills the whole sandbox",
-}
+var knownGaps = map[string]string{}
 
 // TestIsolation runs the escape suite of `warren selftest isolation`
 // against a real server on each backend, one named test per probe.

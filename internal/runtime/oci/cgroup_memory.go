@@ -76,3 +76,21 @@ func writeCgroupFile(dir, name, value string) error {
 	}
 	return nil
 }
+
+// oomKills is how many processes the kernel's OOM killer has killed in
+// cgroup path (0 when unknown or the cgroup is gone).
+func (cg *cgroups) oomKills(path string) uint64 {
+	name := "memory.events"
+	dir := filepath.Join(cg.unified, path)
+	if !cg.v2 {
+		name, dir = "memory.oom_control", cg.controllerDir("memory", path)
+		if dir == "" {
+			return 0
+		}
+	}
+	kv, err := readKeyValues(filepath.Join(dir, name))
+	if err != nil {
+		return 0
+	}
+	return kv["oom_kill"]
+}

@@ -27,7 +27,11 @@ func (b *Backend) Inspect(ctx context.Context, id string) (*runtime.Instance, er
 	if err != nil {
 		return nil, fmt.Errorf("inspecting sandbox %s: %w", id, err)
 	}
-	return b.withState(rec, st), nil
+	inst := b.withState(rec, st)
+	if inst.State == runtime.StateStopped && !rec.Stopped {
+		inst.OOMKilled = b.cg.oomKills(b.cgroupPath(id)) > 0
+	}
+	return inst, nil
 }
 
 // List implements runtime.Backend.List: every sandbox with an instance

@@ -1,0 +1,55 @@
+package selftest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// probeMemoryBomb forks processes that each take 8 MiB, all at once. On
+// runc the kernel's OOM killer ends some of them inside the sandbox. Under
+// gVisor, envd's OOM guard is a process like the bomb's and may not get the
+// CPU in time; the host then kills the whole sandbox. Either outcome holds
+// as long as the blast stays inside: the neighbour and warren go on, the
+// command ends promptly (success or error, never a hang), and a sandbox
+// that died is gone from the API rather than listed as running.
+func probeMemoryBomb(ctx context.Context, e *Env) error {
+	s, err := e.C.Create(ctx, e.Template, nil)
+	if err != nil {
+		return err
+	}
+	defer s.Kill(context.WithoutCancel(ctx))
+	start := time.Now()
+	_, runErr := s.Run(ctx, "user", `timeout 8 python3 -c '
+import os
+kept = []
+while True:
+    try:
+        if os.fork() == 0:
+            kept.append(bytearray(8 << 20))
+    except OSError:
+        pass
+' >/dev/null 2>&1; echo done`)
+	if d := time.Since(start); d > 30*time.Second {
+		return fmt.Errorf("the command took %v to end (%v)", d, runErr)
+	}
+	if _, err := must(ctx, e.B, "user", "echo neighbour alive"); err != nil {
+		return fmt.Errorf("the neighbour did not survive the memory bomb: %w", err)
+	}
+	if err := e.C.api(ctx, http.MethodGet, "/health", nil, nil); err != nil {
+		return fmt.Errorf("warren did not survive the memory bomb: %w", err)
+	}
+	// The bomb's orphans may hold the user's process limit for a while;
+	// root checks that the sandbox answers.
+	if _, err := must(ctx, s, "root", "echo alive"); err == nil {
+		return nil
+	}
+	if err := e.C.api(ctx, http.MethodGet, "/sandboxes/"+s.ID, nil, nil); err == nil {
+		return fmt.Errorf("the sandbox neither answers nor is reported gone (command: %v)", runErr)
+	} else if !strings.Contains(err.Error(), ": 404 ") {
+		return fmt.Errorf("asking for the dead sandbox: %w", err)
+	}
+	return nil
+}
