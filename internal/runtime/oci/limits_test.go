@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,14 +28,23 @@ func TestCgroupLimitsApplied(t *testing.T) {
 				t.Fatal(err)
 			}
 			path := e.b.cgroupPath(spec.ID)
+			mem := uint64(200 << 20)
+			if rt == Runsc {
+				mem += sentryHeadroom(200) // raised after boot
+			}
+			memStr := fmt.Sprint(mem)
 			want := map[string]string{"pids.max": "77"}
 			if e.b.cg.v2 {
-				want["memory.max"], want["cpu.max"] = "209715200", "100000 100000"
+				want["memory.max"], want["cpu.max"] = memStr, "100000 100000"
 			} else {
-				want["memory.limit_in_bytes"], want["cpu.cfs_quota_us"] = "209715200", "100000"
+				want["memory.limit_in_bytes"], want["cpu.cfs_quota_us"] = memStr, "100000"
 				if e.b.swap {
-					want["memory.memsw.limit_in_bytes"] = "209715200"
+					want["memory.memsw.limit_in_bytes"] = memStr
 				}
+			}
+			// What the sandbox is said to have stays its own limit.
+			if st, err := e.b.Stats(t.Context(), spec.ID); err != nil || st.MemoryLimit != 200<<20 {
+				t.Errorf("Stats memory limit = %v, %v; want %d", st, err, 200<<20)
 			}
 			for file, v := range want {
 				controller, _, _ := strings.Cut(file, ".")
