@@ -44,6 +44,7 @@ var Probes = []Probe{
 	{"template-write", "writing the template's files changes only this sandbox", probeTemplateWrite},
 	{"neighbour-network", "a sandbox cannot open connections to another sandbox (the host can)", probeNeighbourNetwork},
 	{"spoofing", "packets a sandbox sends with its neighbour's source address are dropped (raw sockets, as root)", probeSpoof},
+	{"egress", "denyOut CIDRs and allowOut domains hold against a server behind the host (its own netns)", probeEgress},
 	{"host-network", "a sandbox cannot open connections to the host's address on its bridge", probeHostNetwork},
 	{"envd-traversal", "'..' in a /files path stays inside the sandbox", probeEnvdTraversal},
 	{"envd-symlink", "a symlink to / read through envd shows the sandbox's files, not the host's", probeEnvdSymlink},

@@ -1,0 +1,71 @@
+package selftest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// fetchPy requests http://<ip>/ with a Host header and prints the status
+// and body, or "unreachable".
+func fetchPy(ip, host string) string {
+	return fmt.Sprintf(`python3 -c '
+import http.client
+try:
+    c = http.client.HTTPConnection("%s", 80, timeout=3)
+    c.request("GET", "/", headers={"Host": "%s"})
+    r = c.getresponse()
+    print(r.status, r.read(200).decode(errors="replace"))
+except OSError as e:
+    print("unreachable", e)'`, ip, host)
+}
+
+// probeEgress checks egress policy against a server the probe starts in a
+// netns of its own behind the host (never a real internet address). A
+// sandbox with default networking reaches it (the control); one whose
+// denyOut covers its address does not; and one without internet access
+// whose allowOut names only allowed.invalid gets a 403 from warren's egress
+// proxy when it dials the server's address with Host denied.invalid. The
+// server counts what reaches it.
+func probeEgress(ctx context.Context, e *Env) error {
+	o, err := startOutside()
+	if err != nil {
+		return fmt.Errorf("starting the outside server: %w", err)
+	}
+	defer o.Close()
+	ip := o.IP.String()
+	type tc struct {
+		name    string
+		network map[string]any
+		host    string
+		want    func(out string) bool
+	}
+	cases := []tc{
+		{"control (default network)", nil, "control.invalid",
+			func(out string) bool { return strings.HasPrefix(out, "200 outside control.invalid") }},
+		{"denyOut of the server's address", map[string]any{"network": map[string]any{"denyOut": []string{ip + "/32"}}}, "x.invalid",
+			func(out string) bool { return strings.HasPrefix(out, "unreachable") }},
+		{"allowOut of another domain only", map[string]any{"allow_internet_access": false,
+			"network": map[string]any{"allowOut": []string{"allowed.invalid"}}}, "denied.invalid",
+			func(out string) bool { return strings.HasPrefix(out, "403") }},
+	}
+	for i, c := range cases {
+		before := o.hits.Load()
+		s, err := e.C.Create(ctx, e.Template, c.network)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		out, err := must(ctx, s, "user", fetchPy(ip, c.host))
+		s.Kill(context.WithoutCancel(ctx))
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.name, err)
+		}
+		if !c.want(out) {
+			return fmt.Errorf("%s: the request to %s (Host %s) got %q", c.name, ip, c.host, out)
+		}
+		if reached := o.hits.Load() - before; i > 0 && reached != 0 {
+			return fmt.Errorf("%s: %d requests reached the server", c.name, reached)
+		}
+	}
+	return nil
+}
