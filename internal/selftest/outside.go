@@ -21,11 +21,11 @@ import (
 // 80 of its far end. Sandboxes reach it only by being forwarded by the
 // host, the path egress policy governs, and nothing leaves the machine.
 type outside struct {
-	IP    netip.Addr
-	hits  atomic.Int64 // requests served
-	ns    netns.NsHandle
-	veth  netlink.Link
-	srv   *http.Server
+	IP   netip.Addr
+	hits atomic.Int64 // requests served
+	ns   netns.NsHandle
+	veth netlink.Link
+	srv  *http.Server
 }
 
 func startOutside() (*outside, error) {
