@@ -39,6 +39,7 @@ type config struct {
 	retention  time.Duration
 	showVer    bool
 	shutdownIn time.Duration
+	childOOM   int
 	cmdUser    string
 	cmdCwd     string
 	cmdEnv     map[string]string
@@ -62,6 +63,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.BoolVar(&c.logJSON, "log-json", false, "log JSON lines instead of text")
 	fs.StringVar(&c.startCmd, "cmd", "", "command to run with /bin/sh -c at startup, as root (tag \"startCmd\")")
+	fs.IntVar(&c.childOOM, "child-oom-score-adj", 500, "oom_score_adj for the processes envd starts (0: inherit envd's)")
 	fs.StringVar(&c.cmdUser, "cmd-user", "root", "user the --cmd command runs as")
 	fs.StringVar(&c.cmdCwd, "cmd-cwd", "", "working directory of the --cmd command (default: the user's home)")
 	fs.Func("cmd-env", "KEY=VALUE set for the --cmd command (repeatable)", func(v string) error {
@@ -126,6 +128,7 @@ func run(ctx context.Context, cfg *config) error {
 		go oomguard.New(log.G(ctx)).Run(ctx)
 	}
 	r := reaper.New(reapAll)
+	r.ChildOOMScoreAdj = cfg.childOOM
 	reaperCtx, stopReaper := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopReaper()
 	go r.Run(reaperCtx)

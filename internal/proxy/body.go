@@ -17,8 +17,8 @@ var errBodyDone = errors.New("proxy: the request is over")
 // when the sandbox's answer ends the proxying; a read that reaches the
 // body's end after that starts net/http's background read of the next
 // request behind the server's back, and the server then panics with
-// "invalid concurrent Body.Read call". finish stops further reads and waits
-// for one in flight, cutting it short with interrupt.
+// "invalid concurrent Body.Read call". finish stops further reads, waits
+// for one in flight (cutting it short with interrupt) and drains the rest.
 type guardedBody struct {
 	rc        io.ReadCloser
 	reading   sync.Mutex // held for the length of a read
@@ -37,11 +37,25 @@ func (g *guardedBody) Read(p []byte) (int, error) {
 
 func (g *guardedBody) Close() error { return g.rc.Close() }
 
-// finish returns once no read is in flight and none can start.
+// Bounds of the drain in finish.
+const (
+	drainBytes = 64 << 20
+	drainWait  = 5 * time.Second
+)
+
+// finish returns once no read is in flight and none can start, with the
+// rest of the body read. With full duplex on, net/http drains an unread
+// body only after the handler returns, and that drain reaching the end
+// starts the background read behind the server's back too; so the proxy
+// drains it first (a client sending more than drainBytes, or too slowly,
+// has its connection closed instead).
 func (g *guardedBody) finish() {
 	g.done.Store(true)
 	if g.reading.TryLock() {
-		g.reading.Unlock()
+		defer g.reading.Unlock()
+		_ = g.interrupt(time.Now().Add(drainWait))
+		_, _ = io.CopyN(io.Discard, g.rc, drainBytes)
+		_ = g.interrupt(time.Time{})
 		return
 	}
 	// A read waits for the client: a deadline in the past ends it (the

@@ -11,12 +11,18 @@ import (
 func TestGuardedBody(t *testing.T) {
 	t.Run("idle", func(t *testing.T) {
 		pr, pw := io.Pipe()
-		defer pw.Close()
-		calls := 0
-		g := &guardedBody{rc: pr, interrupt: func(time.Time) error { calls++; return nil }}
+		go func() {
+			_, _ = io.WriteString(pw, "the rest of the body")
+			pw.Close()
+		}()
+		var deadlines []time.Time
+		g := &guardedBody{rc: pr, interrupt: func(d time.Time) error { deadlines = append(deadlines, d); return nil }}
 		g.finish()
-		if calls != 0 {
-			t.Fatalf("finish without a read in flight interrupted %d times", calls)
+		if len(deadlines) != 2 || deadlines[0].Before(time.Now()) || !deadlines[1].IsZero() {
+			t.Fatalf("deadlines set: %v; want a bound on the drain, then none", deadlines)
+		}
+		if n, _ := pr.Read(make([]byte, 1)); n != 0 {
+			t.Fatal("finish left the body unread")
 		}
 		if _, err := g.Read(make([]byte, 1)); !errors.Is(err, errBodyDone) {
 			t.Fatalf("read after finish: %v", err)

@@ -33,6 +33,26 @@ func startOutside() (*outside, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startOutsideAt(host, peer)
+}
+
+// linkLocalOutside is an outside server on 169.254.78.2, link-local like
+// the metadata address clouds use (169.254.169.254, never contacted here),
+// or nil when the host already routes that range.
+func linkLocalOutside() (*outside, error) {
+	host, peer := netip.MustParsePrefix("169.254.78.1/30"), netip.MustParsePrefix("169.254.78.2/30")
+	routes, err := netlink.RouteList(nil, netlink.FAMILY_V4)
+	if err != nil {
+		return nil, err
+	}
+	if overlapsRoute(host.Masked(), routes) {
+		return nil, nil
+	}
+	return startOutsideAt(host, peer)
+}
+
+func startOutsideAt(host, peer netip.Prefix) (*outside, error) {
+	var err error
 	o := &outside{IP: peer.Addr()}
 	if o.ns, err = newNetns(); err != nil {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -21,6 +22,14 @@ func probeMemoryBomb(ctx context.Context, e *Env) error {
 		return err
 	}
 	defer s.Kill(context.WithoutCancel(ctx))
+	// envd must not be the kernel's first choice when memory runs out.
+	scores, err := must(ctx, s, "user", "cat /proc/1/oom_score_adj /proc/self/oom_score_adj")
+	if err != nil {
+		return err
+	}
+	if f := strings.Fields(scores); len(f) != 2 || f[1] != "500" || atoi(f[0]) > atoi(f[1]) {
+		return fmt.Errorf("oom_score_adj of envd and of a command: %q; want the command's 500 and envd's at most that", scores)
+	}
 	start := time.Now()
 	_, runErr := s.Run(ctx, "user", `timeout 8 python3 -c '
 import os
@@ -42,14 +51,26 @@ while True:
 		return fmt.Errorf("warren did not survive the memory bomb: %w", err)
 	}
 	// The bomb's orphans may hold the user's process limit for a while;
-	// root checks that the sandbox answers.
-	if _, err := must(ctx, s, "root", "echo alive"); err == nil {
-		return nil
+	// root checks that the sandbox answers. A sandbox that died is removed
+	// as soon as warren notices, which may take a moment.
+	for end := time.Now().Add(15 * time.Second); ; time.Sleep(500 * time.Millisecond) {
+		if _, err := must(ctx, s, "root", "echo alive"); err == nil {
+			return nil
+		}
+		err := e.C.api(ctx, http.MethodGet, "/sandboxes/"+s.ID, nil, nil)
+		if err != nil && strings.Contains(err.Error(), ": 404 ") {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("asking for the dead sandbox: %w", err)
+		}
+		if time.Now().After(end) {
+			return fmt.Errorf("the sandbox neither answers nor is reported gone (command: %v)", runErr)
+		}
 	}
-	if err := e.C.api(ctx, http.MethodGet, "/sandboxes/"+s.ID, nil, nil); err == nil {
-		return fmt.Errorf("the sandbox neither answers nor is reported gone (command: %v)", runErr)
-	} else if !strings.Contains(err.Error(), ": 404 ") {
-		return fmt.Errorf("asking for the dead sandbox: %w", err)
-	}
-	return nil
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }

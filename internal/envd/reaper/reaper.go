@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -44,6 +45,11 @@ type Reaper struct {
 	waiting map[int]ExitFunc
 
 	wake chan struct{}
+
+	// ChildOOMScoreAdj, when not zero, is written to each started child's
+	// oom_score_adj (grandchildren inherit it), so that when the sandbox
+	// runs out of memory the kernel kills user processes before envd.
+	ChildOOMScoreAdj int
 }
 
 // New returns a Reaper. With reapAll it reaps every child (wait4(-1)),
@@ -83,6 +89,10 @@ func (r *Reaper) Start(fork func() (int, error), onExit ExitFunc) (int, error) {
 		return 0, err
 	}
 	r.waiting[pid] = onExit
+	if r.ChildOOMScoreAdj != 0 {
+		// A child that already exited has no file left; nothing to do.
+		_ = os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), []byte(strconv.Itoa(r.ChildOOMScoreAdj)), 0)
+	}
 	return pid, nil
 }
 

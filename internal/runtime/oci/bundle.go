@@ -24,6 +24,8 @@ type bundleParams struct {
 	seccomp    bool   // include the seccomp profile
 	nproc      uint64 // RLIMIT_NPROC for the init and its children; 0: none
 	swap       bool   // the host accounts swap: limit memory+swap too
+	// initOOM is the init's oom_score_adj (see Backend.initOOMScoreAdj).
+	initOOM int
 }
 
 // buildSpec assembles the OCI config for one sandbox.
@@ -54,6 +56,7 @@ func buildSpec(p bundleParams) *specs.Spec {
 		linux.Seccomp = seccompProfile()
 	}
 	process := initProcess(s.Init)
+	process.OOMScoreAdj = &p.initOOM
 	if p.nproc > 0 {
 		process.Rlimits = append(process.Rlimits, specs.POSIXRlimit{Type: "RLIMIT_NPROC", Hard: p.nproc, Soft: p.nproc})
 	}

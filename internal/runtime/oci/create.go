@@ -93,6 +93,7 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 		seccomp:    true,
 		nproc:      b.nprocLimit(spec.Resources),
 		swap:       b.swap,
+		initOOM:    b.initOOMScoreAdj(),
 	})
 	if err := writeSpec(dir, ociSpec); err != nil {
 		return nil, 0, err

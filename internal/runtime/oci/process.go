@@ -23,6 +23,24 @@ var defaultCaps = []string{
 // defaultPath is set when the init's environment has no PATH.
 const defaultPath = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
+// childOOMScoreAdj is the oom_score_adj of the processes envd starts: under
+// host memory pressure sandboxes die before host services.
+const childOOMScoreAdj = 500
+
+// initOOMScoreAdj is the init's own. Under runc, envd is an ordinary process
+// in the sandbox's memory cgroup; at the children's score the kernel, when
+// the sandbox runs out of memory, may kill envd (and with it the whole
+// sandbox) rather than the process that ate the memory. So envd keeps the
+// host's default and raises each child to childOOMScoreAdj as it starts it
+// (raising needs no privilege). Under runsc the host sees one process, the
+// Sentry, which keeps the children's score.
+func (b *Backend) initOOMScoreAdj() int {
+	if b.name == Runsc {
+		return childOOMScoreAdj
+	}
+	return 0
+}
+
 // initProcess builds the OCI process for the sandbox's init (envd): uid 0
 // inside, Docker's capabilities (bounding, effective, permitted; none
 // inheritable or ambient, as Docker does since CVE-2022-24769).
@@ -49,7 +67,7 @@ func initProcess(p runtime.Process) *specs.Process {
 		},
 		Rlimits:         nofileLimit(),
 		NoNewPrivileges: false,
-		OOMScoreAdj:     ptr(500), // under host memory pressure, sandboxes die before host services
+		OOMScoreAdj:     ptr(childOOMScoreAdj),
 	}
 }
 
