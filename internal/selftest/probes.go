@@ -50,6 +50,7 @@ var Probes = []Probe{
 	{"envd-symlink", "a symlink to / read through envd shows the sandbox's files, not the host's", probeEnvdSymlink},
 	{"memory", "a process over the memory limit is killed; the sandbox goes on", probeMemory},
 	{"pids", "a fork bomb is contained; the sandbox and its neighbour go on", probePids},
+	{"open-files", "a process's open files stop at EMFILE (at most 65536); the sandbox goes on", probeOpenFiles},
 	{"disk", "a sandbox's disk is its own: filling it gives ENOSPC inside and 507 on upload, then it recovers", probeDisk},
 	{"memory-bomb", "many processes allocating at once stay inside; a sandbox that dies of it is reported gone, never left hanging", probeMemoryBomb},
 	{"cpu-neighbour", "a sandbox spinning on every CPU leaves its neighbour's command latency within 2x", probeCPUNeighbour},

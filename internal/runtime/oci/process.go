@@ -86,16 +86,21 @@ func withDefaultEnv(env []string) []string {
 	return out
 }
 
-// nofileLimit raises the init's soft open-files limit to warren's own hard
-// limit (the runtime sets rlimits after dropping CAP_SYS_RESOURCE, so it can
-// never go above what warren itself has). Servers like Jupyter want more
-// than the usual 1024 soft default.
+// MaxOpenFiles is each sandbox process's open-files limit (soft and hard),
+// or warren's own hard limit when that is lower: the runtime sets rlimits
+// after dropping CAP_SYS_RESOURCE, so it can never go above it. Servers
+// like Jupyter want more than the usual 1024 soft default; a fixed bound,
+// rather than whatever the host allows, keeps a sandbox's file table (and
+// the kernel memory behind it) the same on every host.
+const MaxOpenFiles = 65536
+
 func nofileLimit() []specs.POSIXRlimit {
+	n := uint64(MaxOpenFiles)
 	var lim unix.Rlimit
-	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Max == unix.RLIM_INFINITY {
-		return nil // inherit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err == nil && lim.Max != unix.RLIM_INFINITY {
+		n = min(n, lim.Max)
 	}
-	return []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: lim.Max, Soft: lim.Max}}
+	return []specs.POSIXRlimit{{Type: "RLIMIT_NOFILE", Hard: n, Soft: n}}
 }
 
 func ptr[T any](v T) *T { return &v }
