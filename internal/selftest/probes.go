@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	goruntime "runtime"
 	"slices"
@@ -45,7 +46,7 @@ var Probes = []Probe{
 	{"neighbour-network", "a sandbox cannot open connections to another sandbox (the host can)", probeNeighbourNetwork},
 	{"spoofing", "packets a sandbox sends with its neighbour's source address are dropped (raw sockets, as root)", probeSpoof},
 	{"egress", "denyOut CIDRs and allowOut domains hold against a server behind the host (its own netns)", probeEgress},
-	{"host-network", "a sandbox cannot open connections to the host's address on its bridge", probeHostNetwork},
+	{"host-network", "a sandbox cannot open connections to the host's address on its bridge, warren's port included", probeHostNetwork},
 	{"envd-traversal", "'..' in a /files path stays inside the sandbox", probeEnvdTraversal},
 	{"envd-symlink", "a symlink to / read through envd shows the sandbox's files, not the host's", probeEnvdSymlink},
 	{"memory", "a process over the memory limit is killed; the sandbox goes on", probeMemory},
@@ -273,6 +274,27 @@ func probeHostNetwork(ctx context.Context, e *Env) error {
 	}
 	if ok {
 		return fmt.Errorf("sandbox opened a connection to the host at %s", target)
+	}
+	// warren's own port, on the bridge address and on the address the
+	// probe reached warren at (when that is not loopback, which is the
+	// sandbox's own).
+	targets := []netip.AddrPort{}
+	if u, err := url.Parse(e.C.URL); err == nil {
+		if ap, err := netip.ParseAddrPort(u.Host); err == nil {
+			targets = append(targets, netip.AddrPortFrom(gw, ap.Port()))
+			if !ap.Addr().IsLoopback() {
+				targets = append(targets, ap)
+			}
+		}
+	}
+	for _, t := range targets {
+		ok, err := dialFrom(ctx, e.A, t)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return fmt.Errorf("sandbox opened a connection to warren's port at %s", t)
+		}
 	}
 	return nil
 }
