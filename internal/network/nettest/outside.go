@@ -14,6 +14,8 @@ import (
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netns"
+
+	"github.com/warren-sandbox/warren/internal/network/linkns"
 )
 
 // OutsideGreeting is the first line the outside server sends.
@@ -75,7 +77,7 @@ func LinkLocalOutside(t testing.TB) netip.AddrPort {
 		t.Fatal(err)
 	}
 	p := netip.MustParsePrefix("169.254.77.0/30")
-	if overlapsAny(p, routes) {
+	if linkns.OverlapsRoute(p, routes) {
 		t.Skipf("the host already routes %s", p)
 	}
 	peer := netip.MustParsePrefix("169.254.77.2/30")
@@ -87,70 +89,21 @@ func LinkLocalOutside(t testing.TB) netip.AddrPort {
 // hostIP, netns end peerIP.
 func outsideNetns(t testing.TB, hostIP, peerIP netip.Prefix) netns.NsHandle {
 	t.Helper()
-	ns := NewNetns(t)
-	name := "wo" + randHex(5)
-	veth := &netlink.Veth{
-		LinkAttrs:     netlink.LinkAttrs{Name: name, Flags: net.FlagUp},
-		PeerName:      "eth0",
-		PeerNamespace: netlink.NsFd(int(ns)),
-	}
-	if err := netlink.LinkAdd(veth); err != nil {
-		t.Fatalf("creating outside veth: %v", err)
-	}
-	t.Cleanup(func() { _ = netlink.LinkDel(veth) })
-	addAddr(t, veth, hostIP)
-	h, err := netlink.NewHandleAt(ns)
+	l, err := linkns.NewLink("", hostIP, peerIP)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("creating the outside netns: %v", err)
 	}
-	defer h.Close()
-	peer, err := h.LinkByName("eth0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.AddrAdd(peer, &netlink.Addr{IPNet: ipnet(peerIP)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := h.LinkSetUp(peer); err != nil {
-		t.Fatal(err)
-	}
-	return ns
+	t.Cleanup(l.Close)
+	return l.NS
 }
 
 func pickOutsideNet(t testing.TB) (host, peer netip.Prefix) {
 	t.Helper()
-	routes, err := netlink.RouteList(nil, netlink.FAMILY_V4)
+	host, peer, err := linkns.FreeSlash30()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for range 64 {
-		b := make([]byte, 2)
-		_, _ = rand.Read(b)
-		base := netip.AddrFrom4([4]byte{10, 234, b[0], b[1] &^ 3})
-		p := netip.PrefixFrom(base, 30)
-		if !overlapsAny(p, routes) {
-			return netip.PrefixFrom(base.Next(), 30), netip.PrefixFrom(base.Next().Next(), 30)
-		}
-	}
-	t.Fatal("no free /30 in 10.234.0.0/16")
-	return
-}
-
-func overlapsAny(p netip.Prefix, routes []netlink.Route) bool {
-	for _, r := range routes {
-		if r.Dst == nil {
-			continue
-		}
-		a, _ := netip.AddrFromSlice(r.Dst.IP)
-		ones, _ := r.Dst.Mask.Size()
-		if ones == 0 {
-			continue // a default route
-		}
-		if netip.PrefixFrom(a.Unmap(), ones).Overlaps(p) {
-			return true
-		}
-	}
-	return false
+	return host, peer
 }
 
 func serveIn(t testing.TB, ns netns.NsHandle, ip netip.Addr) netip.AddrPort {
@@ -184,17 +137,6 @@ func greetAndEcho(c net.Conn) {
 	if err == nil {
 		fmt.Fprint(c, line)
 	}
-}
-
-func addAddr(t testing.TB, link netlink.Link, p netip.Prefix) {
-	t.Helper()
-	if err := netlink.AddrAdd(link, &netlink.Addr{IPNet: ipnet(p)}); err != nil {
-		t.Fatalf("adding %s to %s: %v", p, link.Attrs().Name, err)
-	}
-}
-
-func ipnet(p netip.Prefix) *net.IPNet {
-	return &net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), 32)}
 }
 
 // Token returns n random bytes in hex: tests put it in the names of the

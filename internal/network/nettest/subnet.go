@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/vishvananda/netlink"
+
+	"github.com/warren-sandbox/warren/internal/network/linkns"
 )
 
 // FreeSubnet returns a /bits prefix inside within that overlaps no host
@@ -29,7 +31,7 @@ func FreeSubnet(t testing.TB, within netip.Prefix, bits int) netip.Prefix {
 	for i := range n {
 		v := base + ((start+i)%n)*step
 		p := netip.PrefixFrom(netip.AddrFrom4([4]byte{byte(v >> 24), byte(v >> 16), byte(v >> 8), byte(v)}), bits)
-		if !overlapsAny(p, routes) {
+		if !linkns.OverlapsRoute(p, routes) {
 			return p
 		}
 	}
