@@ -29,13 +29,14 @@ func (m *Manager) watchInit(ctx context.Context, e *entry, pid int) {
 		fd = -1 // already gone: check now
 	}
 	e.initPid = pid
-	id, lg := e.sb.ID, log.G(ctx)
+	id := e.sb.ID
 	go func() {
 		if fd >= 0 {
 			waitReadable(fd)
 			_ = unix.Close(fd)
 		}
-		m.initExited(log.WithLogger(context.Background(), lg), id, pid)
+		// Like a timeout, this is not part of any request.
+		m.initExited(context.Background(), id, pid)
 	}()
 }
 
