@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -39,6 +40,10 @@ type server struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the process has exited
 	waitErr error         // set before exited is closed
+
+	// failures are the node runner's reports of failed tests, shown last
+	// when the server stops so that a truncated CI log still has them.
+	failures []string
 }
 
 // startServer starts `warren serve` for runtime rt on a free loopback port
@@ -242,7 +247,28 @@ func (s *server) stop(t *testing.T) {
 		t.Errorf("mounts left under the data dir after shutdown (now detached): %v", mounts)
 	}
 	if t.Failed() {
-		t.Logf("--- server log tail (%s) ---\n%s", s.logPath, s.logTail(80))
+		s.report(t)
+	}
+}
+
+// report logs what a reader of a failed run needs, most important last: the
+// server's warnings and errors, the end of its log, and the failed tests.
+func (s *server) report(t *testing.T) {
+	t.Helper()
+	b, err := os.ReadFile(s.logPath)
+	if err != nil {
+		t.Logf("server log: %v", err)
+	}
+	var warns []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if strings.Contains(line, "level=WARN") || strings.Contains(line, "level=ERROR") {
+			warns = append(warns, line)
+		}
+	}
+	t.Logf("--- server log tail (%s) ---\n%s", s.logPath, tail(string(b), 30))
+	t.Logf("--- server warnings and errors (%d, the last 40) ---\n%s", len(warns), tail(strings.Join(warns, "\n"), 40))
+	for _, f := range s.failures {
+		t.Logf("--- failed ---\n%s", f)
 	}
 }
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -58,6 +59,7 @@ func runNodeSuite(t *testing.T, cfg config, srv *server, dir, pkg string) {
 		if !out.live {
 			t.Log(out.String())
 		}
+		srv.failures = append(srv.failures, fmt.Sprintf("%s (%s):\n%s", dir, pkg, out.failing(80)))
 		t.Errorf("node --test with %s against %s: %v (after %v)", pkg, srv.url, err, time.Since(start).Round(time.Second))
 		return
 	}
@@ -143,6 +145,27 @@ func (l *lineLog) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.all.String()
+}
+
+// failing returns at most n lines of the failure details node's spec
+// reporter prints after the run ("✖ failing tests:"), or the output's tail
+// when there are none (node itself failed).
+func (l *lineLog) failing(n int) string {
+	all := l.String()
+	if i := strings.LastIndex(all, "✖ failing tests:"); i >= 0 {
+		var lines []string
+		for _, line := range strings.Split(strings.TrimRight(all[i:], "\n"), "\n") {
+			if trimmed := strings.TrimSpace(line); strings.HasPrefix(trimmed, "at ") && strings.Contains(trimmed, "node:") {
+				continue // node's own stack frames
+			}
+			lines = append(lines, line)
+		}
+		if len(lines) > n {
+			lines = append(lines[:n], fmt.Sprintf("… %d more lines", len(lines)-n))
+		}
+		return strings.Join(lines, "\n")
+	}
+	return tail(all, n)
 }
 
 // summary returns the totals node's spec reporter prints last ("ℹ tests 80").
