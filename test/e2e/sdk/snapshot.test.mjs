@@ -39,9 +39,14 @@ async function startCounter(sbx) {
   throw new Error('counter server did not start')
 }
 
+// counter reads the next value, or null when the server is not there. Why
+// the read failed is kept in lastCounterError for assertion messages.
+let lastCounterError = ''
 async function counter(sbx) {
   const r = await sbx.commands.run(readCounter).catch((e) => e)
-  return r.exitCode === 0 ? Number(r.stdout.trim()) : null
+  if (r.exitCode === 0) return Number(r.stdout.trim())
+  lastCounterError = `${r.name ?? 'Error'}: ${r.message ?? ''} ${r.stderr ?? ''}`.trim().slice(-600)
+  return null
 }
 
 function track(snapshotId) {
@@ -56,9 +61,11 @@ describe('pause and resume, many times', { timeout: 240_000 }, () => {
     for (let i = 1; i <= 10; i++) {
       await sbx.files.write(`/home/user/cycle-${i}.txt`, `cycle ${i}`)
       n = await counter(sbx)
+      assert.notEqual(n, null, `cycle ${i}: reading the counter before the pause: ${lastCounterError}`)
       assert.equal(await sbx.pause(), true, `pause ${i}`)
       await sbx.connect()
-      assert.equal(await counter(sbx), n + 1, `cycle ${i}: the counter process kept its memory`)
+      const got = await counter(sbx)
+      assert.equal(got, n + 1, `cycle ${i}: the counter process kept its memory${got === null ? `: ${lastCounterError}` : ''}`)
       n++
       const files = (await sbx.files.list('/home/user')).map((e) => e.name).filter((f) => f.startsWith('cycle-'))
       assert.equal(files.length, i, `cycle ${i}: files ${files}`)
