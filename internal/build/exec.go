@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/overlay"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
@@ -217,11 +218,15 @@ func emptyDir(dir string) bool {
 	return len(names) == 0
 }
 
-// checkStack refuses stacks whose overlay mount options would not fit in
-// the page the kernel accepts.
+// maxTemplateLayers leaves room above a template's layers for the layers
+// snapshots of its sandboxes add.
+const maxTemplateLayers = overlay.MaxLayers - 32
+
+// checkStack refuses stacks that one overlay mount cannot hold. Snapshots
+// of a sandbox add a layer each on top, so a template leaves room for them.
 func checkStack(layers []string) error {
-	if n := len(strings.Join(layers, ":")); n > 3000 {
-		return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("the image has too many layers (%d) for one overlay mount: combine RUN and COPY steps", len(layers)))
+	if len(layers) > maxTemplateLayers {
+		return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("the image has too many layers (%d, at most %d): combine RUN and COPY steps", len(layers), maxTemplateLayers))
 	}
 	return nil
 }

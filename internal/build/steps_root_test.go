@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -144,5 +145,48 @@ func TestBuildSteps(t *testing.T) {
 	_, err = b.run(ctx, &job{log: l}, req)
 	if err == nil || !strings.Contains(err.Error(), "exited with code 3") || !strings.Contains(err.Error(), "failing now") || strings.Contains(err.Error(), "make it") {
 		t.Fatalf("failing RUN: %v", err)
+	}
+}
+
+// TestBuildManyLayers: a stack of maxTemplateLayers layers builds (every
+// COPY mounts a view of all the layers below it, far past the page of
+// mount options absolute paths would need), and one more step is refused
+// with a message that says what to do.
+func TestBuildManyLayers(t *testing.T) {
+	testutil.RequiresRoot(t)
+	ctx := context.Background()
+	st := memstore.New()
+	if err := st.PutTemplate(ctx, &store.Template{ID: "img", Aliases: []string{"img"}, RootfsPath: baseImage(t)}); err != nil {
+		t.Fatal(err)
+	}
+	// A long layer root, as under a deep data dir.
+	ls, err := layer.NewStore(filepath.Join(t.TempDir(), "a-data-dir-with-a-rather-long-name", "layers"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := t.TempDir()
+	b, err := New(Options{Store: st, Runner: &fakeRunner{}, Layers: ls, FilesDir: filepath.Join(work, "files"), WorkDir: filepath.Join(work, "w")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := strings.Repeat("cd", 32)
+	uploadTar(t, b, hash, map[string]string{"f": "layer"})
+	req := &Request{FromTemplate: "img"}
+	for i := range maxTemplateLayers - 1 {
+		req.Steps = append(req.Steps, Step{Type: StepCopy, Args: []string{"f", fmt.Sprintf("/d/%d", i)}, FilesHash: hash})
+	}
+	l, _ := newLog(filepath.Join(work, "log"))
+	res, err := b.run(ctx, &job{log: l}, req)
+	if err != nil {
+		t.Fatalf("%d layers: %v\n%s", maxTemplateLayers, err, lastLines(l.Entries(0)))
+	}
+	if len(res.layers) != maxTemplateLayers {
+		t.Fatalf("%d layers, want %d", len(res.layers), maxTemplateLayers)
+	}
+	req.Steps = append(req.Steps, Step{Type: StepCopy, Args: []string{"f", "/d/last"}, FilesHash: hash})
+	l, _ = newLog(filepath.Join(work, "log2"))
+	_, err = b.run(ctx, &job{log: l}, req)
+	if err == nil || !strings.Contains(err.Error(), "too many layers") || !strings.Contains(err.Error(), "combine RUN and COPY") {
+		t.Fatalf("one layer more: %v", err)
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/warren-sandbox/warren/internal/overlay"
 )
 
 // view is a read-only merged mount of a layer stack on the host, so that
@@ -30,8 +32,7 @@ func openView(scratch string, layers []string) (*view, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating view dir: %w", err)
 	}
-	opts := "lowerdir=" + strings.Join(layers, ":") + ",index=off,xino=off"
-	if err := unix.Mount("overlay", dir, "overlay", unix.MS_RDONLY|unix.MS_NODEV|unix.MS_NOSUID, opts); err != nil {
+	if err := overlay.Mount(dir, layers, "", "", []string{"index=off", "xino=off"}, unix.MS_RDONLY|unix.MS_NODEV|unix.MS_NOSUID); err != nil {
 		_ = os.Remove(dir)
 		return nil, fmt.Errorf("mounting a view of the image: %w", err)
 	}

@@ -18,9 +18,9 @@ import (
 	"github.com/warren-sandbox/warren/internal/log"
 )
 
-// shortLen is how much of a key names its directory. Every lowerdir path
-// goes into one overlay mount option string, which the kernel caps at a
-// page, so names must stay short; 80 bits keep accidental clashes out of
+// shortLen is how much of a key names its directory: short names kept
+// stacks mountable before overlay.Mount named layers by descriptor, and
+// existing stores depend on them. 80 bits keep accidental clashes out of
 // reach and the full key, kept next to the directory, catches the rest.
 const shortLen = 20
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/overlay"
 	"github.com/warren-sandbox/warren/internal/runtime"
 )
 
@@ -77,6 +78,9 @@ func (b *Backend) Snapshot(ctx context.Context, id, dst string) (*runtime.Snapsh
 	st, ok := b.instances[id]
 	if !ok {
 		return nil, fmt.Errorf("sandbox %s: %w", id, errdefs.ErrNotFound)
+	}
+	if err := overlay.Check(len(st.inst.Layers) + 1); err != nil {
+		return nil, errdefs.New(errdefs.ErrFailedPrecondition, fmt.Sprintf("sandbox %s cannot take another snapshot: %v", id, err))
 	}
 	layer := filepath.Join(dst, "layer")
 	if err := os.Mkdir(dst, 0o700); err != nil {

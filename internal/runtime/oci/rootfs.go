@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/warren-sandbox/warren/internal/mountinfo"
+	"github.com/warren-sandbox/warren/internal/overlay"
 
 	"golang.org/x/sys/unix"
 )
@@ -37,17 +37,9 @@ func mountOverlay(dir string, layers []string) error {
 	if fi, err := os.Stat(layers[0]); err == nil {
 		_ = os.Chmod(upper, fi.Mode().Perm())
 	}
-	for _, l := range layers {
-		if strings.ContainsAny(l, ":,") {
-			return fmt.Errorf("mounting overlay rootfs: layer path %q has a ':' or ','", l)
-		}
-	}
-	opts := fmt.Sprintf("lowerdir=%s,upperdir=%s,workdir=%s",
-		strings.Join(layers, ":"), upper, work)
 	// Without xino/index the template can be lower of many overlays at once
 	// and be shared by several mounts without inode-number conflicts.
-	opts += ",index=off,xino=off"
-	if err := unix.Mount("overlay", filepath.Join(dir, rootfsDir), "overlay", unix.MS_NODEV, opts); err != nil {
+	if err := overlay.Mount(filepath.Join(dir, rootfsDir), layers, upper, work, []string{"index=off", "xino=off"}, unix.MS_NODEV); err != nil {
 		return fmt.Errorf("mounting overlay rootfs: %w", err)
 	}
 	return nil

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/overlay"
 	"github.com/warren-sandbox/warren/internal/runtime"
 )
 
@@ -44,6 +45,10 @@ func (b *Backend) Snapshot(ctx context.Context, id, dst string) (_ *runtime.Snap
 	rec, err := b.record(id)
 	if err != nil {
 		return nil, err
+	}
+	if err := overlay.Check(len(rec.Layers) + 1); err != nil {
+		// Each snapshot adds a layer to the sandbox's stack and to its copies'.
+		return nil, errdefs.New(errdefs.ErrFailedPrecondition, fmt.Sprintf("sandbox %s cannot take another snapshot: its disk is a stack of %d layers, the most one overlay mount holds", id, len(rec.Layers)))
 	}
 	if err := os.Mkdir(dst, 0o700); err != nil {
 		return nil, fmt.Errorf("creating snapshot dir: %w", err)

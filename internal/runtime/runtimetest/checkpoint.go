@@ -2,12 +2,14 @@ package runtimetest
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/overlay"
 	"github.com/warren-sandbox/warren/internal/runtime"
 )
 
@@ -146,4 +148,44 @@ func (s *suite) checkFork(t *testing.T, fi *runtime.Instance, memory bool, id st
 		t.Errorf("fork %s: memory %q, want %q", id, out, want)
 	}
 	mustCall(t, c, "write /tmp/f "+id)
+}
+
+// testManyLayers starts a sandbox on a stack of overlay.MaxLayers layers
+// under a long path (far more than one page of absolute paths could name)
+// and checks that the top and bottom layers both show; a snapshot, which
+// would add one more, is refused as a precondition.
+func (s *suite) testManyLayers(t *testing.T) {
+	b := s.newBackend(t)
+	root := filepath.Join(t.TempDir(), "a-data-dir-with-a-rather-long-name", "layers")
+	var layers []string
+	for i := range overlay.MaxLayers - 1 {
+		d := filepath.Join(root, fmt.Sprintf("layer-key-%012d", i))
+		if err := os.MkdirAll(filepath.Join(d, "layers"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "layers", fmt.Sprint(i)), []byte(fmt.Sprint(i)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		layers = append([]string{d}, layers...)
+	}
+	id := NewID()
+	spec := s.spec(id)
+	spec.From = &runtime.Snapshot{Dir: t.TempDir(), Layers: append(layers, s.fx.Rootfs)}
+	inst := s.create(t, b, spec)
+	if len(inst.Layers) != overlay.MaxLayers {
+		t.Fatalf("%d layers, want %d", len(inst.Layers), overlay.MaxLayers)
+	}
+	if s.cfg.real {
+		c := mustWait(t, inst.IP)
+		for _, i := range []int{0, overlay.MaxLayers - 2} {
+			if out := mustCall(t, c, fmt.Sprintf("read /layers/%d", i)); out != fmt.Sprintf("%q", fmt.Sprint(i)) {
+				t.Errorf("layer %d's file reads %s", i, out)
+			}
+		}
+		c.Close()
+	}
+	if _, err := b.Snapshot(t.Context(), id, filepath.Join(t.TempDir(), "snap")); !errors.Is(err, errdefs.ErrFailedPrecondition) {
+		t.Errorf("Snapshot of a full stack = %v, want ErrFailedPrecondition", err)
+	}
+	s.destroy(t, b, id)
 }
