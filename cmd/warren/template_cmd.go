@@ -20,7 +20,7 @@ import (
 
 const templateUsage = `usage: warren template <command> [flags]
 
-  build  -f Dockerfile --name NAME [--tag T]... [--build-arg K=V]... [--cpu N] [--memory MB] [--ready-cmd CMD] [--no-cache] [DIR]
+  build  -f Dockerfile --name NAME [--tag T]... [--build-arg K=V]... [--target STAGE] [--cpu N] [--memory MB] [--ready-cmd CMD] [--no-cache] [DIR]
   list
   get    NAME[:TAG]
   delete NAME
@@ -94,6 +94,7 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 // buildFlags are template build's own flags.
 type buildFlags struct {
 	file, name, readyCmd string
+	target               string
 	tags, buildArgs      multi
 	cpu, memory          int
 	noCache              bool
@@ -110,6 +111,7 @@ func (f *buildFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.readyCmd, "ready-cmd", "", "shell command that must succeed before a sandbox's create returns")
 	fs.Var(&f.tags, "tag", "tag for this build (repeatable)")
 	fs.Var(&f.buildArgs, "build-arg", "KEY=VALUE for an ARG (repeatable)")
+	fs.StringVar(&f.target, "target", "", "build this stage (FROM ... AS NAME) and not the ones after it")
 	fs.IntVar(&f.cpu, "cpu", 0, "CPUs of sandboxes from the template")
 	fs.IntVar(&f.memory, "memory", 0, "memory (MiB) of sandboxes from the template")
 	fs.BoolVar(&f.noCache, "no-cache", false, "rebuild every step instead of reusing cached layers")
@@ -148,7 +150,7 @@ func buildDockerfile(c *tplclient.Client, f buildFlags, dir string) error {
 			args[k] = v
 		}
 	}
-	req, warnings, err := dockerfile.Convert(src, dockerfile.Options{BuildArgs: args, Context: bctx})
+	req, warnings, err := dockerfile.Convert(src, dockerfile.Options{BuildArgs: args, Context: bctx, Target: f.target})
 	if err != nil {
 		return err
 	}

@@ -36,6 +36,9 @@ type Options struct {
 	// Context is the build context COPY and ADD read from. It may be nil
 	// when the Dockerfile copies nothing from it.
 	Context *Context
+	// Target names the stage to build (docker build --target); the
+	// stages after it are left out. "" builds the last stage.
+	Target string
 }
 
 // Error is a conversion error tied to a Dockerfile line.
@@ -66,15 +69,27 @@ func Convert(dockerfile []byte, opts Options) (*build.Request, []string, error) 
 		c.warnf(line, "%s", w.Short)
 	}
 	for _, n := range res.AST.Children {
+		if c.reachedTarget(n) {
+			break
+		}
 		if err := c.node(n); err != nil {
 			return nil, nil, err
 		}
+	}
+	if t := opts.Target; t != "" && (c.cur == nil || !c.cur.named || !strings.EqualFold(c.cur.name, t)) {
+		return nil, nil, fmt.Errorf("target stage %q is not in the Dockerfile (no FROM ... AS %s)", t, t)
 	}
 	req, err := c.finish()
 	if err != nil {
 		return nil, nil, err
 	}
 	return req, c.warnings, nil
+}
+
+// reachedTarget reports whether n starts the stage after the target one.
+func (c *converter) reachedTarget(n *parser.Node) bool {
+	return c.opts.Target != "" && strings.EqualFold(n.Value, "from") &&
+		c.cur != nil && c.cur.named && strings.EqualFold(c.cur.name, c.opts.Target)
 }
 
 // stageNames collects the AS names of all FROM lines ahead of conversion.

@@ -1,6 +1,10 @@
 package dockerfile
 
-import "testing"
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
 
 func TestConvertCopy(t *testing.T) {
 	t.Parallel()
@@ -122,7 +126,41 @@ func TestConvertStages(t *testing.T) {
 	runConvertCases(t, stageCases)
 }
 
+// TestConvertTargetMissing: --target must name a stage of the file.
+func TestConvertTargetMissing(t *testing.T) {
+	t.Parallel()
+	for _, target := range []string{"nope", "0"} {
+		_, _, err := Convert([]byte("FROM debian AS a\nFROM debian\n"), Options{Target: target})
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("target stage %q is not in the Dockerfile", target)) {
+			t.Errorf("target %q: %v", target, err)
+		}
+	}
+}
+
 var stageCases = []convertCase{{
+	name:   "--target builds that stage as the final one and leaves the later ones out",
+	target: "Builder",
+	dockerfile: `
+			FROM debian AS deps
+			RUN echo deps
+			FROM deps AS builder
+			RUN echo build
+			CMD ["make"]
+			FROM debian
+			RUN exit 1
+			`,
+	want: `
+			stage deps debian
+			  1 USER ["root"]
+			  1 WORKDIR ["/"]
+			  2 RUN ["echo deps"]
+			final stage:deps
+			  4 RUN ["echo build"]
+			  3 USER ["user"]
+			  3 WORKDIR ["/home/user"]
+			start make
+			`,
+}, {
 	name: "FROM a stage inherits its environment, user, workdir and start command",
 	dockerfile: `
 			FROM python:3 AS base

@@ -85,6 +85,7 @@ type convertCase struct {
 	name       string
 	dockerfile string
 	args       map[string]string
+	target     string
 	tree       map[string]fsEntry // the build context; nil means none
 	want       string
 	warnings   []string // each must appear in some warning
@@ -95,7 +96,7 @@ func runConvertCases(t *testing.T, cases []convertCase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			opts := Options{BuildArgs: tc.args}
+			opts := Options{BuildArgs: tc.args, Target: tc.target}
 			if tc.tree != nil {
 				bctx, err := NewContext(writeTree(t, tc.tree))
 				if err != nil {
