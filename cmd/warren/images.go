@@ -28,9 +28,9 @@ func openImages(cfg *serveConfig) (*image.Puller, error) {
 type imageResolver struct{ p *image.Puller }
 
 func (r imageResolver) Resolve(ctx context.Context, ref string, auth *build.RegistryAuth, progress func(string)) (*build.BaseImage, error) {
-	var a *image.Auth
-	if auth != nil && (auth.Username != "" || auth.Password != "") {
-		a = &image.Auth{Username: auth.Username, Password: auth.Password}
+	a, err := imageAuth(auth)
+	if err != nil {
+		return nil, err
 	}
 	img, err := r.p.Resolve(ctx, ref, a, progress)
 	if err != nil {
@@ -41,4 +41,19 @@ func (r imageResolver) Resolve(ctx context.Context, ref string, auth *build.Regi
 		Digest: img.Digest, Layers: img.Layers, Env: c.Env, WorkingDir: c.WorkingDir,
 		User: c.User, Entrypoint: c.Entrypoint, Cmd: c.Cmd,
 	}, nil
+}
+
+// imageAuth turns a build's registry credentials into a registry login.
+func imageAuth(auth *build.RegistryAuth) (*image.Auth, error) {
+	switch {
+	case auth == nil:
+		return nil, nil
+	case auth.Type == build.AuthGCP:
+		return image.GCPAuth(auth.ServiceAccountJSON)
+	case auth.Type == build.AuthAWS:
+		return &image.Auth{AWS: &image.AWSKeys{AccessKeyID: auth.AWSAccessKeyID, SecretAccessKey: auth.AWSSecretAccessKey, Region: auth.AWSRegion}}, nil
+	case auth.Username != "" || auth.Password != "":
+		return &image.Auth{Username: auth.Username, Password: auth.Password}, nil
+	}
+	return nil, nil
 }

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,7 +35,11 @@ func TestValidate(t *testing.T) {
 		{"stages", Request{Stages: []Stage{{Name: "b", FromTemplate: "base"}}, FromStage: "b",
 			Steps: []Step{{Type: StepCopy, Args: []string{"/out", "/x"}, FromStage: "b"}}}, ""},
 		{"duplicate stage", Request{Stages: []Stage{{Name: "b"}, {Name: "b"}}}, "unique"},
-		{"aws registry", Request{FromImage: "x", FromImageRegistry: &RegistryAuth{Type: "aws"}}, "not supported"},
+		{"aws registry", Request{FromImage: "x", FromImageRegistry: &RegistryAuth{Type: "aws", AWSAccessKeyID: "a", AWSSecretAccessKey: "s", AWSRegion: "us-east-1"}}, ""},
+		{"aws without keys", Request{FromImage: "x", FromImageRegistry: &RegistryAuth{Type: "aws"}}, "needs awsAccessKeyId"},
+		{"gcp registry", Request{FromImage: "x", FromImageRegistry: &RegistryAuth{Type: "gcp", ServiceAccountJSON: "{}"}}, ""},
+		{"gcp without key", Request{FromImage: "x", FromImageRegistry: &RegistryAuth{Type: "gcp"}}, "needs serviceAccountJson"},
+		{"stage with bad auth", Request{Stages: []Stage{{Name: "b", FromImage: "x", FromImageRegistry: &RegistryAuth{Type: "azure"}}}}, `type "azure" is not supported`},
 		{"dockerfile line", Request{Steps: []Step{{Type: StepRun, Args: []string{""}, Line: 7}}}, "Dockerfile:7"},
 	}
 	b := &Builder{}
@@ -158,5 +163,35 @@ func TestLogSplitsLinesAndBoundsThem(t *testing.T) {
 	back, err := readLog(path)
 	if err != nil || len(back) != 4 || back[1].Message != "two" {
 		t.Fatalf("the log file holds %+v, %v", back, err)
+	}
+}
+
+// TestRequestRedacted: the request kept with a build holds no registry
+// secret, in the final stage or an earlier one, and the original is intact.
+func TestRequestRedacted(t *testing.T) {
+	req := &Request{
+		FromImage:         "x",
+		FromImageRegistry: &RegistryAuth{Type: AuthAWS, AWSAccessKeyID: "AKID", AWSSecretAccessKey: "aws-secret", AWSRegion: "us-east-1"},
+		Stages: []Stage{
+			{Name: "a", FromImage: "y", FromImageRegistry: &RegistryAuth{Type: AuthRegistry, Username: "u", Password: "reg-secret"}},
+			{Name: "b", FromImage: "z", FromImageRegistry: &RegistryAuth{Type: AuthGCP, ServiceAccountJSON: `{"gcp-secret":1}`}},
+		},
+	}
+	data, err := json.Marshal(req.redacted())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, secret := range []string{"aws-secret", "reg-secret", "gcp-secret"} {
+		if strings.Contains(string(data), secret) {
+			t.Errorf("%s kept in %s", secret, data)
+		}
+	}
+	for _, kept := range []string{"AKID", `"username":"u"`, "us-east-1"} {
+		if !strings.Contains(string(data), kept) {
+			t.Errorf("%s lost from %s", kept, data)
+		}
+	}
+	if req.FromImageRegistry.AWSSecretAccessKey != "aws-secret" || req.Stages[0].FromImageRegistry.Password != "reg-secret" {
+		t.Error("redacting changed the request itself")
 	}
 }

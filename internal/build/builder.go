@@ -129,7 +129,7 @@ func (b *Builder) Start(ctx context.Context, templateID, buildID string, req *Re
 	if err != nil {
 		return err
 	}
-	bl.Request, _ = json.Marshal(req)
+	bl.Request, _ = json.Marshal(req.redacted())
 	bl.Status = store.BuildBuilding
 	if err := b.opts.Store.UpdateBuild(ctx, bl); err != nil {
 		logf.close()

@@ -79,10 +79,51 @@ type Step struct {
 	Line int `json:"line,omitempty"`
 }
 
-// RegistryAuth is fromImageRegistry: credentials for a private registry.
-// Only type "registry" (username and password) is supported.
+// RegistryAuth is fromImageRegistry: credentials for a private registry,
+// as the SDK's fromImage (type "registry"), fromGCPRegistry ("gcp") and
+// fromAWSRegistry ("aws") send them.
 type RegistryAuth struct {
 	Type     string `json:"type"`
 	Username string `json:"username,omitempty"`
 	Password string `json:"password,omitempty"`
+	// ServiceAccountJSON is a Google service account key (type "gcp").
+	ServiceAccountJSON string `json:"serviceAccountJson,omitempty"`
+	// AWS keys and region of the ECR registry (type "aws").
+	AWSAccessKeyID     string `json:"awsAccessKeyId,omitempty"`
+	AWSSecretAccessKey string `json:"awsSecretAccessKey,omitempty"`
+	AWSRegion          string `json:"awsRegion,omitempty"`
+}
+
+// Registry auth types.
+const (
+	AuthRegistry = "registry"
+	AuthGCP      = "gcp"
+	AuthAWS      = "aws"
+)
+
+// redacted returns a with its secrets replaced, for what is kept on disk.
+func (a *RegistryAuth) redacted() *RegistryAuth {
+	if a == nil {
+		return nil
+	}
+	c := *a
+	for _, s := range []*string{&c.Password, &c.ServiceAccountJSON, &c.AWSSecretAccessKey} {
+		if *s != "" {
+			*s = "(redacted)"
+		}
+	}
+	return &c
+}
+
+// redacted returns a copy of r whose registry secrets are replaced, so the
+// request recorded with the build holds no credentials.
+func (r *Request) redacted() *Request {
+	c := *r
+	c.FromImageRegistry = r.FromImageRegistry.redacted()
+	c.Stages = make([]Stage, len(r.Stages))
+	for i, st := range r.Stages {
+		st.FromImageRegistry = st.FromImageRegistry.redacted()
+		c.Stages[i] = st
+	}
+	return &c
 }

@@ -23,15 +23,39 @@ func (b *Builder) validate(req *Request) error {
 		if err := checkSteps(st.Steps, names); err != nil {
 			return fmt.Errorf("stage %s: %w", st.Name, err)
 		}
+		if err := checkRegistryAuth(st.FromImageRegistry); err != nil {
+			return fmt.Errorf("stage %s: %w", st.Name, err)
+		}
 		names[st.Name] = true
 	}
 	if err := checkFrom(req.FromImage, req.FromTemplate, req.FromStage, names); err != nil {
 		return err
 	}
-	if r := req.FromImageRegistry; r != nil && r.Type != "" && r.Type != "registry" {
-		return invalid("fromImageRegistry type %q is not supported; use type \"registry\" with a username and password", r.Type)
+	if err := checkRegistryAuth(req.FromImageRegistry); err != nil {
+		return err
 	}
 	return checkSteps(req.Steps, names)
+}
+
+func checkRegistryAuth(r *RegistryAuth) error {
+	if r == nil {
+		return nil
+	}
+	switch r.Type {
+	case "", AuthRegistry:
+		return nil
+	case AuthGCP:
+		if r.ServiceAccountJSON == "" {
+			return invalid("fromImageRegistry type \"gcp\" needs serviceAccountJson")
+		}
+	case AuthAWS:
+		if r.AWSAccessKeyID == "" || r.AWSSecretAccessKey == "" || r.AWSRegion == "" {
+			return invalid("fromImageRegistry type \"aws\" needs awsAccessKeyId, awsSecretAccessKey and awsRegion")
+		}
+	default:
+		return invalid("fromImageRegistry type %q is not supported; use \"registry\", \"gcp\" or \"aws\"", r.Type)
+	}
+	return nil
 }
 
 func checkFrom(image, template, stage string, stages map[string]bool) error {

@@ -45,11 +45,15 @@ type Config struct {
 	ExposedPorts []string          `json:"exposedPorts,omitempty"` // "80/tcp", sorted
 }
 
-// Auth is a registry username and password (or token as password).
+// Auth is a registry username and password (or token as password), or
+// AWS keys that a pull first trades for an ECR login.
 type Auth struct {
 	Username string
 	Password string
+	AWS      *AWSKeys
 }
+
+func (a *Auth) set() bool { return a != nil && (a.Username != "" || a.Password != "" || a.AWS != nil) }
 
 // ImportedImage is an image imported from a file, as kept in the local index.
 type ImportedImage struct {

@@ -22,8 +22,16 @@ const pullJobs = 3
 
 func (p *Puller) pull(ctx context.Context, r name.Reference, auth *Auth, progress func(string)) (*Image, error) {
 	ref := r.Name()
-	withAuth := auth != nil && (auth.Username != "" || auth.Password != "")
+	withAuth := auth.set()
 	fail := func(err error) error { return classify(ctx, err, ref, withAuth) }
+	if withAuth && auth.AWS != nil {
+		progress(fmt.Sprintf("logging in to ECR in %s", auth.AWS.Region))
+		login, err := p.ecrAuth(ctx, auth.AWS)
+		if err != nil {
+			return nil, fmt.Errorf("pull %s: %w", ref, err)
+		}
+		auth = login
+	}
 
 	progress(fmt.Sprintf("resolving %s", ref))
 	desc, err := remote.Get(r, p.remoteOptions(ctx, auth)...)
@@ -63,7 +71,7 @@ func (p *Puller) remoteOptions(ctx context.Context, auth *Auth) []remote.Option 
 	// Never the host's docker keychain: a sandbox user must not pull with
 	// the server operator's credentials.
 	var a authn.Authenticator = authn.Anonymous
-	if auth != nil && (auth.Username != "" || auth.Password != "") {
+	if auth.set() {
 		a = &authn.Basic{Username: auth.Username, Password: auth.Password}
 	}
 	opts := []remote.Option{

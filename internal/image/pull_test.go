@@ -227,8 +227,8 @@ func TestPullAuth(t *testing.T) {
 		wantErr error
 		msg     string
 	}{
-		{"right credentials", &Auth{"alice", "s3cret"}, nil, ""},
-		{"wrong password", &Auth{"alice", "nope"}, errdefs.ErrPermissionDenied, "registry refused the credentials for " + host + "/private:1"},
+		{"right credentials", &Auth{Username: "alice", Password: "s3cret"}, nil, ""},
+		{"wrong password", &Auth{Username: "alice", Password: "nope"}, errdefs.ErrPermissionDenied, "registry refused the credentials for " + host + "/private:1"},
 		{"no credentials", nil, errdefs.ErrPermissionDenied, host + "/private:1"},
 	}
 	for _, tc := range tests {

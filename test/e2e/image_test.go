@@ -27,6 +27,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/warren-sandbox/warren/internal/selftest"
+	"github.com/warren-sandbox/warren/internal/testutil"
 )
 
 // busyboxImage is a small OCI image made from Debian's static busybox:
@@ -152,7 +153,9 @@ func reason(st map[string]any) string {
 
 func TestImages(t *testing.T) {
 	cfg := loadConfig(t)
-	s := launchServer(t, cfg, serverOpts{index: 80, runtime: cfg.runtimes[0]})
+	ecr := testutil.ECRKeys{AccessKeyID: "AKIDE2E", SecretAccessKey: "aws-secret-e2e", Region: "us-west-2", User: "AWS", Password: "ecr-pass-e2e"}
+	s := launchServer(t, cfg, serverOpts{index: 80, runtime: cfg.runtimes[0],
+		env: []string{"AWS_ENDPOINT_URL_ECR=" + testutil.FakeECR(t, ecr)}})
 	img := busyboxImage(t)
 	host := authRegistry(t, "alice", "s3cret")
 	ref := host + "/tools/busybox:1"
@@ -176,6 +179,7 @@ func TestImages(t *testing.T) {
 			t.Fatalf("sandbox from the pulled image printed %q, want %q", out, want)
 		}
 	})
+	t.Run("cloud registry logins", func(t *testing.T) { testCloudLogins(t, s, img, ecr) })
 	t.Run("refused credentials", func(t *testing.T) {
 		bad := map[string]any{"type": "registry", "username": "alice", "password": "wrong"}
 		st := s.buildTemplate(t, "bb-badcreds", map[string]any{"fromImage": ref, "fromImageRegistry": bad, "steps": run})
@@ -229,6 +233,58 @@ func TestImages(t *testing.T) {
 			t.Fatalf("got %q", out)
 		}
 	})
+}
+
+// testCloudLogins pulls img from registries that want a Google service
+// account key and an ECR login (which the server gets from a stand-in for
+// ECR's API with AWS keys), as the SDK's fromGCPRegistry and
+// fromAWSRegistry send them, and checks that no secret is kept in the
+// server's data dir.
+func testCloudLogins(t *testing.T, s *server, img v1.Image, ecr testutil.ECRKeys) {
+	gcpKey := `{"type":"service_account","client_email":"e2e@p.iam.gserviceaccount.com","private_key":"gcp-secret-e2e"}`
+	gcpHost := authRegistry(t, "_json_key", gcpKey)
+	ecrHost := authRegistry(t, ecr.User, ecr.Password)
+	for host, a := range map[string]authn.Authenticator{
+		gcpHost: &authn.Basic{Username: "_json_key", Password: gcpKey},
+		ecrHost: &authn.Basic{Username: ecr.User, Password: ecr.Password},
+	} {
+		r, _ := name.ParseReference(host+"/cloud/busybox:1", name.Insecure)
+		if err := remote.Write(r, img, remote.WithAuth(a)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aws := func(secret string) map[string]any {
+		return map[string]any{"type": "aws", "awsAccessKeyId": ecr.AccessKeyID, "awsSecretAccessKey": secret, "awsRegion": ecr.Region}
+	}
+	for _, tc := range []struct {
+		name, host string
+		auth       map[string]any
+		fails      string
+	}{
+		{"bb-gcp", gcpHost, map[string]any{"type": "gcp", "serviceAccountJson": gcpKey}, ""},
+		{"bb-ecr", ecrHost, aws(ecr.SecretAccessKey), ""},
+		{"bb-ecr-badkey", ecrHost, aws("not-the-secret"), "ECR refused the AWS keys"},
+	} {
+		st := s.buildTemplate(t, tc.name, map[string]any{"fromImage": tc.host + "/cloud/busybox:1", "fromImageRegistry": tc.auth, "steps": []any{}})
+		if tc.fails == "" && st["status"] != "ready" || tc.fails != "" && (st["status"] != "error" || !strings.Contains(reason(st), tc.fails)) {
+			t.Errorf("%s: status %v, reason %q", tc.name, st["status"], reason(st))
+		}
+	}
+	if out := runIn(t, s, "bb-ecr", "cat /etc/keep"); out != "kept\n" {
+		t.Errorf("sandbox from the ECR image: %q", out)
+	}
+	entries, _ := os.ReadDir(s.dataDir)
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(s.dataDir, e.Name()))
+		if err != nil {
+			continue // a directory
+		}
+		for _, secret := range []string{"gcp-secret-e2e", ecr.SecretAccessKey, "s3cret"} {
+			if strings.Contains(string(data), secret) {
+				t.Errorf("%s holds the secret %q", e.Name(), secret)
+			}
+		}
+	}
 }
 
 // runIn creates a sandbox from template, runs script as the default user

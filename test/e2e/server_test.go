@@ -73,6 +73,7 @@ type serverOpts struct {
 	apiKey  string // "" for a fresh key
 	tls     bool   // serve HTTPS (--tls)
 	args    []string
+	env     []string // KEY=VALUE added to the server's environment
 }
 
 func launchServer(t *testing.T, cfg config, o serverOpts) *server {
@@ -110,7 +111,7 @@ func launchServer(t *testing.T, cfg config, o serverOpts) *server {
 		"--subnet", o.subnet,
 	)
 	s.cmd.Args = append(s.cmd.Args, extra...)
-	s.cmd.Env = append(os.Environ(), "WARREN_API_KEY="+s.apiKey)
+	s.cmd.Env = append(append(os.Environ(), "WARREN_API_KEY="+s.apiKey), o.env...)
 	s.cmd.Stdout = logFile
 	s.cmd.Stderr = logFile
 	if err := s.cmd.Start(); err != nil {
