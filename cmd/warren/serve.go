@@ -17,6 +17,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/reaper"
 	"github.com/warren-sandbox/warren/internal/proxy"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store/sqlite"
@@ -130,6 +131,11 @@ func serve(ctx context.Context, cfg *serveConfig) error {
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("creating data dir: %w", err)
+	}
+	// The runtimes' orphans become warren's to reap, so a stopped runsc
+	// sandbox is gone when its processes exit, not when PID 1 gets to it.
+	if err := reaper.Start(ctx); err != nil {
+		return fmt.Errorf("becoming the reaper of the runtimes' processes: %w", err)
 	}
 	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, dbFile))
 	if err != nil {

@@ -1,0 +1,141 @@
+// Package reaper makes warren the reaper of the processes its runtimes
+// leave behind. runc and runsc start a sandbox's processes and exit, so
+// those processes (runsc's sandbox and gofer, runc's container init, and
+// whatever a dying pid namespace leaves) are orphans, handed to the
+// nearest subreaper or to PID 1. Until one of them calls wait, a process
+// that exited stays a zombie, and `runsc delete` waits for the zombie to
+// go. On hosts whose PID 1 reaps late (a container's or a VM's minimal
+// init), every runsc stop then took over a second and a half.
+//
+// Start marks warren a child subreaper, so those orphans become its
+// children, and reaps them as they exit. It reaps only children that live
+// in a pid namespace below warren's: every process warren starts itself
+// (through os/exec, which waits on its own) stays in warren's namespace, so
+// their exit statuses are never taken from under exec.Cmd.Wait.
+package reaper
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/warren-sandbox/warren/internal/log"
+)
+
+// sweepEvery catches an exit whose SIGCHLD was coalesced with another, and
+// is how long a zombie child in warren's own namespace must have waited
+// before it counts as an orphan nobody else will wait for.
+const sweepEvery = 5 * time.Second
+
+// Start makes the calling process a child subreaper and reaps, until ctx
+// ends, the orphans among its children (see Reaper).
+func Start(ctx context.Context) error {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return err
+	}
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, unix.SIGCHLD)
+	r := &Reaper{Proc: "/proc", Parent: os.Getpid()}
+	go func() {
+		defer signal.Stop(sigs)
+		tick := time.NewTicker(sweepEvery)
+		defer tick.Stop()
+		for {
+			sweep := false
+			select {
+			case <-ctx.Done():
+				return
+			case <-sigs:
+			case <-tick.C:
+				sweep = true
+			}
+			if n := r.Reap(sweep); n > 0 {
+				log.G(ctx).Debug("reaped runtime orphans", "count", n)
+			}
+		}
+	}()
+	return nil
+}
+
+// Reaper reaps Parent's zombie children. Those in a pid namespace below
+// Parent's are reaped at once: Parent never starts processes there itself.
+// Those in Parent's own namespace may be os/exec children about to be
+// waited for, so they are reaped only when a sweep finds them still there
+// from the sweep before.
+type Reaper struct {
+	Proc   string // where proc is mounted
+	Parent int
+
+	seen map[int]string // own-namespace zombies at the last sweep: pid -> start time
+}
+
+// Reap waits for the zombies it may take and returns how many it reaped.
+// sweep marks a periodic call, which may take lingering own-namespace ones.
+func (r *Reaper) Reap(sweep bool) int {
+	entries, err := os.ReadDir(r.Proc)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	lingering := map[int]string{}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		start, nested, ok := r.zombieChild(filepath.Join(r.Proc, e.Name()))
+		if !ok {
+			continue
+		}
+		if !nested {
+			if !sweep || r.seen[pid] != start {
+				lingering[pid] = start
+				continue
+			}
+		}
+		var ws unix.WaitStatus
+		if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); err == nil && got == pid {
+			n++
+		}
+	}
+	if sweep {
+		r.seen = lingering
+	}
+	return n
+}
+
+// zombieChild reports whether the process at dir is a zombie child of
+// r.Parent, with its start time and whether it lives in a nested pid
+// namespace (its NSpid has more than one id).
+func (r *Reaper) zombieChild(dir string) (start string, nested, ok bool) {
+	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
+	if err != nil {
+		return "", false, false
+	}
+	// Fields after the parenthesised command name: state (3), ppid (4), ...
+	// start time (22).
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return "", false, false
+	}
+	f := bytes.Fields(stat[i+1:])
+	if len(f) < 20 || string(f[0]) != "Z" || string(f[1]) != strconv.Itoa(r.Parent) {
+		return "", false, false
+	}
+	status, err := os.ReadFile(filepath.Join(dir, "status"))
+	if err != nil {
+		return "", false, false
+	}
+	for _, line := range bytes.Split(status, []byte("\n")) {
+		if rest, found := bytes.CutPrefix(line, []byte("NSpid:")); found {
+			return string(f[19]), len(bytes.Fields(rest)) > 1, true
+		}
+	}
+	return "", false, false
+}
