@@ -49,6 +49,17 @@ async function counter(sbx) {
   return null
 }
 
+// diagnose says, after the counter could not be read, whether it answers
+// a second later, what state its socket is in, and whether a new server
+// on another port answers (telling a broken listener from a broken stack).
+async function diagnose(sbx) {
+  await new Promise((res) => setTimeout(res, 1000))
+  const again = await counter(sbx)
+  const tcp = await sbx.commands.run(`grep -i ':1F90 ' /proc/net/tcp || true`, { user: 'root' }).catch((e) => e)
+  const fresh = await sbx.commands.run(`python3 -m http.server 8081 >/dev/null 2>&1 & sleep 1; python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:8081", timeout=5).status)'`).catch((e) => e)
+  return `a second later: ${again ?? lastCounterError}; port 8080 sockets: ${(tcp.stdout ?? String(tcp)).trim().replace(/\s+/g, ' ')}; a new server: ${fresh.stdout?.trim() || String(fresh).slice(0, 200)}`
+}
+
 function track(snapshotId) {
   snapshots.push(snapshotId)
   return snapshotId
@@ -65,7 +76,8 @@ describe('pause and resume, many times', { timeout: 240_000 }, () => {
       assert.equal(await sbx.pause(), true, `pause ${i}`)
       await sbx.connect()
       const got = await counter(sbx)
-      assert.equal(got, n + 1, `cycle ${i}: the counter process kept its memory${got === null ? `: ${lastCounterError}` : ''}`)
+      const why = got === null ? `: ${lastCounterError}; ${await diagnose(sbx)}` : ''
+      assert.equal(got, n + 1, `cycle ${i}: the counter process kept its memory${why}`)
       n++
       const files = (await sbx.files.list('/home/user')).map((e) => e.name).filter((f) => f.startsWith('cycle-'))
       assert.equal(files.length, i, `cycle ${i}: files ${files}`)
