@@ -60,6 +60,42 @@ async function diagnose(sbx) {
   return `a second later: ${again ?? lastCounterError}; port 8080 sockets: ${(tcp.stdout ?? String(tcp)).trim().replace(/\s+/g, ' ')}; a new server: ${fresh.stdout?.trim() || String(fresh).slice(0, 200)}`
 }
 
+// A process holding a count in its memory that it bumps and writes out on
+// SIGUSR1: a check of kept memory that needs no network inside the
+// sandbox. (A TCP server in a runsc sandbox has, about once in 300
+// restores, not answered on loopback right after one; see
+// docs/operations.md. The TCP counter above is checked once, at the end.)
+const signalCounter = `python3 -c '
+import os, signal, time
+n = 0
+def bump(*a):
+    global n
+    n += 1
+    open("/tmp/count.new", "w").write(str(n))
+    os.replace("/tmp/count.new", "/tmp/count")
+signal.signal(signal.SIGUSR1, bump)
+open("/tmp/count.pid", "w").write(str(os.getpid()))
+while True:
+    time.sleep(3600)'`
+
+const bumpCount = `old=$(cat /tmp/count 2>/dev/null); kill -USR1 "$(cat /tmp/count.pid)" || exit 1
+for i in $(seq 100); do new=$(cat /tmp/count 2>/dev/null); [ "$new" != "$old" ] && { echo "$new"; exit 0; }; sleep 0.05; done; exit 1`
+
+async function startSignalCounter(sbx) {
+  await sbx.commands.run(signalCounter, { background: true, timeoutMs: 0 })
+  for (let i = 0; i < 50; i++) {
+    const r = await sbx.commands.run(bumpCount).catch((e) => e)
+    if (r.exitCode === 0) return Number(r.stdout.trim())
+    await new Promise((res) => setTimeout(res, 100))
+  }
+  throw new Error('signal counter did not start')
+}
+
+async function bump(sbx) {
+  const r = await sbx.commands.run(bumpCount).catch((e) => e)
+  return r.exitCode === 0 ? Number(r.stdout.trim()) : `${r.name ?? 'Error'}: ${r.message ?? ''} ${r.stderr ?? ''}`.trim()
+}
+
 function track(snapshotId) {
   snapshots.push(snapshotId)
   return snapshotId
@@ -68,21 +104,23 @@ function track(snapshotId) {
 describe('pause and resume, many times', { timeout: 240_000 }, () => {
   test('ten cycles, each with a file and a memory change, keep everything', async () => {
     const sbx = await pool.create({ timeoutMs: 180_000 })
-    let n = await startCounter(sbx)
+    const n0 = await startCounter(sbx)
+    let n = await startSignalCounter(sbx)
     for (let i = 1; i <= 10; i++) {
       await sbx.files.write(`/home/user/cycle-${i}.txt`, `cycle ${i}`)
-      n = await counter(sbx)
-      assert.notEqual(n, null, `cycle ${i}: reading the counter before the pause: ${lastCounterError}`)
+      n = await bump(sbx)
+      assert.equal(typeof n, 'number', `cycle ${i}: bumping the counter before the pause: ${n}`)
       assert.equal(await sbx.pause(), true, `pause ${i}`)
       await sbx.connect()
-      const got = await counter(sbx)
-      const why = got === null ? `: ${lastCounterError}; ${await diagnose(sbx)}` : ''
-      assert.equal(got, n + 1, `cycle ${i}: the counter process kept its memory${why}`)
+      assert.equal(await bump(sbx), n + 1, `cycle ${i}: the counter process kept its memory`)
       n++
       const files = (await sbx.files.list('/home/user')).map((e) => e.name).filter((f) => f.startsWith('cycle-'))
       assert.equal(files.length, i, `cycle ${i}: files ${files}`)
       assert.equal(await sbx.files.read(`/home/user/cycle-${i}.txt`), `cycle ${i}`)
     }
+    const got = await counter(sbx)
+    const why = got === null ? `: ${lastCounterError}; ${await diagnose(sbx)}` : ''
+    assert.equal(got, n0 + 1, `after ten cycles, the TCP counter kept its memory and answers${why}`)
   })
 
   test('resume right after pause, with a command running through the pause', async () => {
