@@ -29,15 +29,19 @@ http.server.ThreadingHTTPServer(("127.0.0.1", 8080), H).serve_forever()'`
 
 const readCounter = `python3 -c 'import urllib.request; print(urllib.request.urlopen("http://127.0.0.1:8080", timeout=5).read().decode())'`
 
-async function startCounter(sbx) {
-  await sbx.commands.run(counterServer, { background: true, timeoutMs: 0 })
+// startLoop starts a counting process in the background and returns the
+// first count that read gives once the process is up.
+async function startLoop(sbx, start, read) {
+  await sbx.commands.run(start, { background: true, timeoutMs: 0 })
   for (let i = 0; i < 50; i++) {
-    const r = await sbx.commands.run(readCounter).catch((e) => e)
+    const r = await sbx.commands.run(read).catch((e) => e)
     if (r.exitCode === 0) return Number(r.stdout.trim())
     await new Promise((res) => setTimeout(res, 100))
   }
-  throw new Error('counter server did not start')
+  throw new Error(`${start.slice(0, 40)}… did not start`)
 }
+
+const startCounter = (sbx) => startLoop(sbx, counterServer, readCounter)
 
 // counter reads the next value, or null when the server is not there. Why
 // the read failed is kept in lastCounterError for assertion messages.
@@ -81,15 +85,7 @@ while True:
 const bumpCount = `old=$(cat /tmp/count 2>/dev/null); kill -USR1 "$(cat /tmp/count.pid)" || exit 1
 for i in $(seq 100); do new=$(cat /tmp/count 2>/dev/null); [ "$new" != "$old" ] && { echo "$new"; exit 0; }; sleep 0.05; done; exit 1`
 
-async function startSignalCounter(sbx) {
-  await sbx.commands.run(signalCounter, { background: true, timeoutMs: 0 })
-  for (let i = 0; i < 50; i++) {
-    const r = await sbx.commands.run(bumpCount).catch((e) => e)
-    if (r.exitCode === 0) return Number(r.stdout.trim())
-    await new Promise((res) => setTimeout(res, 100))
-  }
-  throw new Error('signal counter did not start')
-}
+const startSignalCounter = (sbx) => startLoop(sbx, signalCounter, bumpCount)
 
 async function bump(sbx) {
   const r = await sbx.commands.run(bumpCount).catch((e) => e)
