@@ -140,6 +140,7 @@ func buildDockerfile(c *tplclient.Client, f buildFlags, dir string) error {
 	if err != nil {
 		return err
 	}
+	defer bctx.Close() // what ADD downloaded from URLs
 	args := map[string]string{}
 	for _, kv := range f.buildArgs {
 		k, v, ok := strings.Cut(kv, "=")

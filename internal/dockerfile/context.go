@@ -31,6 +31,11 @@ import (
 type Context struct {
 	dir    string
 	ignore *patternmatcher.PatternMatcher
+
+	// remote holds files ADD downloaded (see Download), named in the
+	// context under remotePrefix; "" until the first download.
+	remote    string
+	downloads int
 }
 
 // entry is one path selected by a COPY source.
@@ -188,7 +193,7 @@ func (c *Context) walk(rel string, seen map[string]entry) error {
 
 // ignored reports whether .dockerignore excludes rel; the root never is.
 func (c *Context) ignored(rel string) bool {
-	if c.ignore == nil || rel == "" {
+	if c.ignore == nil || rel == "" || strings.HasPrefix(rel, remotePrefix+"/") {
 		return false
 	}
 	// A malformed pattern was rejected by patternmatcher.New, so an error
@@ -200,6 +205,9 @@ func (c *Context) ignored(rel string) bool {
 func (c *Context) abs(rel string) string {
 	if rel == "" {
 		return c.dir
+	}
+	if c.remote != "" && (rel == remotePrefix || strings.HasPrefix(rel, remotePrefix+"/")) {
+		return filepath.Join(c.remote, filepath.FromSlash(rel))
 	}
 	return filepath.Join(c.dir, filepath.FromSlash(rel))
 }

@@ -1,6 +1,7 @@
 package dockerfile
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"regexp"
@@ -49,23 +50,61 @@ func (c *converter) addCmd(cmd *instructions.AddCommand, line int) error {
 	case len(cmd.ExcludePatterns) > 0:
 		return c.errorf(line, "ADD --exclude is not supported")
 	}
+	urls := 0
 	for _, src := range cmd.SourcePaths {
-		if isRemote(src) {
-			return c.errorf(line, "ADD %s: adding a URL or git repository is not supported; download it in a RUN step", src)
+		switch {
+		case isGit(src):
+			return c.errorf(line, "ADD %s: adding a git repository is not supported; clone it in a RUN step", src)
+		case isRemote(src):
+			urls++
 		}
 	}
-	if cmd.Checksum != "" || cmd.KeepGitDir != nil {
+	if cmd.KeepGitDir != nil || (cmd.Checksum != "" && urls == 0) {
 		return c.errorf(line, "ADD --checksum and --keep-git-dir apply only to URLs and git sources")
 	}
-	return c.copySteps(copySpec{
-		name: "ADD", srcs: cmd.SourcePaths, dest: cmd.DestPath,
-		chown: cmd.Chown, chmod: cmd.Chmod, unpack: cmd.Unpack == nil || *cmd.Unpack,
-	}, line)
+	if len(cmd.SourcePaths) > 1 && !strings.HasSuffix(cmd.DestPath, "/") {
+		return c.errorf(line, "ADD with more than one source needs a destination directory ending in /")
+	}
+	sp := copySpec{name: "ADD", dest: cmd.DestPath, chown: cmd.Chown, chmod: cmd.Chmod}
+	for _, src := range cmd.SourcePaths {
+		one := sp
+		one.srcs, one.unpack = []string{src}, cmd.Unpack == nil || *cmd.Unpack
+		if isRemote(src) {
+			rel, err := c.download(src, cmd.DestPath, cmd.Checksum, line)
+			if err != nil {
+				return err
+			}
+			// Docker never unpacks what it downloads.
+			one.srcs, one.unpack = []string{rel}, false
+		}
+		if err := c.copySteps(one, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// download fetches ADD's URL into the build context (see Context.Download).
+func (c *converter) download(src, dest, checksum string, line int) (string, error) {
+	if c.opts.Context == nil {
+		return "", c.errorf(line, "ADD %s needs a build context", src)
+	}
+	rel, err := c.opts.Context.Download(context.Background(), src, dest, checksum)
+	if err != nil {
+		return "", c.errorf(line, "ADD %s: %w", src, err)
+	}
+	return rel, nil
 }
 
 // isRemote tells URLs and git references from local paths.
 func isRemote(src string) bool {
 	return strings.Contains(src, "://") || strings.HasPrefix(src, "git@")
+}
+
+// isGit tells git references, which ADD may also take, from plain URLs.
+func isGit(src string) bool {
+	return strings.HasPrefix(src, "git@") || strings.HasPrefix(src, "git://") ||
+		strings.HasSuffix(strings.SplitN(src, "#", 2)[0], ".git")
 }
 
 // copySteps emits one COPY step per source, as the SDK does.

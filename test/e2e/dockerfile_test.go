@@ -4,6 +4,9 @@ import (
 	"archive/tar"
 	"compress/gzip"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,6 +68,8 @@ WORKDIR $APP_HOME
 COPY --chown=user:user src/ ./src/
 COPY --from=builder /out/artifact.txt /opt/app/
 ADD data.tgz /opt/unpacked/
+ARG FILES_URL
+ADD ${FILES_URL}/notes.txt /opt/fetched/
 COPY . /opt/ctx/
 RUN python3 src/tool.py > tool.out
 USER user
@@ -88,21 +93,32 @@ func TestDockerfileBuild(t *testing.T) {
 	})
 	writeTgz(t, filepath.Join(dir, "data.tgz"), "inner.txt", "unpacked\n")
 
-	out, err := warrenCLI(t, cfg, s, dir, "template", "build", "--name", "df-e2e", "--build-arg", "GREETING=howdy", "--tag", "v1", ".")
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/notes.txt" {
+			http.NotFound(w, r)
+			return
+		}
+		io.WriteString(w, "fetched\n")
+	}))
+	defer files.Close()
+
+	out, err := warrenCLI(t, cfg, s, dir, "template", "build", "--name", "df-e2e", "--build-arg", "GREETING=howdy",
+		"--build-arg", "FILES_URL="+files.URL, "--tag", "v1", ".")
 	if err != nil {
 		t.Fatalf("warren template build: %v\n%s", err, out)
 	}
-	got := runIn(t, s, "df-e2e:v1", "pwd; whoami; cat artifact.txt tool.out /opt/unpacked/inner.txt; stat -c %U src/tool.py; ls /opt/ctx; echo $APP_HOME; curl -s -o /dev/null -w '%{http_code}\\n' http://127.0.0.1:8080/")
-	want := "/opt/app\nuser\nhowdy from builder\ntool ok\nunpacked\nuser\nBad\nDockerfile\nFail\nSyntax\ndata.tgz\nsrc\n/opt/app\n200\n"
+	got := runIn(t, s, "df-e2e:v1", "pwd; whoami; cat artifact.txt tool.out /opt/unpacked/inner.txt; stat -c %U src/tool.py; ls /opt/ctx; echo $APP_HOME; "+
+		"stat -c '%a %U' /opt/fetched/notes.txt; sudo cat /opt/fetched/notes.txt; curl -s -o /dev/null -w '%{http_code}\\n' http://127.0.0.1:8080/")
+	want := "/opt/app\nuser\nhowdy from builder\ntool ok\nunpacked\nuser\nBad\nDockerfile\nFail\nSyntax\ndata.tgz\nsrc\n/opt/app\n600 root\nfetched\n200\n"
 	if got != want {
 		t.Fatalf("sandbox from the Dockerfile printed\n%q, want\n%q", got, want)
 	}
 
-	again, err := warrenCLI(t, cfg, s, dir, "template", "build", "--name", "df-e2e", "--build-arg", "GREETING=howdy", ".")
-	if err != nil || strings.Count(again, "CACHED") < 7 {
+	again, err := warrenCLI(t, cfg, s, dir, "template", "build", "--name", "df-e2e", "--build-arg", "GREETING=howdy", "--build-arg", "FILES_URL="+files.URL, ".")
+	if err != nil || strings.Count(again, "CACHED") < 8 {
 		t.Fatalf("unchanged rebuild (want every file step cached): %v\n%s", err, again)
 	}
-	fresh, err := warrenCLI(t, cfg, s, dir, "template", "build", "--no-cache", "--name", "df-e2e", "--build-arg", "GREETING=howdy", ".")
+	fresh, err := warrenCLI(t, cfg, s, dir, "template", "build", "--no-cache", "--name", "df-e2e", "--build-arg", "GREETING=howdy", "--build-arg", "FILES_URL="+files.URL, ".")
 	if err != nil || strings.Contains(fresh, "CACHED") {
 		t.Fatalf("--no-cache rebuild (want no step cached): %v\n%s", err, fresh)
 	}
