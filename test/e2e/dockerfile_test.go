@@ -123,6 +123,15 @@ func TestDockerfileBuild(t *testing.T) {
 		t.Fatalf("--no-cache rebuild (want no step cached): %v\n%s", err, fresh)
 	}
 
+	// --target builds the first stage alone: no FILES_URL is needed, and
+	// the sandbox has the builder's output but nothing of the final stage.
+	if out, err := warrenCLI(t, cfg, s, dir, "template", "build", "--target", "builder", "--name", "df-target", "."); err != nil {
+		t.Fatalf("--target builder: %v\n%s", err, out)
+	}
+	if got := runIn(t, s, "df-target", "cat /out/artifact.txt; test -e /opt/app || echo no-final-stage"); got != "hello from builder\nno-final-stage\n" {
+		t.Fatalf("sandbox from --target builder printed %q", got)
+	}
+
 	for _, tc := range []struct{ file, want string }{
 		{"Syntax", "Dockerfile:3: unknown instruction"},
 		{"Bad", "Dockerfile:3: invalid source path \"../etc/passwd\""},
