@@ -20,34 +20,48 @@ async function holding(mb) {
     if (await sbx.files.exists('/tmp/ready')) return sbx
     await new Promise((r) => setTimeout(r, 100))
   }
-  throw new Error(`no process holding ${mb} MiB after 60 s`)
+  await sbx.kill()
+  throw new Error(`no process holding ${mb} MiB after 60 s (on runsc, envd's OOM guard keeps a sixth of the sandbox's memory free)`)
 }
 
 const out = { sizes: [], fork: null, keep: {} }
-for (const mb of sizes) {
-  const sbx = await holding(mb)
-  const row = { mb, pause: [], resume: [], resumeCmd: [] }
-  for (let i = 0; i < cycles; i++) {
-    let t = performance.now()
-    await sbx.pause()
-    row.pause.push(performance.now() - t)
-    t = performance.now()
-    await sbx.connect()
-    row.resume.push(performance.now() - t)
-    await sbx.commands.run('true')
-    row.resumeCmd.push(performance.now() - t)
-  }
-  out.sizes.push(row)
-  if (mb === sizes[0]) {
-    const t = performance.now()
-    const forks = await sbx.fork({ count: forkN, timeoutMs: 600_000 })
-    const failed = forks.filter((f) => f instanceof Error)
-    if (failed.length) throw new Error(`${failed.length} forks failed: ${failed[0]}`)
-    out.fork = { n: forkN, ms: performance.now() - t, ids: forks.map((f) => f.sandboxId) }
-    await sbx.pause()
-    out.keep = { paused: sbx.sandboxId, mb }
-  } else {
-    await sbx.kill()
-  }
+let current = null // the sandbox being measured
+try {
+  await measure()
+} catch (e) {
+  // The Go side cleans up only after a run that printed its result.
+  const ids = [current?.sandboxId, out.keep.paused, ...(out.fork?.ids ?? [])].filter(Boolean)
+  await Promise.allSettled(ids.map((id) => Sandbox.kill(id)))
+  throw e
 }
 console.log(JSON.stringify(out))
+
+async function measure() {
+  for (const mb of sizes) {
+    const sbx = (current = await holding(mb))
+    const row = { mb, pause: [], resume: [], resumeCmd: [] }
+    for (let i = 0; i < cycles; i++) {
+      let t = performance.now()
+      await sbx.pause()
+      row.pause.push(performance.now() - t)
+      t = performance.now()
+      await sbx.connect()
+      row.resume.push(performance.now() - t)
+      await sbx.commands.run('true')
+      row.resumeCmd.push(performance.now() - t)
+    }
+    out.sizes.push(row)
+    if (mb === sizes[0]) {
+      const t = performance.now()
+      const forks = await sbx.fork({ count: forkN, timeoutMs: 600_000 })
+      const made = forks.filter((f) => !(f instanceof Error))
+      out.fork = { n: forkN, ms: performance.now() - t, ids: made.map((f) => f.sandboxId) }
+      if (made.length < forks.length) throw new Error(`${forks.length - made.length} forks failed: ${forks.find((f) => f instanceof Error)}`)
+      await sbx.pause()
+      out.keep = { paused: sbx.sandboxId, mb }
+    } else {
+      await sbx.kill()
+    }
+    current = null
+  }
+}
