@@ -70,8 +70,11 @@ type Manager struct {
 	mu   sync.Mutex
 	live map[string]*entry
 
-	// snapMu: creates from a snapshot hold it for reading, the collector
-	// of unused snapshot layers for writing.
+	// snapMu: whatever makes or stands on a snapshot directory (creates
+	// from a snapshot, snapshots, forks) holds it for reading until the
+	// store or a sandbox records that use; the collector of unused
+	// snapshot directories holds it for writing. Order: snapMu, then an
+	// entry's mu.
 	snapMu sync.RWMutex
 }
 

@@ -27,6 +27,11 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (*store.Snapsho
 	if err != nil {
 		return nil, err
 	}
+	// Until the store lists it, the new directory is unknown to the
+	// collector, which would remove it (and the checkpoint the sandbox is
+	// about to be restored from): hold the collector off until then.
+	m.snapMu.RLock()
+	defer m.snapMu.RUnlock()
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	snap, err := m.snapshotLocked(ctx, e)
@@ -45,7 +50,9 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (*store.Snapsho
 }
 
 // snapshotLocked takes the snapshot into a new directory; the caller
-// records it or lets the collector remove it.
+// holds snapMu for reading and e.mu, and records the snapshot (or makes
+// sandboxes stand on it) before it lets snapMu go, or lets the collector
+// remove it.
 func (m *Manager) snapshotLocked(ctx context.Context, e *entry) (*store.Snapshot, error) {
 	if m.opts.SnapshotDir == "" {
 		return nil, errdefs.New(errdefs.ErrNotImplemented, "this server keeps no snapshots (no snapshot directory)")

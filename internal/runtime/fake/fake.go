@@ -28,17 +28,20 @@ type Op string
 
 // The operations a Hook sees.
 const (
-	OpCreate     Op = "create"
-	OpDestroy    Op = "destroy"
-	OpInspect    Op = "inspect"
-	OpList       Op = "list"
-	OpPause      Op = "pause"
-	OpResume     Op = "resume"
-	OpStats      Op = "stats"
-	OpStop       Op = "stop"
-	OpStart      Op = "start"
-	OpSnapshot   Op = "snapshot"
-	OpSetNetwork Op = "setnetwork"
+	OpCreate   Op = "create"
+	OpDestroy  Op = "destroy"
+	OpInspect  Op = "inspect"
+	OpList     Op = "list"
+	OpPause    Op = "pause"
+	OpResume   Op = "resume"
+	OpStats    Op = "stats"
+	OpStop     Op = "stop"
+	OpStart    Op = "start"
+	OpSnapshot Op = "snapshot"
+	// OpSnapshotWrite is seen once a snapshot's directory exists and
+	// before its layer is written, the window a collector must respect.
+	OpSnapshotWrite Op = "snapshotwrite"
+	OpSetNetwork    Op = "setnetwork"
 )
 
 // Backend is the fake. The zero value is not usable; call New.

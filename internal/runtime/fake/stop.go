@@ -86,8 +86,16 @@ func (b *Backend) Snapshot(ctx context.Context, id, dst string) (*runtime.Snapsh
 	if err := os.Mkdir(dst, 0o700); err != nil {
 		return nil, fmt.Errorf("creating snapshot dir: %w", err)
 	}
+	if hook := b.hook; hook != nil {
+		b.mu.Unlock()
+		err := hook(ctx, OpSnapshotWrite, id)
+		b.mu.Lock()
+		if err != nil {
+			return nil, err
+		}
+	}
 	if err := os.Mkdir(layer, 0o700); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("writing snapshot layer: %w", err)
 	}
 	memory := !b.noMemory && (st.inst.State != runtime.StateStopped || st.inst.Checkpointed)
 	layers := append([]string{layer}, st.inst.Layers...)
