@@ -22,6 +22,7 @@ type bundleParams struct {
 	netnsPath  string
 	cgroupPath string // e.g. /warren/<id>
 	seccomp    bool   // include the seccomp profile
+	tmpBind    bool   // bind the rootfs's /tmp over /tmp (runsc: see tmpdir.go)
 	nproc      uint64 // RLIMIT_NPROC for the init and its children; 0: none
 	swap       bool   // the host accounts swap: limit memory+swap too
 	// initOOM is the init's oom_score_adj (see Backend.initOOMScoreAdj).
@@ -32,6 +33,9 @@ type bundleParams struct {
 func buildSpec(p bundleParams) *specs.Spec {
 	s := p.spec
 	mounts := append(defaultMounts(), bindMounts(s.Binds)...)
+	if p.tmpBind {
+		mounts = append(mounts, tmpMount(p.rootfs))
+	}
 	linux := &specs.Linux{
 		Namespaces: []specs.LinuxNamespace{
 			{Type: specs.PIDNamespace},

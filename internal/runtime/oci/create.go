@@ -85,12 +85,20 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 	if err := writeIdentity(rootfs, spec.Hostname, b.resolver(att)); err != nil {
 		return nil, 0, err
 	}
+	tmpBind := false
+	if b.name == Runsc {
+		var err error
+		if tmpBind, err = prepareTmp(rootfs); err != nil {
+			return nil, 0, err
+		}
+	}
 	ociSpec := buildSpec(bundleParams{
 		spec:       spec,
 		rootfs:     rootfs,
 		netnsPath:  att.NetnsPath,
 		cgroupPath: b.cgroupPath(spec.ID),
 		seccomp:    true,
+		tmpBind:    tmpBind,
 		nproc:      b.nprocLimit(spec.Resources),
 		swap:       b.swap,
 		initOOM:    b.initOOMScoreAdj(),
@@ -163,6 +171,11 @@ func (b *Backend) restore(ctx context.Context, id, imageDir string) (int, error)
 // output, and returns the init's host pid.
 func (b *Backend) launch(ctx context.Context, id, what string, fn func(dir, pidPath string, logf *os.File) error) (int, error) {
 	dir := b.dir(id)
+	if b.name == Runsc {
+		if err := guardTmpBind(dir); err != nil {
+			return 0, err
+		}
+	}
 	logf, err := os.OpenFile(filepath.Join(dir, initLog), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return 0, fmt.Errorf("creating init log: %w", err)

@@ -96,6 +96,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) runtime.Backend, opts ...Op
 		{"Limits", s.testLimits, true},
 		{"Isolation", s.testIsolation, true},
 		{"Egress", s.testEgress, true},
+		{"TmpOnDisk", s.testTmpOnDisk, true},
 	}
 	for _, tt := range tests {
 		if tt.real && !s.cfg.real {

@@ -53,6 +53,7 @@ describe('Template.build', { timeout: 600_000 }, () => {
       .fromTemplate('base')
       .setEnvs({ GREETING: 'hi there' })
       .runCmd('mkdir -p /opt/tool && echo "v1" > /opt/tool/version', { user: 'root' })
+      .runCmd('echo built > /tmp/marker')
       .copy('app', '/home/user/app')
       .copy('notes.txt', '/etc/notes.txt', { user: 'root', mode: 0o600 })
       .setWorkdir('/home/user/app')
@@ -66,8 +67,8 @@ describe('Template.build', { timeout: 600_000 }, () => {
     assert.equal(await Template.exists(name), true)
 
     const s = await sandbox(name)
-    const r = await s.commands.run('cat /opt/tool/version; echo "$GREETING"; pwd; cat answer.txt; python3 main.py; whoami')
-    assert.equal(r.stdout, 'v1\nhi there\n/home/user/app\n42\nhello from main\nuser\n')
+    const r = await s.commands.run('cat /opt/tool/version; echo "$GREETING"; pwd; cat answer.txt; python3 main.py; whoami; cat /tmp/marker')
+    assert.equal(r.stdout, 'v1\nhi there\n/home/user/app\n42\nhello from main\nuser\nbuilt\n')
     const ls = await s.commands.run('stat -c "%U %a" /etc/notes.txt /home/user/app/main.py', { user: 'root' })
     assert.equal(ls.stdout, 'root 600\nuser 644\n')
     // The start command is serving already: create waited for its port.
