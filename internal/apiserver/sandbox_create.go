@@ -97,6 +97,11 @@ func (s *Server) createRequest(b *newSandboxJSON, v2 bool) (sandbox.CreateReques
 		AutoPauseNoMemory: b.AutoPauseMemory != nil && !*b.AutoPauseMemory,
 		AutoResume:        b.AutoResume != nil && b.AutoResume.Enabled,
 	}
+	if req.AutoPauseNoMemory && req.AutoResume {
+		// Traffic never reboots a sandbox (see sandbox.Resolve), so the
+		// pair could never work: E2B refuses it too.
+		return req, invalid("autoPauseMemory false cannot be combined with autoResume: a sandbox paused without its memory must be resumed explicitly")
+	}
 	if req.CPUCount, err = limited("cpuCount", b.CPUCount, s.opts.MaxCPUCount); err != nil {
 		return req, err
 	}

@@ -76,6 +76,7 @@ func TestErrorsHaveE2BShape(t *testing.T) {
 		{"cpu over max", "POST", "/v2/sandboxes", `{"templateID":"base","cpuCount":5}`, "", 400, "cpuCount 5 is more than this server allows (4)"},
 		{"zero cpu", "POST", "/v2/sandboxes", `{"templateID":"base","cpuCount":0}`, "", 400, "cpuCount must be positive"},
 		{"memory over max", "POST", "/v2/sandboxes", `{"templateID":"base","memoryMB":4096}`, "", 400, "memoryMB 4096 is more"},
+		{"reboot-only pause with autoResume", "POST", "/v2/sandboxes", `{"templateID":"base","autoPause":true,"autoPauseMemory":false,"autoResume":{"enabled":true}}`, "", 400, "autoPauseMemory false cannot be combined with autoResume"},
 		{"memory too small", "POST", "/v2/sandboxes", `{"templateID":"base","memoryMB":8}`, "", 400, "at least 64"},
 		{"domain egress", "POST", "/v2/sandboxes", `{"templateID":"base","network":{"allowOut":["example.com"],"denyOut":["0.0.0.0/0"]}}`, "", 400, "cannot enforce domain rules"},
 		{"bad denyOut", "POST", "/v2/sandboxes", `{"templateID":"base","network":{"denyOut":["nope"]}}`, "", 400, "not an IP address or CIDR"},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
@@ -38,6 +39,14 @@ func (m *Manager) Resolve(ctx context.Context, id string) (*Target, error) {
 	if e.sb.State == store.SandboxPaused {
 		if !e.sb.AutoResume {
 			return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("sandbox %q is paused", id))
+		}
+		// Traffic may come from anyone: it never reboots a sandbox that
+		// was paused without its memory, which would lose its processes
+		// behind its owner's back. Only an explicit connect does that.
+		if inst, err := e.backend.Inspect(ctx, id); err != nil {
+			return nil, fmt.Errorf("inspecting paused sandbox: %w", err)
+		} else if inst.State == runtime.StateStopped && !inst.Checkpointed {
+			return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("sandbox %q is paused without its memory: traffic does not resume it; resume it explicitly (connect)", id))
 		}
 		if err := m.resumeLocked(ctx, e, timeoutOnAutoResume, true); err != nil {
 			return nil, err

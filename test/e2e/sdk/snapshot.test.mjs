@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict'
 import { after, describe, test } from 'node:test'
 
-import { Sandbox, Sandboxes, snapshotsKeepMemory, uniqueTag } from '../lib/env.mjs'
+import { Sandbox, Sandboxes, snapshotsKeepMemory, uniqueTag, usesV2Paths } from '../lib/env.mjs'
 
 const pool = new Sandboxes()
 const snapshots = []
@@ -140,6 +140,30 @@ describe('pause and resume, many times', { timeout: 240_000 }, () => {
     assert.equal(await sbx.files.read('/home/user/kept.txt'), 'disk')
     assert.equal(await counter(sbx), null, 'processes did not survive a pause without memory')
     assert.equal((await sbx.commands.run('echo booted')).stdout, 'booted\n')
+  })
+
+  test("connect with onResume 'reboot' boots from the disk, never from memory", { skip: !usesV2Paths && 'onResume came with SDK 2.51' }, async () => {
+    const sbx = await pool.create({ timeoutMs: 60_000 })
+    await startSignalCounter(sbx)
+    await sbx.files.write('/home/user/kept.txt', 'disk')
+    assert.equal(await sbx.pause(), true)
+    const again = await Sandbox.connect(sbx.sandboxId, { onResume: 'reboot' })
+    assert.equal(await again.files.read('/home/user/kept.txt'), 'disk')
+    assert.equal(typeof (await bump(again)), 'string', 'a reboot must not bring the paused processes back')
+    // On a running sandbox it changes nothing.
+    const n = await startSignalCounter(again)
+    await Sandbox.connect(sbx.sandboxId, { onResume: 'reboot' })
+    assert.equal(await bump(again), n + 1, 'connect to a running sandbox left its processes alone')
+  })
+
+  test('traffic does not resume a sandbox paused without memory; connect does', async () => {
+    const sbx = await pool.create({ timeoutMs: 60_000, lifecycle: { onTimeout: 'pause', autoResume: true } })
+    await sbx.files.write('/home/user/kept.txt', 'disk')
+    assert.equal(await sbx.pause({ keepMemory: false }), true)
+    await assert.rejects(sbx.commands.run('echo hi'))
+    assert.equal((await Sandbox.getInfo(sbx.sandboxId)).state, 'paused', 'traffic left it paused')
+    await sbx.connect()
+    assert.equal(await sbx.files.read('/home/user/kept.txt'), 'disk')
   })
 
   test('pause racing kill: the sandbox ends up gone either way', async () => {
