@@ -79,6 +79,8 @@ func TestErrorsHaveE2BShape(t *testing.T) {
 		{"reboot-only pause with autoResume", "POST", "/v2/sandboxes", `{"templateID":"base","autoPause":true,"autoPauseMemory":false,"autoResume":{"enabled":true}}`, "", 400, "autoPauseMemory false cannot be combined with autoResume"},
 		{"memory too small", "POST", "/v2/sandboxes", `{"templateID":"base","memoryMB":8}`, "", 400, "at least 64"},
 		{"domain egress", "POST", "/v2/sandboxes", `{"templateID":"base","network":{"allowOut":["example.com"],"denyOut":["0.0.0.0/0"]}}`, "", 400, "cannot enforce domain rules"},
+		{"httpsPorts with envd's port", "POST", "/v2/sandboxes", `{"templateID":"base","network":{"httpsPorts":[49983]}}`, "", 400, "envd's port"},
+		{"httpsPorts out of range", "POST", "/v2/sandboxes", `{"templateID":"base","network":{"httpsPorts":[0]}}`, "", 400, "not a port number"},
 		{"bad denyOut", "POST", "/v2/sandboxes", `{"templateID":"base","network":{"denyOut":["nope"]}}`, "", 400, "not an IP address or CIDR"},
 		{"network of unknown", "PUT", "/sandboxes/" + unknown + "/network", `{"denyOut":["0.0.0.0/0"]}`, "", 404, unknown},
 		{"network bad json", "PUT", "/sandboxes/" + unknown + "/network", `{"denyOut":`, "", 400, "decoding body"},

@@ -8,6 +8,7 @@ package proxy
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,6 +60,11 @@ func New(resolver Resolver, api http.Handler, domain string) *Handler {
 		IdleConnTimeout:       90 * time.Second,
 		ResponseHeaderTimeout: 0, // envd streams may wait long for their first byte
 		DisableCompression:    true,
+		// network.httpsPorts: services that serve TLS themselves, most
+		// with self-signed certificates; E2B's proxy does not verify them
+		// either. The client's own connection is TLS to warren already
+		// when it asked for it.
+		TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // see above
 	}
 	h.rp = &httputil.ReverseProxy{
 		Rewrite:       rewrite,
@@ -95,6 +102,9 @@ func (c *trackedConn) Close() error {
 func rewrite(pr *httputil.ProxyRequest) {
 	r := pr.In.Context().Value(targetKey{}).(*routed)
 	pr.Out.URL.Scheme = "http"
+	if slices.Contains(r.target.HTTPSPorts, r.port) {
+		pr.Out.URL.Scheme = "https"
+	}
 	pr.Out.URL.Host = netip.AddrPortFrom(r.target.IP, uint16(r.port)).String()
 	pr.Out.Host = pr.In.Host
 	if m := r.target.MaskRequestHost; m != "" {

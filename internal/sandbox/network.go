@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
@@ -21,6 +22,7 @@ type NetworkConfig struct {
 
 	Private         bool   // allowPublicTraffic: false
 	MaskRequestHost string // replaces the Host header towards the sandbox; ${PORT} is the port
+	HTTPSPorts      []int  // ports whose services the proxy reaches over TLS
 }
 
 // networkJSON is SandboxNetworkConfig and SandboxNetworkUpdateConfig.
@@ -63,6 +65,9 @@ func ParseNetwork(raw []byte) (NetworkConfig, error) {
 		return cfg, invalidf("network.rules (header transforms) are not supported by this server")
 	}
 	cfg.Private = n.AllowPublicTraffic != nil && !*n.AllowPublicTraffic
+	if cfg.HTTPSPorts, err = httpsPorts(n.HTTPSPorts); err != nil {
+		return cfg, err
+	}
 	if n.MaskRequestHost != nil {
 		m := *n.MaskRequestHost
 		if len(m) > 255 || strings.ContainsAny(m, " \t\r\n/") {
@@ -71,6 +76,29 @@ func ParseNetwork(raw []byte) (NetworkConfig, error) {
 		cfg.MaskRequestHost = m
 	}
 	return cfg, nil
+}
+
+// maxHTTPSPorts bounds network.httpsPorts.
+const maxHTTPSPorts = 100
+
+// httpsPorts validates network.httpsPorts: ports of services in the
+// sandbox that serve TLS themselves. envd's port is warren's to speak to.
+func httpsPorts(ports []int) ([]int, error) {
+	if len(ports) > maxHTTPSPorts {
+		return nil, invalidf("network.httpsPorts has %d entries; at most %d are allowed", len(ports), maxHTTPSPorts)
+	}
+	var out []int
+	for _, p := range ports {
+		switch {
+		case p < 1 || p > 65535:
+			return nil, invalidf("network.httpsPorts: %d is not a port number", p)
+		case p == EnvdPort:
+			return nil, invalidf("network.httpsPorts: envd's port %d cannot be listed", p)
+		case !slices.Contains(out, p):
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // prefixes parses IPs and CIDRs, and domains where they are valid

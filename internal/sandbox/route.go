@@ -21,6 +21,8 @@ type Target struct {
 	TrafficAccessToken string
 	// MaskRequestHost replaces the Host header towards the sandbox.
 	MaskRequestHost string
+	// HTTPSPorts are the ports whose services speak TLS (network.httpsPorts).
+	HTTPSPorts []int
 	// Track registers a connection to the sandbox so Kill and Pause can cut
 	// it; the returned func unregisters it.
 	Track func(net.Conn) func()
@@ -52,22 +54,19 @@ func (m *Manager) Resolve(ctx context.Context, id string) (*Target, error) {
 			return nil, err
 		}
 	}
+	var net NetworkConfig
+	if len(e.sb.Network) > 0 {
+		net, _ = ParseNetwork(e.sb.Network) // validated at create
+	}
 	return &Target{
 		ID:                 id,
 		IP:                 e.ip,
 		EnvdAccessToken:    e.sb.EnvdAccessToken,
 		TrafficAccessToken: e.sb.TrafficAccessToken,
-		MaskRequestHost:    maskRequestHost(e.sb),
+		MaskRequestHost:    net.MaskRequestHost,
+		HTTPSPorts:         net.HTTPSPorts,
 		Track:              e.conns.add,
 	}, nil
-}
-
-func maskRequestHost(sb *store.Sandbox) string {
-	if len(sb.Network) == 0 {
-		return ""
-	}
-	cfg, _ := ParseNetwork(sb.Network)
-	return cfg.MaskRequestHost
 }
 
 // LiveTokens returns the envd token of every live, secured sandbox, for

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import http from 'node:http'
 import { after, before, describe, test } from 'node:test'
 
-import { Sandboxes, sandboxUrl, waitFor } from '../lib/env.mjs'
+import { Sandbox, Sandboxes, sandboxUrl, usesV2Paths, waitFor } from '../lib/env.mjs'
 
 const pool = new Sandboxes()
 let sbx
@@ -162,5 +162,28 @@ describe('routing', { timeout: 60_000, skip: new URL(sandboxUrl).protocol !== 'h
     const byHeader = await request({ path: '/health', headers: routingHeaders(doomed.sandboxId, 49983) })
     assert.equal(byHeader.status, 502, byHeader.text)
     assert.equal(JSON.parse(byHeader.text).code, 502)
+  })
+})
+
+describe('network.httpsPorts', { timeout: 60_000, skip: (!usesV2Paths && 'httpsPorts came with SDK 2.51') || (new URL(sandboxUrl).protocol !== 'http:' && 'needs a plain HTTP E2B_SANDBOX_URL') }, () => {
+  test('a listed port is reached over TLS (self-signed), and info echoes it', async () => {
+    const tls = await pool.create({ timeoutMs: 60_000, network: { httpsPorts: [8443] } })
+    assert.deepEqual((await Sandbox.getInfo(tls.sandboxId)).network?.httpsPorts, [8443])
+    await tls.commands.run(
+      'cd /tmp && openssl req -x509 -newkey rsa:2048 -nodes -keyout k.pem -out c.pem -days 1 -subj /CN=sandbox 2>/dev/null && mkdir -p www && echo "hello over tls" > www/index.html',
+    )
+    const serve = `cd /tmp/www && exec python3 -c 'import http.server, ssl
+s = http.server.HTTPServer(("0.0.0.0", 8443), http.server.SimpleHTTPRequestHandler)
+c = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER); c.load_cert_chain("/tmp/c.pem", "/tmp/k.pem")
+s.socket = c.wrap_socket(s.socket, server_side=True); s.serve_forever()'`
+    await tls.commands.run(serve, { background: true, timeoutMs: 0 })
+    const res = await waitFor(
+      async () => {
+        const r = await request({ path: '/index.html', headers: routingHeaders(tls.sandboxId, 8443) })
+        return r.status === 200 ? r : undefined
+      },
+      { timeoutMs: 20_000, intervalMs: 300, message: 'the TLS server to answer through the proxy' },
+    )
+    assert.equal(res.text, 'hello over tls\n')
   })
 })
