@@ -28,6 +28,7 @@ func newBuilder(ctx context.Context, cfg *serveConfig, st store.Store, mgr *sand
 		AllowInternet: true,
 		BuiltIn:       []string{"base", codeInterpreterID},
 		EnvdVersion:   sandbox.EnvdVersion,
+		DefaultDiskMB: cfg.DiskMB,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("template builder: %w", err)

@@ -17,6 +17,8 @@ type requestBuildBody struct {
 	Tags     []string `json:"tags"`
 	CPUCount int      `json:"cpuCount"`
 	MemoryMB int      `json:"memoryMB"`
+	// MinFreeDiskMB is minFreeDiskMb (SDK 2.51): absent means the default.
+	MinFreeDiskMB *int `json:"minFreeDiskMb"`
 }
 
 // requestBuild serves POST /v3/templates (and v2's POST /v2/templates): it
@@ -38,7 +40,9 @@ func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("cpuCount and memoryMB may be at most %d and %d on this server", s.opts.MaxCPUCount, s.opts.MaxMemoryMB)))
 		return
 	}
-	tpl, bl, err := s.opts.Builder.RequestBuild(r.Context(), build.BuildRequest{Name: body.Name, Tags: body.Tags, CPUCount: body.CPUCount, MemoryMB: body.MemoryMB})
+	tpl, bl, err := s.opts.Builder.RequestBuild(r.Context(), build.BuildRequest{
+		Name: body.Name, Tags: body.Tags, CPUCount: body.CPUCount, MemoryMB: body.MemoryMB, MinFreeDiskMB: body.MinFreeDiskMB,
+	})
 	if err != nil {
 		fail(w, r, err)
 		return

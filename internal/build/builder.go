@@ -63,6 +63,9 @@ type Options struct {
 	// deleted through the API.
 	BuiltIn     []string
 	EnvdVersion string
+	// DefaultDiskMB is the disk of sandboxes whose template names none;
+	// minFreeDiskMb grows a template's disk from there.
+	DefaultDiskMB int
 }
 
 // Builder runs template builds in the background, one goroutine each.

@@ -22,7 +22,20 @@ type BuildRequest struct {
 	Tags     []string
 	CPUCount int
 	MemoryMB int
+	// MinFreeDiskMB, when set, is the free space sandboxes of the template
+	// must have on their disk (minFreeDiskMb): the disk grows to hold it,
+	// never shrinks. 0 asks for no growth.
+	MinFreeDiskMB *int
 }
+
+// maxMinFreeDiskMB bounds minFreeDiskMb (1 TiB). Disks are sparse, so a
+// large one costs what is written to it, but a typo should not pass.
+const maxMinFreeDiskMB = 1 << 20
+
+// diskFor is the disk size in MB whose ext4 filesystem (no journal, no
+// reserved blocks: see the oci backend) has at least free MB free: inode
+// tables and bitmaps take under 2 %.
+func diskFor(free int) int { return free + free/32 + 64 }
 
 // RequestBuild finds or creates the template named req.Name and records a
 // new build of it, waiting for Start.
@@ -43,6 +56,9 @@ func (b *Builder) RequestBuild(ctx context.Context, req BuildRequest) (*store.Te
 	if req.CPUCount < 0 || req.MemoryMB < 0 {
 		return nil, nil, invalid("cpuCount and memoryMB must not be negative")
 	}
+	if m := req.MinFreeDiskMB; m != nil && (*m < 0 || *m > maxMinFreeDiskMB) {
+		return nil, nil, invalid("minFreeDiskMb must be between 0 and %d", maxMinFreeDiskMB)
+	}
 	tpl, err := b.opts.Store.GetTemplate(ctx, name)
 	switch {
 	case errdefs.IsNotFound(err):
@@ -58,6 +74,13 @@ func (b *Builder) RequestBuild(ctx context.Context, req BuildRequest) (*store.Te
 	}
 	if req.MemoryMB > 0 {
 		tpl.MemoryMB = req.MemoryMB
+	}
+	if m := req.MinFreeDiskMB; m != nil && *m > 0 {
+		current := tpl.DiskMB
+		if current == 0 {
+			current = b.opts.DefaultDiskMB
+		}
+		tpl.DiskMB = max(current, diskFor(*m))
 	}
 	if err := b.opts.Store.PutTemplate(ctx, tpl); err != nil {
 		return nil, nil, fmt.Errorf("recording template: %w", err)

@@ -143,6 +143,14 @@ describe('build errors', { timeout: 300_000 }, () => {
     assert.equal((await s.commands.run('test -f /tmp/ready-now && echo yes')).stdout, 'yes\n')
   })
 
+  test('minFreeDiskMb grows the disk of the template\'s sandboxes', async () => {
+    const n = unique('e2e-disk')
+    await build(Template().fromTemplate('base').runCmd('true'), n, { minFreeDiskMb: 6000 })
+    const s = await sandbox(n)
+    const df = await s.commands.run('df -m --output=avail / | tail -1')
+    assert.ok(Number(df.stdout.trim()) >= 6000, `free MB on / = ${df.stdout.trim()}, want at least 6000`)
+  })
+
   test('deleting a template in use is refused with 409, then allowed', async () => {
     const n = unique('e2e-del')
     await build(Template().fromTemplate('base').runCmd('true'), n)
