@@ -22,6 +22,7 @@ type Context struct {
 	Language string
 	Cwd      string
 
+	seq   uint64 // creation order, for listing
 	lang  *language
 	spec  KernelSpec
 	start StartFunc

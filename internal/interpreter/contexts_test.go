@@ -119,3 +119,33 @@ func TestDeleteDefaultRecreates(t *testing.T) {
 		t.Errorf("kernels started = %d, want 2", n)
 	}
 }
+
+// TestContextsListInCreationOrder: GET /contexts lists contexts in the
+// order they were made (random ids sort any which way).
+func TestContextsListInCreationOrder(t *testing.T) {
+	t.Parallel()
+	ts := newTestServer(t, nil, nil)
+	var want []string
+	for range 6 {
+		_, b := ts.do(t, http.MethodPost, "/contexts", map[string]any{"language": "python"})
+		var c contextInfo
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, c.ID)
+	}
+	_, b := ts.do(t, http.MethodGet, "/contexts", nil)
+	var list []contextInfo
+	if err := json.Unmarshal(b, &list); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range list {
+		if slices.Contains(want, c.ID) {
+			got = append(got, c.ID)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("listed %v, want creation order %v", got, want)
+	}
+}

@@ -1,9 +1,12 @@
 package interpreter
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
@@ -94,6 +97,8 @@ func (s *Server) create(ctx context.Context, lang, cwd string) (*Context, error)
 	}
 	c.kernel = k
 	s.mu.Lock()
+	s.created++
+	c.seq = s.created
 	s.contexts[c.ID] = c
 	s.mu.Unlock()
 	return c, nil
@@ -116,15 +121,17 @@ func (s *Server) remove(ctx context.Context, id string) error {
 	return nil
 }
 
-// list returns every context, sorted by id for stable output.
+// list returns every context in the order they were created, as the
+// reference server's (a Python dict, insertion-ordered) lists them.
 func (s *Server) list() []contextInfo {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]contextInfo, 0, len(s.contexts))
-	for _, c := range s.contexts {
+	all := slices.Collect(maps.Values(s.contexts))
+	s.mu.Unlock()
+	slices.SortFunc(all, func(a, b *Context) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]contextInfo, 0, len(all))
+	for _, c := range all {
 		out = append(out, c.info())
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 

@@ -88,8 +88,9 @@ type Server struct {
 	opts Options
 	env  *globalEnv
 
-	mu       sync.Mutex // mu protects contexts, defaults and pending
+	mu       sync.Mutex // mu protects contexts, defaults, pending and created
 	contexts map[string]*Context
+	created  uint64              // contexts ever registered; each one's number orders GET /contexts
 	defaults map[string]*Context // language → its default context
 	pending  map[string]*pendingDefault
 }
