@@ -96,13 +96,17 @@ func checkKernels(t *testing.T, rootfs string, m *Marker) {
 	}
 }
 
-// chrootOutput runs a command in rootfs with nothing mounted. The cache is
-// shared, so the commands must not write to the tree.
+// chrootOutput runs a command in rootfs. The rootfs is the shared, complete
+// cache entry, which nothing may change (a run as root once left
+// matplotlib's and Deno's caches in it): the command runs in a mount
+// namespace of its own with a tmpfs over the rootfs's /tmp, and its caches
+// go there.
 func chrootOutput(rootfs string, args ...string) (string, error) {
-	cmd := exec.Command("chroot", append([]string{rootfs}, args...)...)
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME=/nonexistent",
-		"PYTHONDONTWRITEBYTECODE=1", "MPLBACKEND=Agg", "MPLCONFIGDIR=/nonexistent/mpl",
-		"DENO_NO_UPDATE_CHECK=1", "DENO_DIR=/nonexistent/deno"}
+	script := `mount -t tmpfs tmpfs "$0/tmp" && exec chroot "$0" "$@"`
+	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", script, rootfs}, args...)...)
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME=/tmp",
+		"PYTHONDONTWRITEBYTECODE=1", "MPLBACKEND=Agg", "MPLCONFIGDIR=/tmp/mpl",
+		"DENO_NO_UPDATE_CHECK=1", "DENO_DIR=/tmp/deno"}
 	out, err := cmd.CombinedOutput()
 	return strings.TrimSpace(string(out)), err
 }

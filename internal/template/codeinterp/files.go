@@ -49,6 +49,8 @@ func Kernels(withDeno bool) map[string]Kernel {
 	k := map[string]Kernel{
 		"python": {Argv: []string{"/usr/bin/python3", "-m", "ipykernel_launcher", "-f", connectionField}, InterruptMode: "signal"},
 		"bash":   {Argv: []string{"/usr/bin/python3", BashKernel, "-f", connectionField}, InterruptMode: "signal"},
+		// The command line of r-cran-irkernel's own kernelspec.
+		"r": {Argv: []string{"/usr/bin/R", "--slave", "-e", "IRkernel::main()", "--args", connectionField}, InterruptMode: "signal"},
 	}
 	if withDeno {
 		// Deno colours its text/plain results with ANSI escapes unless

@@ -22,9 +22,12 @@ const ConfigVersion = 2
 // satisfied by a stub package instead; see stub.go. python3-fonttools, a
 // matplotlib dependency, brings python3-sympy.
 //
-// Not here: bash_kernel and IRkernel (bash_kernel is not packaged in
-// bookworm; r-cran-irkernel pulls the whole R toolchain), and any -dev
-// package or compiler.
+// r-base-core and r-cran-irkernel give R its kernel, as upstream's
+// template has one; they bring R's runtime and the IRkernel's R packages
+// (ZeroMQ bindings, repr, evaluate), not R's compilers (r-base-dev).
+//
+// Not here: bash_kernel (not packaged in bookworm: see BashKernel), and
+// any -dev package or compiler.
 var Packages = []string{
 	"python3-bs4",
 	"python3-ipykernel",
@@ -37,6 +40,8 @@ var Packages = []string{
 	"python3-requests",
 	"python3-scipy",
 	"python3-seaborn",
+	"r-base-core",
+	"r-cran-irkernel",
 }
 
 // recipe is everything that decides the content of a built rootfs.
