@@ -151,6 +151,22 @@ describe('more languages and options', { timeout: 120_000 }, () => {
     assert.equal(ex.text, '42')
   })
 
+  test('r keeps its state; an R error is an error; envs reach it', async () => {
+    const ctx = await sbx.createCodeContext({ language: 'r' })
+    await sbx.runCode('x <- c(1, 2, 3)', { context: ctx })
+    // IRkernel shows values as display data, so they are results, but
+    // not the main one (no execution.text), as upstream.
+    const ex = await sbx.runCode('sum(x) * 2', { context: ctx })
+    assert.equal(ex.error, undefined)
+    assert.deepEqual(ex.results.map((r) => r.text), ['[1] 12'])
+    const printed = await sbx.runCode('cat("from r\\n")', { language: 'r' })
+    assert.deepEqual(printed.logs.stdout, ['from r\n'])
+    const failed = await sbx.runCode('stop("boom")', { context: ctx })
+    assert.match(failed.error?.value ?? '', /boom/)
+    const env = await sbx.runCode('Sys.getenv("WARREN_R")', { context: ctx, envs: { WARREN_R: 'yes' } })
+    assert.deepEqual(env.results.map((r) => r.text), ['[1] "yes"'])
+  })
+
   test('bash keeps its session; a failing command is an error', async () => {
     const ctx = await sbx.createCodeContext({ language: 'bash', cwd: '/tmp' })
     await sbx.runCode('greeting=hello', { context: ctx })
