@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -36,6 +37,7 @@ type config struct {
 	logLevel   slog.Level
 	logJSON    bool
 	shutdownIn time.Duration
+	warm       string
 }
 
 func (c *config) validate() error {
@@ -61,6 +63,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.maxLine, "max-line", 1<<20, "longest stdout/stderr text in one stream line, in bytes")
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.BoolVar(&c.logJSON, "log-json", false, "log JSON lines instead of text")
+	fs.StringVar(&c.warm, "warm-contexts", "", "default contexts besides python whose kernels start with the server, in the background (javascript); others start on first use")
 	fs.DurationVar(&c.shutdownIn, "shutdown-timeout", 10*time.Second, "how long a graceful shutdown may take")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -141,10 +144,13 @@ func run(ctx context.Context, cfg *config) error {
 	if err != nil {
 		return err
 	}
-	// Start the default kernel before listening: warren's create waits for
-	// this port, so the first runCode finds a warm kernel instead of paying
-	// for its start. A kernel that fails to start is retried on first use.
-	if err := srv.Prestart(ctx); err != nil {
+	// Start the default python kernel before listening: warren's create
+	// waits for this port, so the first runCode finds a warm kernel instead
+	// of paying for its start. The javascript default context exists from
+	// now on; its kernel (Deno, about 290 MB) starts on first use unless
+	// --warm-contexts names it. A kernel that fails to start is retried on
+	// first use.
+	if err := srv.Prestart(ctx, strings.Split(cfg.warm, ",")...); err != nil {
 		log.G(ctx).Error("starting the default python context", "err", err)
 	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port)))

@@ -82,6 +82,12 @@ func (c *Context) current() Kernel {
 // caller holds the queue.
 func (c *Context) ready(ctx context.Context) (k Kernel, replaced bool, err error) {
 	k = c.current()
+	if k == nil { // declared, never started: nothing was lost
+		if err := c.replace(ctx); err != nil {
+			return nil, false, err
+		}
+		k = c.current()
+	}
 	select {
 	case <-k.Done():
 		log.G(ctx).Warn("kernel died while idle, restarting")
@@ -116,7 +122,8 @@ func (c *Context) applyEnv(ctx context.Context, k Kernel) error {
 }
 
 // replace throws the kernel away and launches a new one: used when the
-// kernel died or ignored an interrupt. The caller holds the queue. On
+// kernel died or ignored an interrupt, and to start a declared context's
+// first kernel. The caller holds the queue. On
 // failure the old kernel stays, and the next execution tries again.
 func (c *Context) replace(ctx context.Context) error {
 	ctx = context.WithoutCancel(ctx)
@@ -134,8 +141,8 @@ func (c *Context) replace(ctx context.Context) error {
 // restart is POST /contexts/{id}/restart: a running execution is
 // interrupted first so the restart does not wait behind it.
 func (c *Context) restart(ctx context.Context) error {
-	if c.queue.busy() {
-		if err := c.current().Interrupt(ctx); err != nil {
+	if k := c.current(); k != nil && c.queue.busy() {
+		if err := k.Interrupt(ctx); err != nil {
 			log.G(ctx).Warn("interrupt before restart failed", "err", err)
 		}
 	}
@@ -144,6 +151,9 @@ func (c *Context) restart(ctx context.Context) error {
 	}
 	defer c.queue.unlock()
 	k := c.current()
+	if k == nil {
+		return nil // never started: the first execution gets a fresh kernel
+	}
 	err := k.Restart(ctx)
 	if err == nil {
 		err = c.setup(ctx, k)

@@ -1,12 +1,15 @@
 package interpreter
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"testing"
+	"time"
 )
 
 // newEnvd serves a fake envd /envs and returns its URL.
@@ -64,7 +67,8 @@ func TestContextsCRUD(t *testing.T) {
 
 	status, b = ts.do(t, http.MethodGet, "/contexts", nil)
 	var list []contextInfo
-	if status != 200 || json.Unmarshal(b, &list) != nil || len(list) != 3 {
+	// The two default contexts, then the two made here.
+	if status != 200 || json.Unmarshal(b, &list) != nil || len(list) != 4 {
 		t.Fatalf("list = %d %s", status, b)
 	}
 	for _, c := range list {
@@ -101,7 +105,7 @@ func TestContextsCRUD(t *testing.T) {
 	if got := js.executed(); !slices.Equal(got, []string{jsChdir("/tmp"), "in js", jsChdir("/tmp")}) {
 		t.Errorf("js kernel ran %q", got)
 	}
-	if _, b := ts.do(t, http.MethodGet, "/contexts", nil); json.Unmarshal(b, &list) != nil || len(list) != 2 {
+	if _, b := ts.do(t, http.MethodGet, "/contexts", nil); json.Unmarshal(b, &list) != nil || len(list) != 3 {
 		t.Errorf("list after delete = %s", b)
 	}
 }
@@ -147,5 +151,96 @@ func TestContextsListInCreationOrder(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("listed %v, want creation order %v", got, want)
+	}
+}
+
+// TestDefaultContextsAtStart: as the reference server, a python and a
+// javascript context exist from the start. A warm javascript kernel starts
+// in the background and GET /contexts waits for it rather than leave it
+// out; otherwise the context is listed at once and its kernel starts on
+// first use. A context asked for meanwhile is listed after both.
+func TestDefaultContextsAtStart(t *testing.T) {
+	t.Parallel()
+	for _, warm := range []bool{true, false} {
+		t.Run(fmt.Sprintf("warm=%v", warm), func(t *testing.T) {
+			t.Parallel()
+			testDefaultContexts(t, warm)
+		})
+	}
+}
+
+func testDefaultContexts(t *testing.T, warm bool) {
+	release := make(chan struct{})
+	var args []string
+	if warm {
+		args = []string{"python", "javascript", "klingon"}
+	}
+	ts := newWarmTestServer(t, nil, func(o *Options) {
+		start := o.Start
+		o.Start = func(ctx context.Context, spec KernelSpec) (Kernel, error) {
+			if spec.Argv[0] == "deno" {
+				<-release
+			}
+			return start(ctx, spec)
+		}
+	}, args...)
+	listed := make(chan []contextInfo)
+	go func() {
+		_, b := ts.do(t, http.MethodGet, "/contexts", nil)
+		var list []contextInfo
+		_ = json.Unmarshal(b, &list)
+		listed <- list
+	}()
+	var list []contextInfo
+	select {
+	case list = <-listed:
+		if warm {
+			t.Fatalf("listed %v before the javascript kernel started", list)
+		}
+	case <-time.After(100 * time.Millisecond):
+		if !warm {
+			t.Fatal("GET /contexts waited for a kernel nobody asked for")
+		}
+	}
+	if n := len(ts.starter.all()); n != 1 {
+		t.Errorf("%d kernels started before any javascript ran, want 1", n)
+	}
+	close(release)
+	if warm {
+		list = <-listed
+	}
+	var langs []string
+	for _, c := range list {
+		langs = append(langs, c.Language+" "+c.Cwd)
+	}
+	if want := []string{"python /home/user", "javascript /home/user"}; !slices.Equal(langs, want) {
+		t.Fatalf("at start: %v, want %v", langs, want)
+	}
+	_, b := ts.do(t, http.MethodPost, "/contexts", map[string]any{"language": "python"})
+	var mine contextInfo
+	if err := json.Unmarshal(b, &mine); err != nil {
+		t.Fatal(err)
+	}
+	// The javascript default serves language "js" and its own id alike.
+	ts.execute(t, map[string]any{"code": "1", "language": "js"})
+	ts.execute(t, map[string]any{"code": "2", "context_id": list[1].ID})
+	_, b = ts.do(t, http.MethodGet, "/contexts", nil)
+	var after []contextInfo
+	if err := json.Unmarshal(b, &after); err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != 3 || after[1].ID != list[1].ID || after[2].ID != mine.ID {
+		t.Fatalf("after a create: %v", after)
+	}
+	kernels := ts.starter.all()
+	if len(kernels) != 3 {
+		t.Fatalf("%d kernels started, want 3 (two defaults and mine)", len(kernels))
+	}
+	js := kernels[1]
+	if !warm {
+		js = kernels[2] // started on first use, after mine
+	}
+	if got := js.userCodes(); !slices.Equal(got, []string{"1", "2"}) {
+		t.Errorf("javascript kernel ran %q", got)
 	}
 }

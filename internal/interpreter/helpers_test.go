@@ -23,6 +23,12 @@ type testServer struct {
 
 func newTestServer(t *testing.T, s script, mod func(*Options)) *testServer {
 	t.Helper()
+	return newWarmTestServer(t, s, mod)
+}
+
+// newWarmTestServer starts the server with these warm default contexts.
+func newWarmTestServer(t *testing.T, s script, mod func(*Options), warm ...string) *testServer {
+	t.Helper()
 	if s == nil {
 		s = defaultScript
 	}
@@ -45,7 +51,7 @@ func newTestServer(t *testing.T, s script, mod func(*Options)) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Prestart(t.Context()); err != nil {
+	if err := srv.Prestart(t.Context(), warm...); err != nil {
 		t.Fatal(err)
 	}
 	hs := httptest.NewServer(srv.Handler())

@@ -76,6 +76,45 @@ func (s *Server) createDefault(ctx context.Context, lang string, p *pendingDefau
 
 // create starts a new context. lang must be normalized.
 func (s *Server) create(ctx context.Context, lang, cwd string) (*Context, error) {
+	c, err := s.newContext(lang, cwd)
+	if err != nil {
+		return nil, err
+	}
+	k, err := c.launch(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("creating %s context: %w", lang, err)
+	}
+	c.kernel = k
+	if err := s.register(c); err != nil {
+		c.shutdown(ctx)
+		return nil, err
+	}
+	return c, nil
+}
+
+// declare makes lang's default context without starting its kernel: the
+// context exists (and is listed) from the start, as the reference server's
+// javascript context does, and its kernel starts on first use, so a
+// sandbox that never runs that language never pays for its kernel.
+func (s *Server) declare(lang string) error {
+	c, err := s.newContext(lang, s.opts.Cwd)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.defaults[lang] != nil || s.pending[lang] != nil || s.closed {
+		return nil
+	}
+	s.contexts[c.ID] = c
+	s.defaults[lang] = c
+	return nil
+}
+
+// newContext makes a context with no kernel yet. Its number is taken now,
+// before any kernel starts: contexts are listed in the order they were
+// asked for, however long each kernel took.
+func (s *Server) newContext(lang, cwd string) (*Context, error) {
 	l := languages[lang]
 	cfg, ok := s.opts.Kernels[l.kernel]
 	if !ok {
@@ -91,17 +130,22 @@ func (s *Server) create(ctx context.Context, lang, cwd string) (*Context, error)
 		env:      s.env,
 		opts:     &s.opts,
 	}
-	k, err := c.launch(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("creating %s context: %w", lang, err)
-	}
-	c.kernel = k
 	s.mu.Lock()
 	s.created++
 	c.seq = s.created
-	s.contexts[c.ID] = c
 	s.mu.Unlock()
 	return c, nil
+}
+
+// register lists a started context, unless the server closed meanwhile.
+func (s *Server) register(c *Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errdefs.New(errdefs.ErrUnavailable, "the interpreter is shutting down")
+	}
+	s.contexts[c.ID] = c
+	return nil
 }
 
 // remove deletes a context and shuts its kernel down. Removing a default
@@ -122,8 +166,23 @@ func (s *Server) remove(ctx context.Context, id string) error {
 }
 
 // list returns every context in the order they were created, as the
-// reference server's (a Python dict, insertion-ordered) lists them.
-func (s *Server) list() []contextInfo {
+// reference server's (a Python dict, insertion-ordered) lists them. Default
+// contexts still starting are waited for, so they are listed from the
+// start; one that fails to start is left out.
+func (s *Server) list(ctx context.Context) ([]contextInfo, error) {
+	s.mu.Lock()
+	var waits []chan struct{}
+	for _, p := range s.pending {
+		waits = append(waits, p.done)
+	}
+	s.mu.Unlock()
+	for _, done := range waits {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting for the default contexts: %w", ctx.Err())
+		}
+	}
 	s.mu.Lock()
 	all := slices.Collect(maps.Values(s.contexts))
 	s.mu.Unlock()
@@ -132,7 +191,7 @@ func (s *Server) list() []contextInfo {
 	for _, c := range all {
 		out = append(out, c.info())
 	}
-	return out
+	return out, nil
 }
 
 // languages lists the languages that have a kernel.

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -88,7 +89,8 @@ type Server struct {
 	opts Options
 	env  *globalEnv
 
-	mu       sync.Mutex // mu protects contexts, defaults, pending and created
+	mu       sync.Mutex // mu protects contexts, defaults, pending, created and closed
+	closed   bool       // Close ran: a context that finishes starting now is shut down
 	contexts map[string]*Context
 	created  uint64              // contexts ever registered; each one's number orders GET /contexts
 	defaults map[string]*Context // language → its default context
@@ -111,10 +113,34 @@ func New(opts Options) (*Server, error) {
 	}, nil
 }
 
+// startupLanguages are the languages whose default context the reference
+// server has from the start, besides python.
+var startupLanguages = []string{"javascript"}
+
 // Prestart creates the default Python context so the first runCode does
-// not pay for a kernel start.
-func (s *Server) Prestart(ctx context.Context) error {
+// not pay for a kernel start. The reference server's other default
+// contexts (javascript) exist from then on too: their kernels start in the
+// background when the language is in warm, else on first use.
+func (s *Server) Prestart(ctx context.Context, warm ...string) error {
 	_, err := s.defaultContext(ctx, "python")
+	for _, lang := range startupLanguages {
+		if _, ok := s.opts.Kernels[languages[lang].kernel]; !ok {
+			continue
+		}
+		if !slices.Contains(warm, lang) {
+			if err := s.declare(lang); err != nil {
+				log.G(ctx).Warn("declaring a default context", "language", lang, "err", err)
+			}
+			continue
+		}
+		s.mu.Lock()
+		if s.defaults[lang] == nil && s.pending[lang] == nil {
+			p := &pendingDefault{done: make(chan struct{})}
+			s.pending[lang] = p
+			go s.createDefault(context.WithoutCancel(ctx), lang, p)
+		}
+		s.mu.Unlock()
+	}
 	return err
 }
 
@@ -133,6 +159,7 @@ func (s *Server) Handler() http.Handler {
 // Close shuts every kernel down.
 func (s *Server) Close(ctx context.Context) {
 	s.mu.Lock()
+	s.closed = true
 	all := make([]*Context, 0, len(s.contexts))
 	for _, c := range s.contexts {
 		all = append(all, c)

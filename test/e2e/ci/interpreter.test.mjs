@@ -129,6 +129,40 @@ describe('contexts', { timeout: 120_000 }, () => {
   })
 })
 
+describe('as the upstream interpreter', { timeout: 120_000 }, () => {
+  let fresh
+  before(async () => {
+    fresh = await Sandbox.create({ timeoutMs: 120_000 })
+  })
+  after(async () => {
+    await fresh?.kill().catch(() => {})
+  })
+
+  test('a python and a javascript context exist from the start, in that order', async () => {
+    const list = await fresh.listCodeContexts()
+    assert.deepEqual(list.map((c) => [c.language, c.cwd]), [['python', '/home/user'], ['javascript', '/home/user']])
+    const mine = await fresh.createCodeContext({ language: 'python' })
+    // The default javascript context is the one runCode(language js) uses.
+    await fresh.runCode('globalThis.seen = 41', { language: 'js' })
+    assert.equal((await fresh.runCode('seen + 1', { context: list[1] })).text, '42')
+    assert.deepEqual((await fresh.listCodeContexts()).map((c) => c.id), [list[0].id, list[1].id, mine.id])
+  })
+
+  test('kernels run as root; a context in /root works; commands stay user', async () => {
+    const py = await fresh.runCode('import os; (os.getuid(), os.environ["HOME"])')
+    assert.equal(py.error, undefined)
+    assert.equal(py.text, "(0, '/root')")
+    const ctx = await fresh.createCodeContext({ cwd: '/root' })
+    const ex = await fresh.runCode('import os; open("made-by-kernel", "w").write("x"); os.getcwd()', { context: ctx })
+    assert.equal(ex.error, undefined)
+    assert.equal(ex.text, '/root')
+    const sh = await fresh.runCode('id -un', { language: 'bash' })
+    assert.deepEqual(sh.logs.stdout, ['root\n'])
+    const cmd = await fresh.commands.run('whoami; sudo stat -c %U /root/made-by-kernel')
+    assert.equal(cmd.stdout, 'user\nroot\n')
+  })
+})
+
 describe('runCode (javascript)', { timeout: 120_000 }, () => {
   test('state persists between calls', async () => {
     const ctx = await sbx.createCodeContext({ language: 'js' })
