@@ -8,6 +8,7 @@ package runtime
 
 import (
 	"context"
+	"io"
 	"net/netip"
 	"time"
 )
@@ -69,6 +70,14 @@ type Backend interface {
 
 	// SetNetwork replaces a sandbox's egress policy while it runs.
 	SetNetwork(ctx context.Context, id string, n Network) error
+
+	// Logs opens what the sandbox's init has written to its stdout and
+	// stderr (envd's log lines, which carry the start command's output),
+	// across every start and restore of it, for reading from any offset;
+	// the caller closes it. It works in every state, stopped included;
+	// errdefs.ErrNotFound for an unknown id. Lines written after the open
+	// may or may not be seen.
+	Logs(ctx context.Context, id string) (io.ReadSeekCloser, error)
 }
 
 // Capabilities lists optional backend features.

@@ -42,6 +42,7 @@ const (
 	// before its layer is written, the window a collector must respect.
 	OpSnapshotWrite Op = "snapshotwrite"
 	OpSetNetwork    Op = "setnetwork"
+	OpLogs          Op = "logs"
 )
 
 // Backend is the fake. The zero value is not usable; call New.
@@ -62,6 +63,7 @@ type instanceState struct {
 	inst      runtime.Instance
 	resources runtime.Resources
 	network   runtime.Network
+	log       []byte // what WriteLog wrote: the init's output
 }
 
 type failure struct {

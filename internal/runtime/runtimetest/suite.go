@@ -90,6 +90,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) runtime.Backend, opts ...Op
 		{"Snapshot", s.testSnapshot, false},
 		{"ManyLayers", s.testManyLayers, false},
 		{"ConcurrentCreates", s.testConcurrentCreates, false},
+		{"Logs", s.testLogs, false},
 		{"BadInit", s.testBadInit, true},
 		{"InitExits", s.testInitExits, true},
 		{"Confinement", s.testConfinement, true},

@@ -13,6 +13,7 @@
 //	status           -> CapEff, NoNewPrivs and Seccomp from /proc/self/status
 //	hostname         -> the UTS hostname
 //	uid              -> the real uid
+//	log TEXT         -> writes TEXT to stdout and "stderr TEXT" to stderr: "ok"
 //	exit CODE        -> exits the whole process (no answer)
 //
 // With -exit it exits 0 at once: the "/bin/true" of the baseline benchmark.
@@ -101,6 +102,10 @@ func answer(line string) string {
 		return h
 	case "uid":
 		return strconv.Itoa(os.Getuid())
+	case "log": // what the backend's Logs must return
+		fmt.Println(arg)
+		fmt.Fprintln(os.Stderr, "stderr "+arg)
+		return "ok"
 	case "set": // process memory, to tell a restore from a reboot
 		memMu.Lock()
 		defer memMu.Unlock()
