@@ -41,6 +41,14 @@ a1.scatter([1, 2], [3, 4], label="pts"); a2.plot([0, 1], [0, 1])
 fig.suptitle("Two")
 out["super"] = wd.figure_to_chart(fig)
 
+fig, ax = plt.subplots()
+ax.pie([1, 2, 3, 4])
+out["pie4"] = wd.figure_to_chart(fig)
+
+fig, ax = plt.subplots()
+ax.plot([0.1, 0.2], [0.1 + 0.2, 1 / 3])
+out["noise"] = wd.figure_to_chart(fig)["elements"]
+
 out["broken"] = wd.figure_to_chart(object())
 out["data"] = wd.dataframe_to_data(pd.DataFrame({"n": [1, 2], "f": [0.5, float("nan")], "t": pd.to_datetime(["2024-01-01", None])}))
 print(json.dumps(out, allow_nan=False))
@@ -65,6 +73,9 @@ func checkCharts(t *testing.T, rootfs string) {
 		"pie": `{"type":"pie","title":null,"elements":[{"label":"x","angle":90,"radius":1},{"label":"y","angle":270,"radius":1}]}`,
 		"box": `{"type":"box_and_whisker","title":null,"x_label":null,"y_label":null,"x_unit":null,"y_unit":null,
 			"elements":[{"label":"s","min":1,"first_quartile":2.25,"median":3.5,"third_quartile":4.75,"max":5,"outliers":[40]}]}`,
+		// Float noise is rounded away as the reference interpreter does.
+		"pie4":   `{"type":"pie","title":null,"elements":[{"label":"","angle":36,"radius":1},{"label":"","angle":72,"radius":1},{"label":"","angle":108,"radius":1},{"label":"","angle":144,"radius":1}]}`,
+		"noise":  `[{"label":"_child0","points":[[0.1,0.3],[0.2,0.33333333]]}]`,
 		"broken": `null`,
 		"data":   `{"n":[1,2],"f":[0.5,null],"t":["2024-01-01T00:00:00",null]}`,
 	}

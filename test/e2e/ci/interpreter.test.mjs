@@ -84,6 +84,36 @@ describe('runCode (python)', { timeout: 180_000 }, () => {
     assert.deepEqual([box.elements[0].median, box.elements[0].outliers], [3.5, [40]])
   })
 
+  test('chart numbers are rounded as upstream: no float noise in any chart type', async () => {
+    const chartOf = async (code) => {
+      const ex = await sbx.runCode(`import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n${code}\nplt.show()`)
+      return ex.results.find((x) => x.chart)?.chart
+    }
+    const pie = await chartOf('ax.pie([1, 2, 3, 4])')
+    assert.deepEqual(pie.elements.map((e) => e.angle), [36, 72, 108, 144])
+    const line = await chartOf('ax.plot([0.1, 0.2, 0.3], [0.1 + 0.2, 1 / 3, 2 / 3])')
+    assert.deepEqual(line.elements[0].points, [[0.1, 0.3], [0.2, 0.33333333], [0.3, 0.66666667]])
+    const bar = await chartOf('ax.bar(["a"], [0.1 + 0.2])')
+    assert.deepEqual(bar.elements.map((e) => e.value), [0.3])
+    const scatter = await chartOf('ax.scatter([1 / 3], [0.1 * 3])')
+    assert.deepEqual(scatter.elements[0].points, [[0.33333333, 0.3]])
+    const box = await chartOf('ax.boxplot([[0.1, 0.2, 0.3, 0.7, 1.1, 9.9]])')
+    const b = box.elements[0]
+    assert.deepEqual([b.min, b.first_quartile, b.median, b.third_quartile, b.max, b.outliers], [0.1, 0.225, 0.5, 1, 1.1, [9.9]])
+  })
+
+  test('a PIL image that is saved is displayed too; a list result is JSON', async () => {
+    const ex = await sbx.runCode('from PIL import Image\nImage.new("RGB", (4, 4), "red").save("/tmp/red.png")')
+    assert.equal(ex.error, undefined)
+    assert.equal(ex.results.length, 1)
+    assert.ok(ex.results[0].png, `a png: ${JSON.stringify(ex.results.map((r) => r.formats()))}`)
+    const saved = await sbx.runCode('from PIL import Image\nImage.open("/tmp/red.png").size')
+    assert.equal(saved.text, '(4, 4)')
+    const js = await sbx.runCode('import numpy as np\n[1, 2.5, {"a": None, 3: np.int64(4)}, np.arange(2)]')
+    assert.deepEqual(js.results[0].json, [1, 2.5, { a: null, 3: 4 }, [0, 1]])
+    assert.equal(js.text, "[1, 2.5, {'a': None, 3: 4}, array([0, 1])]")
+  })
+
   test('display() of several objects gives several results', async () => {
     const ex = await sbx.runCode('from IPython.display import display, Markdown, JSON\ndisplay(Markdown("**m**"))\ndisplay(JSON({"k": 1}))')
     assert.equal(ex.results.length, 2)

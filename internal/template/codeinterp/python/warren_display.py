@@ -6,7 +6,12 @@ install(ip) adds two MIME types to an IPython shell's display formatter:
   DataFrame.to_dict(orient="list") but with every value JSON-safe.
 - e2b/chart: a matplotlib Figure as chart JSON: {"type", "title",
   "elements", ...} with type line, scatter, bar, pie, box_and_whisker,
-  superchart (one chart per axes) or unknown.
+  superchart (one chart per axes) or unknown. Its numbers have at most 8
+  significant digits, so float noise (36.0000005) does not reach users.
+
+It also makes a list or dict result application/json (numpy values
+included), and a PIL image that is saved or shown is displayed too, as the
+reference interpreter's start-up scripts do.
 
 A formatter that raises makes IPython print a traceback into the user's
 output, so every entry point here catches everything and returns None,
@@ -18,6 +23,7 @@ import decimal
 import math
 import os
 import re
+import sys
 
 # DataFrames with more cells than this get no e2b/data: the JSON would be
 # larger than the HTML table pandas already truncates, and is sent on every
@@ -64,9 +70,88 @@ def install(ip):
                 return figure_to_chart(obj)
             return super().__call__(obj)
 
+    class JSONFormatter(type(ip.display_formatter.formatters["application/json"])):
+        def __call__(self, obj):
+            if self.enabled and isinstance(obj, (list, dict)):
+                try:
+                    return strict_json(obj), {"expanded": True}
+                except (TypeError, ValueError, RecursionError):
+                    pass
+            return super().__call__(obj)
+
     df = ip.display_formatter
     df.formatters["e2b/data"] = DataFormatter(parent=df)
     df.formatters["e2b/chart"] = ChartFormatter(parent=df)
+    df.formatters["application/json"] = JSONFormatter(parent=df)
+    _display_pil_images()
+
+
+def strict_json(v):
+    """v with numpy values made plain, for application/json; TypeError for
+    anything JSON has no form for (that result then has no JSON)."""
+    if v is None or isinstance(v, (bool, str, int)):
+        return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else None
+    if isinstance(v, (list, tuple)):
+        return [strict_json(x) for x in v]
+    if isinstance(v, dict):
+        return {k if isinstance(k, str) else str(strict_json(k)): strict_json(x) for k, x in v.items()}
+    if type(v).__module__ == "numpy":
+        return strict_json(v.tolist())  # scalars and arrays alike
+    raise TypeError(f"{type(v).__name__} has no JSON form")
+
+
+_pil_displaying = False
+
+
+def _display_pil_images():
+    """Image.save and Image.show also display the image in the output, as
+    the reference interpreter does for save (show has no viewer in a
+    sandbox). Only the user's own calls display: libraries save through PIL
+    too (matplotlib writes every figure's PNG with it), and Pillow's own PNG
+    representation calls save, hence the guard. Installing twice is a no-op."""
+    try:
+        from IPython.display import display
+        from PIL import Image, ImageShow
+    except Exception:
+        return
+    save = Image.Image.save
+    if getattr(save, "_warren", False):
+        return
+
+    def save_and_display(self, fp, format=None, **params):
+        global _pil_displaying
+        if not _pil_displaying and _called_by_user():
+            _pil_displaying = True
+            try:
+                display(self)
+            except Exception:
+                pass
+            finally:
+                _pil_displaying = False
+        return save(self, fp, format, **params)
+
+    def show(image, title=None, **options):
+        display(image)
+        return True
+
+    save_and_display._warren = True
+    Image.Image.save = save_and_display
+    ImageShow.show = show
+
+
+def _called_by_user():
+    """Whether the code that called our caller is the user's, not a
+    library's (installed packages, the standard library)."""
+    try:
+        name = sys._getframe(2).f_code.co_filename
+    except Exception:
+        return True
+    return not (name.startswith(_LIB_DIRS) or "/dist-packages/" in name or "/site-packages/" in name)
+
+
+_LIB_DIRS = tuple({os.path.dirname(os.__file__) + "/", "/usr/lib/python3/"})
 
 
 def _is_a(obj, module, name):
@@ -218,12 +303,12 @@ def _value(axis, v):
         return None
     cats = _categories(axis)
     if cats is not None:
-        return cats.get(v, v)
+        return cats.get(v, _round(v))
     if _is_dates(axis):
         import matplotlib.dates as mdates
 
         return mdates.num2date(v).isoformat()
-    return v
+    return _round(v)
 
 
 def _ticks(axis):
@@ -255,13 +340,34 @@ def _label_at(axis, pos):
     return _value(axis, pos) if cats is None else str(pos)
 
 
+def _round(v):
+    """v as the reference interpreter's charts give numbers: 8 significant
+    digits, then cut where three 0s or 9s in a row begin after the point
+    (past a fraction's leading zeros), so float noise such as the
+    36.0000005 of a pie wedge or the 0.30000000000000004 of 0.1 + 0.2 does
+    not reach users."""
+    v = float(v)
+    if not math.isfinite(v):
+        return None
+    r = float(f"{v:.8g}")
+    mantissa, e, exponent = repr(r).partition("e")
+    whole, _, frac = mantissa.partition(".")
+    start = 0
+    if whole.lstrip("-") == "0":
+        start = len(frac) - len(frac.lstrip("0"))
+    cut = min((i for i in (frac.find("000", start), frac.find("999", start)) if i >= 0), default=-1)
+    if cut < 0:
+        return r
+    return float(f"{round(float(mantissa), cut)!r}{e}{exponent}")
+
+
 def _pie(ax):
     from matplotlib.patches import Wedge
 
     wedges = [p for p in ax.patches if isinstance(p, Wedge)]
     if not wedges or len(wedges) != len(ax.patches):
         return []
-    return [{"label": w.get_label(), "angle": abs(w.theta2 - w.theta1), "radius": w.r} for w in wedges]
+    return [{"label": w.get_label(), "angle": _round(abs(w.theta2 - w.theta1)), "radius": _round(w.r)} for w in wedges]
 
 
 def _bars(ax):
@@ -278,7 +384,7 @@ def _bars(ax):
                 pos, value, axis = rect.get_y() + rect.get_height() / 2, rect.get_width(), ax.yaxis
             else:
                 pos, value, axis = rect.get_x() + rect.get_width() / 2, rect.get_height(), ax.xaxis
-            out.append({"label": _label_at(axis, pos), "value": jsonable(float(value)), "group": group})
+            out.append({"label": _label_at(axis, pos), "value": _round(value), "group": group})
     return out
 
 
@@ -401,7 +507,7 @@ def _read_box(segs, x0, x1, y0, y1, lines):
                 if _close(pa, centre):
                     outliers.append(pb)
         return vertical, {
-            "min": min(ends), "first_quartile": b0, "median": median,
-            "third_quartile": b1, "max": max(ends), "outliers": sorted(outliers),
+            "min": _round(min(ends)), "first_quartile": _round(b0), "median": _round(median),
+            "third_quartile": _round(b1), "max": _round(max(ends)), "outliers": [_round(o) for o in sorted(outliers)],
         }
     return None
