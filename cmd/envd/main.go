@@ -157,7 +157,9 @@ func startCommand(ctx context.Context, srv *envd.Server, cfg *config) error {
 	if cfg.cmdCwd != "" {
 		pcfg.Cwd = &cfg.cmdCwd
 	}
-	pid, err := srv.Processes().StartBackground(ctx, u, pcfg, "startCmd", os.Stderr)
+	logger := log.G(ctx)
+	stdout, stderr := newOutputLog(logger, "stdout"), newOutputLog(logger, "stderr")
+	pid, err := srv.Processes().StartBackground(ctx, u, pcfg, "startCmd", stdout, stderr)
 	if err != nil {
 		return fmt.Errorf("start command: %w", err)
 	}
