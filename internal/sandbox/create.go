@@ -156,7 +156,9 @@ func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Templ
 }
 
 func (m *Manager) spec(sb *store.Sandbox, tpl *store.Template) runtime.Spec {
-	args := []string{envdTarget, "--port", fmt.Sprint(EnvdPort)}
+	// JSON records: the runtime keeps envd's output as the sandbox's log,
+	// which the logs endpoints read back (package sandboxlog).
+	args := []string{envdTarget, "--port", fmt.Sprint(EnvdPort), "--log-json"}
 	if tpl.StartCmd != "" {
 		// envd supervises the template's start command (the code
 		// interpreter server, a user's service) from boot.

@@ -32,6 +32,8 @@ func (m *Manager) killLocked(ctx context.Context, e *entry) error {
 		e.timer.Stop()
 	}
 	stopTimer(&e.ckTimer)
+	// Before it leaves live: a logs request finds one or the other.
+	m.keepEndedLog(context.WithoutCancel(ctx), e)
 	m.mu.Lock()
 	delete(m.live, e.sb.ID)
 	m.mu.Unlock()

@@ -76,6 +76,9 @@ type Manager struct {
 	// snapshot directories holds it for writing. Order: snapMu, then an
 	// entry's mu.
 	snapMu sync.RWMutex
+
+	// ended keeps the last log lines of recently killed sandboxes.
+	ended endedLogs
 }
 
 // entry is the in-memory side of one sandbox.
