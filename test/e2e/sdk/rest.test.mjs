@@ -37,6 +37,14 @@ function assertError(res, status, what) {
   assert.equal(typeof res.json.message, 'string', `${what}: body message`)
 }
 
+// assertLogEntry checks E2B's SandboxLogEntry: every key present, fields all strings.
+function assertLogEntry(e) {
+  assert.ok(!Number.isNaN(Date.parse(e.timestamp)), JSON.stringify(e))
+  assert.ok(['debug', 'info', 'warn', 'error'].includes(e.level), JSON.stringify(e))
+  assert.equal(typeof e.message, 'string', JSON.stringify(e))
+  assert.ok(e.fields && Object.values(e.fields).every((v) => typeof v === 'string'), JSON.stringify(e))
+}
+
 async function createV1(body = {}) {
   const res = await api('POST', '/sandboxes', { body: { templateID: 'base', timeout: 60, ...body } })
   if (res.json?.sandboxID) created.push(res.json.sandboxID)
@@ -65,6 +73,8 @@ describe('REST API', { timeout: 90_000 }, () => {
     assertError(await api('POST', `/sandboxes/${id}/connect`, { body: { timeout: 30 } }), 404, 'v1 connect')
     assertError(await api('POST', `/v2/sandboxes/${id}/connect`, { body: {} }), 404, 'v2 connect')
     assertError(await api('GET', `/sandboxes/${id}/metrics`), 404, 'metrics')
+    assertError(await api('GET', `/sandboxes/${id}/logs`), 404, 'v1 logs')
+    assertError(await api('GET', `/v2/sandboxes/${id}/logs`), 404, 'v2 logs')
   })
 
   test('bad create requests get 400 or 404', async () => {
@@ -150,6 +160,50 @@ describe('REST API', { timeout: 90_000 }, () => {
     assert.ok(old.json.some((s) => s.sandboxID === res.json.sandboxID))
 
     assertError(await api('GET', '/v2/sandboxes?state=sleeping'), 400, 'unknown state')
+  })
+
+  test('logs: envd\'s lines in both shapes, by cursor, direction, level and search; paused and killed too', async () => {
+    const res = await createV1()
+    assert.equal(res.status, 201, res.text)
+    const id = res.json.sandboxID
+    const logs = async (query = '') => {
+      const r = await api('GET', `/v2/sandboxes/${id}/logs${query}`)
+      assert.equal(r.status, 200, r.text)
+      r.json.logs.forEach(assertLogEntry)
+      return r.json.logs
+    }
+    const all = await logs()
+    const listening = all.find((e) => e.message === 'envd listening')
+    assert.ok(listening, JSON.stringify(all))
+    assert.equal(listening.fields.component, 'envd')
+    assert.ok(all.some((e) => e.message === 'initialized'), 'the create\'s /init is logged')
+
+    const v1 = await api('GET', `/sandboxes/${id}/logs?limit=1`)
+    assert.equal(v1.status, 200, v1.text)
+    assert.equal(v1.json.logs.length, 1)
+    assert.ok(!Number.isNaN(Date.parse(v1.json.logs[0].timestamp)))
+    assert.match(v1.json.logs[0].line, /envd listening/)
+    v1.json.logEntries.forEach(assertLogEntry)
+    assert.equal(v1.json.logEntries[0].message, 'envd listening')
+
+    const newest = await logs('?direction=backward&limit=2')
+    assert.equal(newest.length, 2)
+    assert.ok(Date.parse(newest[0].timestamp) >= Date.parse(newest[1].timestamp), 'backward is newest first')
+    const cursor = Date.parse(all[1].timestamp)
+    assert.ok((await logs(`?cursor=${cursor}`)).every((e) => Date.parse(e.timestamp) >= cursor))
+    assert.deepEqual(await logs(`?cursor=${Date.now() + 3_600_000}`), [])
+    assert.deepEqual((await logs('?search=listening')).map((e) => e.message), ['envd listening'])
+    assert.ok((await logs('?level=warn')).every((e) => e.level === 'warn' || e.level === 'error'))
+
+    assert.equal((await api('POST', `/sandboxes/${id}/pause`, { body: {} })).status, 204)
+    assert.ok((await logs()).some((e) => e.message === 'envd listening'), 'a paused sandbox has its logs')
+    assert.equal((await api('DELETE', `/sandboxes/${id}`)).status, 204)
+    assert.ok((await logs()).some((e) => e.message === 'envd listening'), 'a killed sandbox keeps its last lines')
+
+    for (const q of ['limit=1001', 'limit=-1', 'direction=up', 'level=fatal', 'cursor=soon']) {
+      assertError(await api('GET', `/v2/sandboxes/${id}/logs?${q}`), 400, q)
+    }
+    assertError(await api('GET', `/sandboxes/${id}/logs?start=-1`), 400, 'v1 negative start')
   })
 
   test('GET /health answers 200 on the API', async () => {

@@ -39,6 +39,22 @@ async function build(tpl, name, opts = {}) {
   return { info, logs }
 }
 
+async function rest(path) {
+  const res = await fetch(process.env.E2B_API_URL + path, { headers: { 'X-API-Key': process.env.E2B_API_KEY } })
+  assert.equal(res.status, 200, `GET ${path}: ${res.status}`)
+  return res.json()
+}
+
+// startCmdLine waits for the sandbox log entry whose message contains text.
+async function startCmdLine(id, text) {
+  for (let i = 0; i < 50; i++) {
+    const { logs } = await rest(`/v2/sandboxes/${id}/logs?search=${encodeURIComponent(text)}`)
+    if (logs.length > 0) return logs[0]
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  assert.fail(`no sandbox log entry contains ${text}`)
+}
+
 async function sandbox(ref) {
   const s = await Sandbox.create(ref, { timeoutMs: 120_000 })
   sandboxes.push(s)
@@ -74,6 +90,15 @@ describe('Template.build', { timeout: 600_000 }, () => {
     // The start command is serving already: create waited for its port.
     const page = await s.commands.run('curl -s -o /dev/null -w "%{http_code}" http://127.0.0.1:8123/')
     assert.equal(page.stdout, '200')
+    // The start command's output (http.server logs requests to stderr) is in
+    // the sandbox's logs, an entry per line, and the build's log is served
+    // as E2B serves it.
+    const served = await startCmdLine(s.sandboxId, '"GET / HTTP/1.1" 200')
+    assert.equal(served.fields.tag, 'startCmd')
+    assert.equal(served.fields.stream, 'stderr')
+    const buildLogs = await rest(`/templates/${info.templateId}/builds/${info.buildId}/logs?limit=100`)
+    assert.ok(buildLogs.logs.length > 0 && buildLogs.logs.every((e) => logs.includes(e.message) && e.timestamp && e.level), JSON.stringify(buildLogs))
+    assert.deepEqual((await rest(`/templates/${info.templateId}/builds/${info.buildId}/logs?direction=backward&limit=1`)).logs[0], buildLogs.logs.at(-1))
     // A tag names the same build.
     const t = await sandbox(`${name}:v1`)
     assert.equal((await t.commands.run('cat /home/user/app/answer.txt')).stdout, '42\n')
