@@ -46,13 +46,15 @@ type serveConfig struct {
 	// CheckpointAfter: a paused sandbox on a backend that checkpoints
 	// (runsc) stays frozen in memory this long, then goes to disk.
 	CheckpointAfter time.Duration
-	CPUCount        int
-	MemoryMB        int
-	MaxCPUCount     int
-	MaxMemoryMB     int
-	DiskMB          int
-	LogLevel        string
-	TLS             bool
+	// MetricsRetention: a killed sandbox's metrics history stays this long.
+	MetricsRetention time.Duration
+	CPUCount         int
+	MemoryMB         int
+	MaxCPUCount      int
+	MaxMemoryMB      int
+	DiskMB           int
+	LogLevel         string
+	TLS              bool
 	// CodeInterpreter builds the code-interpreter-v1 template and binds the
 	// interpreter server (InterpreterPath) into sandboxes.
 	CodeInterpreter bool
@@ -72,6 +74,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.StringVar(&c.EnvdPath, "envd", "", "path of the static envd binary (default: next to warren)")
 	fs.DurationVar(&c.MaxTimeout, "max-timeout", 24*time.Hour, "longest sandbox timeout a request may ask for (0: no cap)")
 	fs.DurationVar(&c.CheckpointAfter, "checkpoint-after", 30*time.Second, "how long a paused runsc sandbox stays frozen in memory before its memory is checkpointed to disk (0: at once)")
+	fs.DurationVar(&c.MetricsRetention, "metrics-retention", time.Hour, "how long a killed sandbox's metrics history stays readable (0: dropped when it ends)")
 	fs.IntVar(&c.CPUCount, "default-cpu", 2, "CPUs per sandbox when the template does not say")
 	fs.IntVar(&c.MemoryMB, "default-memory", 512, "memory MB per sandbox when the template does not say")
 	fs.IntVar(&c.MaxCPUCount, "max-cpu", goruntime.NumCPU(), "the most CPUs a create may ask for (cpuCount)")
@@ -86,6 +89,9 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.BoolVar(&c.TLS, "tls", false, "serve HTTPS (h2 and http/1.1) with a CA and wildcard certificate warren makes in <data-dir>/tls")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if c.MetricsRetention < 0 {
+		return nil, fmt.Errorf("--metrics-retention must not be negative")
 	}
 	if c.Runtime != "runc" && c.Runtime != "runsc" {
 		return nil, fmt.Errorf("--runtime must be runc or runsc, not %q", c.Runtime)
@@ -164,6 +170,7 @@ func serve(ctx context.Context, cfg *serveConfig) error {
 		return err
 	}
 	api.SetManager(mgr)
+	go mgr.SampleMetrics(ctx)
 	builder, err := startBuilder(ctx, cfg, st, mgr, api)
 	if err != nil {
 		_ = srv.Close()

@@ -55,16 +55,17 @@ func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Mana
 		return nil, nil, err
 	}
 	mgr, err := sandbox.New(sandbox.Options{
-		Store:           st,
-		Backends:        backends,
-		DefaultBackend:  cfg.Runtime,
-		EnvdPath:        cfg.EnvdPath,
-		Binds:           interpreterBinds(cfg),
-		DefaultCPUCount: cfg.CPUCount,
-		DefaultMemoryMB: cfg.MemoryMB,
-		DefaultDiskMB:   cfg.DiskMB,
-		MaxTimeout:      cfg.MaxTimeout,
-		CheckpointAfter: cfg.CheckpointAfter,
+		Store:            st,
+		Backends:         backends,
+		DefaultBackend:   cfg.Runtime,
+		EnvdPath:         cfg.EnvdPath,
+		Binds:            interpreterBinds(cfg),
+		DefaultCPUCount:  cfg.CPUCount,
+		DefaultMemoryMB:  cfg.MemoryMB,
+		DefaultDiskMB:    cfg.DiskMB,
+		MaxTimeout:       cfg.MaxTimeout,
+		CheckpointAfter:  cfg.CheckpointAfter,
+		MetricsRetention: cfg.MetricsRetention,
 		// Beside the sandboxes' state dirs, on the same filesystem, so a
 		// snapshot moves a writable layer instead of copying it.
 		SnapshotDir:  filepath.Join(cfg.DataDir, "snapshots"),

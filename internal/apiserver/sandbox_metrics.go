@@ -2,7 +2,10 @@ package apiserver
 
 import (
 	"fmt"
+	"math"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -32,18 +35,53 @@ func toMetricJSON(m *sandbox.Metric) metricJSON {
 	}
 }
 
-// metrics serves GET /sandboxes/{id}/metrics with a sample taken now; warren
-// keeps no history, so start/end only validate.
+// metrics serves GET /sandboxes/{id}/metrics: the samples of the
+// sandbox's history inside [start, end] (unix seconds, both optional), as
+// E2B answers; a window with none gives [].
 func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
-	m, err := s.opts.Manager.Metrics(r.Context(), r.PathValue("id"))
+	from, to, err := metricsWindow(r.URL.Query())
 	if err != nil {
 		fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, []metricJSON{toMetricJSON(m)})
+	samples, err := s.opts.Manager.Metrics(r.Context(), r.PathValue("id"), from, to)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	out := make([]metricJSON, 0, len(samples))
+	for i := range samples {
+		out = append(out, toMetricJSON(&samples[i]))
+	}
+	writeJSON(w, http.StatusOK, out)
 }
 
-// batchMetrics serves GET /sandboxes/metrics?sandbox_ids=a,b.
+// metricsWindow reads start and end; an absent bound is open.
+func metricsWindow(q url.Values) (from, to int64, err error) {
+	from, to = math.MinInt64, math.MaxInt64
+	for _, p := range []struct {
+		name string
+		dst  *int64
+	}{{"start", &from}, {"end", &to}} {
+		v := q.Get(p.name)
+		if v == "" {
+			continue
+		}
+		n, perr := strconv.ParseInt(v, 10, 64)
+		if perr != nil || n < 0 {
+			return 0, 0, invalid(fmt.Sprintf("%s must be a unix time in whole seconds, not %q", p.name, v))
+		}
+		*p.dst = n
+	}
+	if from > to {
+		return 0, 0, invalid(fmt.Sprintf("start (%d) is after end (%d)", from, to))
+	}
+	return from, to, nil
+}
+
+// batchMetrics serves GET /sandboxes/metrics?sandbox_ids=a,b: each
+// sandbox's newest sample; unknown ones, and paused ones never sampled,
+// are left out.
 func (s *Server) batchMetrics(w http.ResponseWriter, r *http.Request) {
 	ids := strings.Split(r.URL.Query().Get("sandbox_ids"), ",")
 	if len(ids) > 100 {
@@ -55,7 +93,7 @@ func (s *Server) batchMetrics(w http.ResponseWriter, r *http.Request) {
 		if id == "" {
 			continue
 		}
-		m, err := s.opts.Manager.Metrics(r.Context(), id)
+		m, ok, err := s.opts.Manager.LatestMetric(r.Context(), id)
 		if errdefs.IsNotFound(err) {
 			continue
 		}
@@ -63,7 +101,9 @@ func (s *Server) batchMetrics(w http.ResponseWriter, r *http.Request) {
 			fail(w, r, err)
 			return
 		}
-		out[id] = toMetricJSON(m)
+		if ok {
+			out[id] = toMetricJSON(m)
+		}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sandboxes": out})
 }

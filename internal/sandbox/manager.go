@@ -58,6 +58,12 @@ type Options struct {
 	// EnvdPort is where the manager reaches envd at a sandbox's address;
 	// EnvdPort (49983) unless a test points it at a stand-in.
 	EnvdPort uint16
+	// MetricsInterval is how often SampleMetrics samples each running
+	// sandbox; 0 means DefaultMetricsInterval.
+	MetricsInterval time.Duration
+	// MetricsRetention is how long a killed sandbox's metrics history
+	// stays readable; 0 drops it when the sandbox ends.
+	MetricsRetention time.Duration
 }
 
 // Manager owns the lifecycle of every sandbox on this host.
@@ -79,6 +85,10 @@ type Manager struct {
 
 	// ended keeps the last log lines of recently killed sandboxes.
 	ended endedLogs
+
+	// history holds the metrics samples of live and recently killed
+	// sandboxes.
+	history *metricsHistory
 }
 
 // entry is the in-memory side of one sandbox.
@@ -114,10 +124,14 @@ func New(opts Options) (*Manager, error) {
 	if opts.EnvdReadyTimeout == 0 {
 		opts.EnvdReadyTimeout = 30 * time.Second
 	}
+	if opts.MetricsInterval <= 0 {
+		opts.MetricsInterval = DefaultMetricsInterval
+	}
 	return &Manager{
-		opts:   opts,
-		client: newEnvdClient(),
-		live:   make(map[string]*entry),
+		opts:    opts,
+		client:  newEnvdClient(),
+		live:    make(map[string]*entry),
+		history: newMetricsHistory(opts.MetricsInterval, opts.MetricsRetention, maxSamples),
 	}, nil
 }
 

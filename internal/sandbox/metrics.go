@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/store"
 )
 
 // Metric is one sample of a sandbox's resource use, in the units of E2B's
@@ -19,20 +21,69 @@ type Metric struct {
 	DiskTotal  uint64
 }
 
-// Metrics samples the sandbox's cgroup now. CPU use is the share of its CPUs
-// used since the previous sample (or since it started, for the first).
-func (m *Manager) Metrics(ctx context.Context, id string) (*Metric, error) {
+// Metrics returns the sandbox's samples whose timestamp, in whole unix
+// seconds, lies in [from, to], oldest first: the history SampleMetrics
+// keeps, of a live sandbox or of one killed less than the retention ago.
+// A running sandbox not sampled yet is sampled now, so a sandbox just
+// created has one.
+func (m *Manager) Metrics(ctx context.Context, id string, from, to int64) ([]Metric, error) {
 	e, err := m.get(id)
 	if err != nil {
+		if got, ok := m.history.window(id, from, to); ok {
+			return got, nil
+		}
 		return nil, err
+	}
+	if err := m.sampleIfNone(ctx, e); err != nil {
+		return nil, err
+	}
+	got, _ := m.history.window(id, from, to)
+	if got == nil {
+		got = []Metric{} // paused before its first sample
+	}
+	return got, nil
+}
+
+// LatestMetric returns the sandbox's newest sample; ok is false when it
+// has none (it was paused before its first).
+func (m *Manager) LatestMetric(ctx context.Context, id string) (_ *Metric, ok bool, _ error) {
+	e, err := m.get(id)
+	if err == nil {
+		err = m.sampleIfNone(ctx, e)
+	}
+	if s, ok := m.history.latest(id); ok {
+		return &s, true, nil
+	}
+	return nil, false, err
+}
+
+// sampleIfNone samples a running sandbox that has no sample yet.
+func (m *Manager) sampleIfNone(ctx context.Context, e *entry) error {
+	if m.history.has(e.sb.ID) {
+		return nil
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	st, err := e.backend.Stats(ctx, id)
+	if e.killed || e.sb.State != store.SandboxRunning {
+		return nil
+	}
+	s, err := m.sampleLocked(ctx, e, time.Now())
+	if err != nil {
+		return err
+	}
+	m.history.add(e.sb.ID, *s)
+	return nil
+}
+
+// sampleLocked reads the sandbox's cgroup and disk on the host (envd is
+// not asked, so sampling costs the sandbox nothing). CPU use is the share
+// of its CPUs used since the previous sample (or since it started, for
+// the first). Callers hold e.mu.
+func (m *Manager) sampleLocked(ctx context.Context, e *entry, now time.Time) (*Metric, error) {
+	st, err := e.backend.Stats(ctx, e.sb.ID)
 	if err != nil {
 		return nil, fmt.Errorf("reading sandbox stats: %w", err)
 	}
-	now := time.Now()
 	since, prev := e.lastTime, e.lastCPU
 	if since.IsZero() {
 		since, prev = e.sb.StartedAt, 0
@@ -42,6 +93,7 @@ func (m *Manager) Metrics(ctx context.Context, id string) (*Metric, error) {
 		cpus = e.sb.CPUCount
 	}
 	pct := 0.0
+	// A restore starts a new cgroup whose counter is below prev: 0 then.
 	if wall := now.Sub(since); wall > 0 && cpus > 0 && st.CPUUsageNanos >= prev {
 		pct = float64(st.CPUUsageNanos-prev) / float64(wall.Nanoseconds()) / float64(cpus) * 100
 	}

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/runtime"
+	"golang.org/x/sys/unix"
 )
 
 // Stats implements runtime.Backend.Stats: CPU and memory from the
@@ -25,17 +27,9 @@ func (b *Backend) Stats(ctx context.Context, id string) (*runtime.Stats, error) 
 	if err != nil {
 		return nil, fmt.Errorf("reading cgroup of sandbox %s: %w", id, err)
 	}
-	upper, _ := layerDirs(b.dir(id))
-	used, err := diskUsage(upper)
+	used, total, err := b.diskStats(id, rec)
 	if err != nil {
-		return nil, fmt.Errorf("measuring disk of sandbox %s: %w", id, err)
-	}
-	total := uint64(rec.DiskMB) << 20
-	if total == 0 {
-		// Not enforced: the layer may grow until its filesystem is full.
-		if total, err = fsSize(upper); err != nil {
-			return nil, fmt.Errorf("statfs of sandbox %s: %w", id, err)
-		}
+		return nil, err
 	}
 	limit := cg.memLimit
 	if rec.MemoryMB > 0 {
@@ -55,4 +49,30 @@ func (b *Backend) Stats(ctx context.Context, id string) (*runtime.Stats, error) 
 		DiskUsed:      used,
 		DiskTotal:     total,
 	}, nil
+}
+
+// diskStats is the writable layer's use and size. A layer on a disk of
+// its own (DiskQuota) is measured by one statfs, cheap enough to sample
+// every few seconds; one on the host's filesystem has to be walked.
+func (b *Backend) diskStats(id string, rec *record) (used, total uint64, err error) {
+	dir := b.dir(id)
+	upper, _ := layerDirs(dir)
+	if _, serr := os.Stat(filepath.Join(dir, diskImage)); serr == nil {
+		var st unix.Statfs_t
+		if err := unix.Statfs(filepath.Join(dir, diskMount), &st); err != nil {
+			return 0, 0, fmt.Errorf("statfs of sandbox %s's disk: %w", id, err)
+		}
+		return (st.Blocks - st.Bfree) * uint64(st.Bsize), st.Blocks * uint64(st.Bsize), nil
+	}
+	if used, err = diskUsage(upper); err != nil {
+		return 0, 0, fmt.Errorf("measuring disk of sandbox %s: %w", id, err)
+	}
+	total = uint64(rec.DiskMB) << 20
+	if total == 0 {
+		// Not enforced: the layer may grow until its filesystem is full.
+		if total, err = fsSize(upper); err != nil {
+			return 0, 0, fmt.Errorf("statfs of sandbox %s: %w", id, err)
+		}
+	}
+	return used, total, nil
 }
