@@ -224,6 +224,12 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 	}
 	if booted {
 		if err := m.bootedAgain(ctx, e); err != nil {
+			// Stopped again, as a pause without memory leaves it, so the
+			// sandbox is what it was before the request (an envd that does
+			// not answer is a 503, which promises a retry is safe).
+			if serr := e.backend.Stop(context.WithoutCancel(ctx), e.sb.ID, runtime.StopOptions{}); serr != nil {
+				log.G(ctx).Error("stopping a sandbox whose resume failed", "sandbox", e.sb.ID, "err", serr)
+			}
 			return err
 		}
 	}
