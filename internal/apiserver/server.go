@@ -104,7 +104,9 @@ func (s *Server) routes() {
 	auth("GET /templates/{first}/{second}", s.templateSub)
 	auth("GET /templates/{id}", s.getTemplate)
 	auth("POST /v3/templates", s.requestBuild)
-	auth("POST /v2/templates", s.requestBuild)
+	for _, pattern := range removedEndpoints {
+		s.mux.HandleFunc(pattern, s.gone)
+	}
 	auth("GET /templates/{templateID}/files/{hash}", s.templateFiles)
 	s.mux.HandleFunc("PUT /templates/{templateID}/files/{hash}", s.uploadFiles)
 	auth("POST /v2/templates/{templateID}/builds/{buildID}", s.startBuild)
@@ -211,9 +213,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// retryAfter is the Retry-After, in whole seconds, of every 429 and 503:
+// JS SDK 2.51 retries a 429 only when the header is an integer.
+const retryAfter = "5"
+
 // writeError sends E2B's error body; code always equals the HTTP status,
 // since the JS SDK decides "not found" by body.code.
 func writeError(w http.ResponseWriter, status int, msg string) {
+	if (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", retryAfter)
+	}
 	writeJSON(w, status, map[string]any{"code": status, "message": msg})
 }
 

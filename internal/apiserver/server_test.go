@@ -3,14 +3,17 @@ package apiserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -101,6 +104,15 @@ func TestErrorsHaveE2BShape(t *testing.T) {
 		{"bad next token", "GET", "/v2/sandboxes?nextToken=notatoken!", "", "", 400, "nextToken"},
 		{"unknown route", "GET", "/nope", "", "", 404, "no route"},
 		{"unknown template alias", "GET", "/templates/aliases/nope", "", "", 404, "nope"},
+		{"metrics start not a number", "GET", "/sandboxes/" + unknown + "/metrics?start=yesterday", "", "", 400, "start must be a unix time"},
+		{"metrics end negative", "GET", "/sandboxes/" + unknown + "/metrics?end=-5", "", "", 400, "end must be a unix time"},
+		{"metrics end in ms float", "GET", "/sandboxes/" + unknown + "/metrics?end=1.5", "", "", 400, "end must be a unix time"},
+		{"metrics start after end", "GET", "/sandboxes/" + unknown + "/metrics?start=200&end=100", "", "", 400, "start (200) is after end (100)"},
+		{"removed v1 build request", "POST", "/templates", `{"dockerfile":"FROM x"}`, "", 410, "POST /v3/templates"},
+		{"removed v1 rebuild", "POST", "/templates/abc", `{}`, "", 410, "upgrade the E2B SDK"},
+		{"removed v1 build start", "POST", "/templates/abc/builds/b1", ``, "", 410, "POST /templates/abc/builds/b1 was removed"},
+		{"removed v2 build request", "POST", "/v2/templates", `{"alias":"x"}`, "", 410, "POST /v3/templates"},
+		{"removed endpoint without a key", "POST", "/v2/templates", `{}`, "-", 410, "removed"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,4 +192,58 @@ func bigMap(n int) string {
 	}
 	b, _ := json.Marshal(m)
 	return string(b)
+}
+
+// Every 429 and 503 carries Retry-After in whole seconds (JS 2.51 retries a
+// 429 only then); a 503 promises that nothing changed.
+func TestRetryAfterOnBusyAnswers(t *testing.T) {
+	t.Parallel()
+	starting := New(Options{Store: memstore.New()})
+	tests := []struct {
+		name   string
+		serve  func(w http.ResponseWriter, r *http.Request)
+		status int
+	}{
+		{"health while starting", starting.ServeHTTP, 503},
+		{"API while starting", func(w http.ResponseWriter, r *http.Request) {
+			r.URL.Path = "/v2/sandboxes"
+			starting.ServeHTTP(w, r)
+		}, 503},
+		{"unavailable", func(w http.ResponseWriter, r *http.Request) {
+			fail(w, r, errdefs.New(errdefs.ErrUnavailable, "envd did not answer"))
+		}, 503},
+		{"host exhausted", func(w http.ResponseWriter, r *http.Request) {
+			fail(w, r, fmt.Errorf("allocating an address: %w", errdefs.ErrResourceExhausted))
+		}, 503},
+		{"rate limited", func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, http.StatusTooManyRequests, "slow down")
+		}, 429},
+		{"not found has none", func(w http.ResponseWriter, r *http.Request) {
+			fail(w, r, errdefs.New(errdefs.ErrNotFound, "nope"))
+		}, 404},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rec := httptest.NewRecorder()
+			tc.serve(rec, httptest.NewRequest("GET", "/health", nil))
+			if rec.Code != tc.status {
+				t.Fatalf("status %d, want %d", rec.Code, tc.status)
+			}
+			ra := rec.Header().Get("Retry-After")
+			if tc.status != 429 && tc.status != 503 {
+				if ra != "" {
+					t.Fatalf("a %d with Retry-After %q", tc.status, ra)
+				}
+				return
+			}
+			if n, err := strconv.Atoi(ra); err != nil || n <= 0 {
+				t.Fatalf("Retry-After = %q, want a positive whole number of seconds", ra)
+			}
+			var eb errorBody
+			if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Code == nil || *eb.Code != tc.status {
+				t.Fatalf("body %s", rec.Body.Bytes())
+			}
+		})
+	}
 }

@@ -13,7 +13,6 @@ import (
 
 type requestBuildBody struct {
 	Name     string   `json:"name"`
-	Alias    string   `json:"alias"` // v2 request
 	Tags     []string `json:"tags"`
 	CPUCount int      `json:"cpuCount"`
 	MemoryMB int      `json:"memoryMB"`
@@ -21,9 +20,8 @@ type requestBuildBody struct {
 	MinFreeDiskMB *int `json:"minFreeDiskMb"`
 }
 
-// requestBuild serves POST /v3/templates (and v2's POST /v2/templates): it
-// creates the template when the name is new and records a build waiting
-// for its steps.
+// requestBuild serves POST /v3/templates: it creates the template when the
+// name is new and records a build waiting for its steps.
 func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
 	if !s.canBuild(w, r) {
 		return
@@ -32,9 +30,6 @@ func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
 	if err := decode(r, &body, false); err != nil {
 		fail(w, r, err)
 		return
-	}
-	if body.Name == "" {
-		body.Name = body.Alias
 	}
 	if body.CPUCount > s.opts.MaxCPUCount && s.opts.MaxCPUCount > 0 || body.MemoryMB > s.opts.MaxMemoryMB && s.opts.MaxMemoryMB > 0 {
 		fail(w, r, errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("cpuCount and memoryMB may be at most %d and %d on this server", s.opts.MaxCPUCount, s.opts.MaxMemoryMB)))
