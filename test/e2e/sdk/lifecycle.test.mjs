@@ -130,6 +130,33 @@ describe('sandbox.getMetrics', { timeout: 120_000 }, () => {
     assert.ok(m.diskTotal > 0, `diskTotal=${m.diskTotal}`)
     assert.ok(m.timestamp instanceof Date && !Number.isNaN(m.timestamp.getTime()))
   })
+
+  test('start/end select a window of the history: an hour ago is empty, around now is not', async () => {
+    const sbx = await pool.create({ timeoutMs: 90_000 })
+    const t0 = Date.now()
+    const hourAgo = await sbx.getMetrics({ start: new Date(t0 - 2 * 3600_000), end: new Date(t0 - 3600_000) })
+    assert.deepEqual(hourAgo, [], 'a window an hour before the sandbox existed')
+
+    // The server samples every 5 s: a window around now fills up.
+    const around = await waitFor(
+      async () => {
+        const m = await sbx.getMetrics({ start: new Date(t0 - 60_000), end: new Date(Date.now() + 60_000) })
+        return m.length >= 2 ? m : undefined
+      },
+      { timeoutMs: 30_000, intervalMs: 1_000, message: 'two samples in a window around now' },
+    )
+    for (let i = 1; i < around.length; i++) {
+      assert.ok(around[i].timestamp > around[i - 1].timestamp, 'samples are oldest first')
+    }
+    // The SDK rounds start/end to the nearest second; samples are matched
+    // by their whole unix second.
+    const second = Math.floor(around.at(-1).timestamp.getTime() / 1000) * 1000
+    const onlyLast = await sbx.getMetrics({ start: new Date(second), end: new Date(second) })
+    assert.ok(onlyLast.length >= 1 && onlyLast.every((m) => Math.floor(m.timestamp.getTime() / 1000) * 1000 === second),
+      `a one-second window: ${JSON.stringify(onlyLast)}`)
+    const all = await sbx.getMetrics()
+    assert.ok(all.length >= around.length, 'without start/end: the whole history')
+  })
 })
 
 describe('sandbox.getHost', { timeout: 60_000 }, () => {

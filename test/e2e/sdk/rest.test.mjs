@@ -206,6 +206,33 @@ describe('REST API', { timeout: 90_000 }, () => {
     assertError(await api('GET', `/sandboxes/${id}/logs?start=-1`), 400, 'v1 negative start')
   })
 
+  test('metrics: start/end are whole unix seconds; bad ones get 400', async () => {
+    const res = await createV1()
+    assert.equal(res.status, 201, res.text)
+    const id = res.json.sandboxID
+    const now = Math.floor(Date.now() / 1000)
+    const old = await api('GET', `/sandboxes/${id}/metrics?start=${now - 7200}&end=${now - 3600}`)
+    assert.equal(old.status, 200, old.text)
+    assert.deepEqual(old.json, [], 'an hour-old window')
+    const around = await api('GET', `/sandboxes/${id}/metrics?start=${now - 60}&end=${now + 60}`)
+    assert.equal(around.status, 200, around.text)
+    assert.ok(around.json.length >= 1, `a window around now: ${around.text}`)
+    for (const m of around.json) assert.ok(m.timestampUnix >= now - 60 && m.timestampUnix <= now + 60, JSON.stringify(m))
+    assertError(await api('GET', `/sandboxes/${id}/metrics?start=${now}&end=${now - 10}`), 400, 'start after end')
+    assertError(await api('GET', `/sandboxes/${id}/metrics?start=yesterday`), 400, 'start not a number')
+    const batch = await api('GET', `/sandboxes/metrics?sandbox_ids=${id},nosuchsandbox0rest000`)
+    assert.equal(batch.status, 200, batch.text)
+    assert.deepEqual(Object.keys(batch.json.sandboxes), [id], batch.text)
+  })
+
+  test('removed v1 template-build endpoints answer 410 with an error body', async () => {
+    for (const path of ['/templates', '/templates/sometemplate', '/templates/sometemplate/builds/somebuild', '/v2/templates']) {
+      const res = await api('POST', path, { body: { alias: 'x', dockerfile: 'FROM debian' } })
+      assertError(res, 410, `POST ${path}`)
+      assert.match(res.json.message, /\/v3\/templates/, res.text)
+    }
+  })
+
   test('GET /health answers 200 on the API', async () => {
     const res = await fetch(apiUrl + '/health')
     assert.equal(res.status, 200)
