@@ -19,15 +19,15 @@ const codeInterpreterID = "code-interpreter-v1"
 
 // interpreterTarget is where the interpreter server's binary appears inside
 // every sandbox; the code-interpreter template's start command runs it.
-const interpreterTarget = "/.warren/interpreter"
+const interpreterTarget = codeinterp.InterpreterPath
 
 // interpreterStartCmd runs the interpreter server. envd starts it as the
 // template's user (`user`, whom commands run as too), and it goes to root
-// through sudo, as upstream starts Jupyter: kernels run as root (a context
-// may work in /root, and what they write belongs to root), in /home/user.
-// -E and PATH keep the environment a template built on this one sets (ENV;
-// sudo would otherwise replace PATH with its secure_path).
-const interpreterStartCmd = `exec sudo -n -E env PATH="$PATH" HOME=/root USER=root LOGNAME=root ` +
+// through sudo, as upstream runs Jupyter as root: kernels run as root (a
+// context may work in /root, and what they write belongs to root), in
+// /home/user. The template's sudoers drop-in keeps the environment a
+// template built on this one sets (ENV) as it is.
+const interpreterStartCmd = "exec sudo -n HOME=/root USER=root LOGNAME=root " +
 	interpreterTarget + " --port 49999 --kernels /etc/warren/kernels.json --cwd /home/user"
 
 // ensureTemplates builds (or finds cached) every default template and

@@ -56,6 +56,10 @@ func TestEnsureRealBuild(t *testing.T) {
 	checkKernels(t, rootfs, m)
 	checkCharts(t, rootfs)
 	checkIPythonLoadsFormatters(t, rootfs)
+	// A sudoers syntax error would take sudo away from the sandbox user.
+	if out, err := chrootOutput(rootfs, "/usr/sbin/visudo", "-c"); err != nil || !strings.Contains(out, sudoersDropIn+": parsed OK") {
+		t.Errorf("visudo -c: %v\n%s", err, out)
+	}
 }
 
 func checkPython(t *testing.T, rootfs string) {

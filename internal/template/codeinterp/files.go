@@ -19,6 +19,10 @@ const (
 	startupScript   = "/etc/ipython/startup/00-warren.py"
 	DisplayModule   = "/usr/local/lib/warren/python/warren_display.py"
 	BashKernel      = "/usr/local/lib/warren/python/warren_bash_kernel.py"
+	// InterpreterPath is where warren binds its interpreter server into
+	// every sandbox; the template's start command runs it through sudo.
+	InterpreterPath = "/.warren/interpreter"
+	sudoersDropIn   = "/etc/sudoers.d/warren-interpreter"
 	connectionField = "{connection_file}"
 )
 
@@ -85,6 +89,14 @@ const ipythonConfigSource = `# warren: load the E2B result formatters (e2b/data,
 c.InteractiveShellApp.exec_files = ["` + startupScript + `"]
 `
 
+// sudoersSource lets the interpreter go to root (kernels run as root, as
+// upstream's Jupyter does) with the environment the template set, whole:
+// sudo would otherwise reset it, drop PYTHONPATH, LD_* and the like, and
+// replace PATH.
+const sudoersSource = `# warren: the code interpreter runs as root with the template's environment.
+Defaults!` + InterpreterPath + ` !env_reset, !env_delete, !env_check, !secure_path
+`
+
 // configFiles lists every file the build writes into the rootfs, for
 // writeConfig and for the recipe hash.
 func configFiles(withDeno bool) ([]rootFile, error) {
@@ -98,6 +110,7 @@ func configFiles(withDeno bool) ([]rootFile, error) {
 		{rel(startupScript), 0o644, startupSource},
 		{rel(DisplayModule), 0o644, displayModule},
 		{rel(BashKernel), 0o644, bashKernel},
+		{rel(sudoersDropIn), 0o440, []byte(sudoersSource)},
 	}
 	if withDeno {
 		spec, err := json.MarshalIndent(map[string]any{
