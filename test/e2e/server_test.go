@@ -72,6 +72,7 @@ type serverOpts struct {
 	subnet  string // "" for 10.231.<index>.0/24
 	apiKey  string // "" for a fresh key
 	tls     bool   // serve HTTPS (--tls)
+	listen  string // "" for a free port on 127.0.0.1
 	args    []string
 	env     []string // KEY=VALUE added to the server's environment
 }
@@ -89,7 +90,10 @@ func launchServer(t *testing.T, cfg config, o serverOpts) *server {
 	if o.subnet == "" {
 		o.subnet = fmt.Sprintf("10.231.%d.0/24", i)
 	}
-	addr := freeLoopbackAddr(t)
+	addr := o.listen
+	if addr == "" {
+		addr = freeLoopbackAddr(t)
+	}
 	s.url = "http://" + addr
 	extra := append([]string(nil), o.args...)
 	if o.tls {
