@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -44,7 +45,7 @@ func (m *Manager) initEnvd(ctx context.Context, ip netip.Addr, sb *store.Sandbox
 	user, workdir := defaultUser(tpl)
 	body, err := json.Marshal(initBody{
 		AccessToken:    sb.EnvdAccessToken,
-		EnvVars:        sb.EnvVars,
+		EnvVars:        sandboxEnv(sb),
 		DefaultUser:    user,
 		DefaultWorkdir: workdir,
 		Timestamp:      time.Now().UTC().Format(time.RFC3339Nano),
@@ -114,6 +115,19 @@ func (m *Manager) waitPort(ctx context.Context, ip netip.Addr, port int) error {
 			delay *= 2
 		}
 	}
+}
+
+// sandboxEnv is the environment envd gives every process: E2B's variables
+// that tell code it runs in a sandbox, and which one, then the request's
+// envVars, which win. (E2B also sets E2B_TEAM_ID; warren has no teams yet.)
+func sandboxEnv(sb *store.Sandbox) map[string]string {
+	env := map[string]string{
+		"E2B_SANDBOX":     "true",
+		"E2B_SANDBOX_ID":  sb.ID,
+		"E2B_TEMPLATE_ID": sb.TemplateID,
+	}
+	maps.Copy(env, sb.EnvVars)
+	return env
 }
 
 // defaultUser is the user and working directory commands get when they name

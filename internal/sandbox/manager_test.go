@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -321,6 +322,32 @@ func TestReconcile(t *testing.T) {
 	for _, id := range []string{dead.ID, stray.ID} {
 		if _, err := e.b.Inspect(e.ctx, id); !errdefs.IsNotFound(err) {
 			t.Fatalf("%s not destroyed: %v", id, err)
+		}
+	}
+}
+
+// TestSandboxEnv: every process learns it runs in a sandbox and which one,
+// as E2B sets it; the request's envVars win over those names.
+func TestSandboxEnv(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want map[string]string
+	}{
+		{"defaults", nil, map[string]string{"E2B_SANDBOX": "true"}},
+		{"request wins", map[string]string{"E2B_SANDBOX": "mine", "A": "1"}, map[string]string{"E2B_SANDBOX": "mine", "A": "1"}},
+	} {
+		sb := e.create(t, CreateRequest{EnvVars: tc.env})
+		calls := e.envd.calls()
+		got := calls[len(calls)-1].EnvVars
+		tc.want["E2B_SANDBOX_ID"], tc.want["E2B_TEMPLATE_ID"] = sb.ID, sb.TemplateID
+		if !maps.Equal(got, tc.want) || sb.TemplateID == "" {
+			t.Errorf("%s: envd got %v, want %v", tc.name, got, tc.want)
+		}
+		if _, ok := sb.EnvVars["E2B_SANDBOX_ID"]; ok {
+			t.Errorf("%s: the record's envVars gained E2B's: %v", tc.name, sb.EnvVars)
 		}
 	}
 }
