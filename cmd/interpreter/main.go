@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"log/slog"
 	"net"
 	"net/http"
@@ -57,7 +58,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.port, "port", interpreter.DefaultPort, "port to listen on")
 	fs.StringVar(&c.kernels, "kernels", "", "JSON file mapping language to {argv, env, interrupt_mode}; python defaults to ipykernel")
 	fs.StringVar(&c.cwd, "cwd", "/home/user", "default working directory of contexts")
-	fs.StringVar(&c.envdURL, "envd-url", "http://localhost:49983/envs", "envd endpoint with the sandbox's global env (skipped when E2B_LOCAL is set)")
+	fs.StringVar(&c.envdURL, "envd-url", fmt.Sprintf("http://localhost:%d/envs", wire.EnvdPort), "envd endpoint with the sandbox's global env (skipped when E2B_LOCAL is set)")
 	fs.DurationVar(&c.keepalive, "keepalive", 5*time.Second, "silence after which /execute writes a keepalive line")
 	fs.Int64Var(&c.maxOutput, "max-output", 64<<20, "bytes of output per execution before it is truncated")
 	fs.IntVar(&c.maxLine, "max-line", 1<<20, "longest stdout/stderr text in one stream line, in bytes")

@@ -19,7 +19,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/proxy"
 	"github.com/warren-sandbox/warren/internal/reaper"
-	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store/sqlite"
 )
 
@@ -226,5 +225,3 @@ func (s *switchHandler) set(h http.Handler) { s.h.Store(&h) }
 func (s *switchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	(*s.h.Load()).ServeHTTP(w, r)
 }
-
-var _ = sandbox.EnvdPort

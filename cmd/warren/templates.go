@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/sandbox"
@@ -27,8 +29,8 @@ const interpreterTarget = codeinterp.InterpreterPath
 // context may work in /root, and what they write belongs to root), in
 // /home/user. The template's sudoers drop-in keeps the environment a
 // template built on this one sets (ENV) as it is.
-const interpreterStartCmd = "exec sudo -n HOME=/root USER=root LOGNAME=root " +
-	interpreterTarget + " --port 49999 --kernels /etc/warren/kernels.json --cwd /home/user"
+var interpreterStartCmd = "exec sudo -n HOME=/root USER=root LOGNAME=root " +
+	interpreterTarget + " --port " + strconv.Itoa(wire.InterpreterPort) + " --kernels /etc/warren/kernels.json --cwd /home/user"
 
 // ensureTemplates builds (or finds cached) every default template and
 // records it in the store.

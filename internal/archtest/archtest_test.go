@@ -27,6 +27,8 @@ func TestImportRules(t *testing.T) {
 		{"internal/proxy", []string{"internal/runtime/oci", "internal/network", "internal/apiserver", "internal/store/sqlite"}},
 		// The leaf every package uses imports nothing of ours.
 		{"internal/errdefs", []string{"internal/"}},
+		// The protocol's fixed points are shared by everything, envd included.
+		{"internal/wire", []string{"internal/"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.pkg, func(t *testing.T) {

@@ -7,6 +7,7 @@ package envd
 import (
 	"context"
 	"errors"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"log/slog"
 	"net/http"
 	"time"
@@ -21,7 +22,7 @@ import (
 )
 
 // DefaultPort is the port the SDKs reach envd on.
-const DefaultPort = 49983
+const DefaultPort = wire.EnvdPort
 
 // Version is the envd API version this build implements; the server reports
 // it to the SDKs as envdVersion, which gates features client-side.

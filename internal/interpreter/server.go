@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"slices"
 	"sync"
@@ -25,7 +26,7 @@ import (
 )
 
 // DefaultPort is where the SDKs expect the interpreter.
-const DefaultPort = 49999
+const DefaultPort = wire.InterpreterPort
 
 // Options configure a Server. Zero values take the defaults noted.
 type Options struct {

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -25,9 +26,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 )
-
-// EnvdPort is exempt from the traffic access token: envd checks its own.
-const EnvdPort = 49983
 
 // Resolver finds a live sandbox. sandbox.Manager implements it.
 type Resolver interface {
@@ -136,7 +134,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) forward(w http.ResponseWriter, r *http.Request, id string, port int) {
-	if port == EnvdPort && r.URL.Path == "/init" {
+	if port == wire.EnvdPort && r.URL.Path == "/init" {
 		// envd exempts /init from its token so warren can hand it one;
 		// a client that could reach it could replace the token.
 		writeJSON(w, http.StatusForbidden, map[string]any{
@@ -154,7 +152,8 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, id string, por
 		})
 		return
 	}
-	if port != EnvdPort && t.TrafficAccessToken != "" &&
+	// envd's port is exempt from the traffic access token: envd checks its own.
+	if port != wire.EnvdPort && t.TrafficAccessToken != "" &&
 		subtle.ConstantTimeCompare([]byte(r.Header.Get("E2b-Traffic-Access-Token")), []byte(t.TrafficAccessToken)) != 1 {
 		writeJSON(w, http.StatusForbidden, map[string]any{
 			"sandboxId": id, "message": "missing or invalid traffic access token", "code": 403,

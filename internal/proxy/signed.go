@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"crypto/subtle"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 
 	"github.com/warren-sandbox/warren/internal/filesig"
@@ -20,7 +21,7 @@ func (h *Handler) serveSignedFile(w http.ResponseWriter, r *http.Request) {
 	for id, token := range h.resolver.LiveTokens() {
 		got := []byte(filesig.Sign(q.Get("path"), op, q.Get("username"), token, q.Get("signature_expiration")))
 		if subtle.ConstantTimeCompare(got, want) == 1 {
-			h.forward(w, r, id, EnvdPort)
+			h.forward(w, r, id, wire.EnvdPort)
 			return
 		}
 	}

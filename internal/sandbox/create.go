@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"maps"
 	"slices"
 	"time"
@@ -158,7 +159,7 @@ func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Templ
 func (m *Manager) spec(sb *store.Sandbox, tpl *store.Template) runtime.Spec {
 	// JSON records: the runtime keeps envd's output as the sandbox's log,
 	// which the logs endpoints read back (package sandboxlog).
-	args := []string{envdTarget, "--port", fmt.Sprint(EnvdPort), "--log-json"}
+	args := []string{envdTarget, "--port", fmt.Sprint(wire.EnvdPort), "--log-json"}
 	if tpl.StartCmd != "" {
 		// envd supervises the template's start command (the code
 		// interpreter server, a user's service) from boot.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"net/netip"
 	"sync"
@@ -17,9 +18,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/store"
 )
-
-// EnvdPort is where envd listens inside every sandbox.
-const EnvdPort = 49983
 
 // EnvdVersion is the envd API version warren's envd implements and reports
 // to the SDKs, which gate features on it.
@@ -56,7 +54,7 @@ type Options struct {
 	// SnapshotDir holds snapshots (one directory each); "" disables them.
 	SnapshotDir string
 	// EnvdPort is where the manager reaches envd at a sandbox's address;
-	// EnvdPort (49983) unless a test points it at a stand-in.
+	// wire.EnvdPort unless a test points it at a stand-in.
 	EnvdPort uint16
 	// MetricsInterval is how often SampleMetrics samples each running
 	// sandbox; 0 means DefaultMetricsInterval.
@@ -116,7 +114,7 @@ func New(opts Options) (*Manager, error) {
 		return nil, fmt.Errorf("sandbox manager: default backend %q is not configured", opts.DefaultBackend)
 	}
 	if opts.EnvdPort == 0 {
-		opts.EnvdPort = EnvdPort
+		opts.EnvdPort = wire.EnvdPort
 	}
 	if opts.StartReadyTimeout == 0 {
 		opts.StartReadyTimeout = time.Minute

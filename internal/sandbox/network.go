@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/netip"
 	"slices"
 	"strings"
@@ -92,7 +93,7 @@ func httpsPorts(ports []int) ([]int, error) {
 		switch {
 		case p < 1 || p > 65535:
 			return nil, invalidf("network.httpsPorts: %d is not a port number", p)
-		case p == EnvdPort:
+		case p == wire.EnvdPort:
 			return nil, invalidf("network.httpsPorts: envd's port %d cannot be listed", p)
 		case !slices.Contains(out, p):
 			out = append(out, p)

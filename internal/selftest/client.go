@@ -14,9 +14,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -96,7 +98,7 @@ func (c *Client) api(ctx context.Context, method, path string, body, out any) er
 // envdHeaders are what the SDKs send to reach envd through warren.
 func (s *Sandbox) envdHeaders(h http.Header, user string) {
 	h.Set("E2b-Sandbox-Id", s.ID)
-	h.Set("E2b-Sandbox-Port", "49983")
+	h.Set("E2b-Sandbox-Port", strconv.Itoa(wire.EnvdPort))
 	if s.token != "" {
 		h.Set("X-Access-Token", s.token)
 	}

@@ -2,6 +2,7 @@ package runtimetest
 
 import (
 	"crypto/rand"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +21,7 @@ type Fixture struct {
 const InitPath = "/warren/testinit"
 
 // InitPort is the port testinit listens on (envd's).
-const InitPort = 49983
+const InitPort = wire.EnvdPort
 
 // Sentinel is a file in the template rootfs with SentinelContent; tests
 // overwrite it inside sandboxes and check the template kept its content.

@@ -13,12 +13,12 @@ import (
 
 // Paths in the rootfs that the interpreter server and kernels rely on.
 const (
-	KernelsFile     = "/etc/warren/kernels.json"
-	denoKernelSpec  = "/usr/local/share/jupyter/kernels/deno/kernel.json"
-	ipythonConfig   = "/etc/ipython/ipython_config.py"
-	startupScript   = "/etc/ipython/startup/00-warren.py"
-	DisplayModule   = "/usr/local/lib/warren/python/warren_display.py"
-	BashKernel      = "/usr/local/lib/warren/python/warren_bash_kernel.py"
+	KernelsFile    = "/etc/warren/kernels.json"
+	denoKernelSpec = "/usr/local/share/jupyter/kernels/deno/kernel.json"
+	ipythonConfig  = "/etc/ipython/ipython_config.py"
+	startupScript  = "/etc/ipython/startup/00-warren.py"
+	DisplayModule  = "/usr/local/lib/warren/python/warren_display.py"
+	BashKernel     = "/usr/local/lib/warren/python/warren_bash_kernel.py"
 	// InterpreterPath is where warren binds its interpreter server into
 	// every sandbox; the template's start command runs it through sudo.
 	InterpreterPath = "/.warren/interpreter"
