@@ -18,8 +18,8 @@ import (
 	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/proxy"
-	"github.com/warren-sandbox/warren/internal/reaper"
 	"github.com/warren-sandbox/warren/internal/store/sqlite"
+	"github.com/warren-sandbox/warren/internal/subreaper"
 )
 
 const (
@@ -139,7 +139,7 @@ func serve(ctx context.Context, cfg *serveConfig) error {
 	}
 	// The runtimes' orphans become warren's to reap, so a stopped runsc
 	// sandbox is gone when its processes exit, not when PID 1 gets to it.
-	if err := reaper.Start(ctx); err != nil {
+	if err := subreaper.Start(ctx); err != nil {
 		return fmt.Errorf("becoming the reaper of the runtimes' processes: %w", err)
 	}
 	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, dbFile))

@@ -1,4 +1,4 @@
-package reaper
+package subreaper
 
 import (
 	"os"

@@ -1,4 +1,4 @@
-// Package reaper makes warren the reaper of the processes its runtimes
+// Package subreaper makes warren the reaper of the processes its runtimes
 // leave behind. runc and runsc start a sandbox's processes and exit, so
 // those processes (runsc's sandbox and gofer, runc's container init, and
 // whatever a dying pid namespace leaves) are orphans, handed to the
@@ -12,7 +12,7 @@
 // in a pid namespace below warren's: every process warren starts itself
 // (through os/exec, which waits on its own) stays in warren's namespace, so
 // their exit statuses are never taken from under exec.Cmd.Wait.
-package reaper
+package subreaper
 
 import (
 	"bytes"
