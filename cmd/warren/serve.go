@@ -52,7 +52,7 @@ type serveConfig struct {
 	MaxCPUCount      int
 	MaxMemoryMB      int
 	DiskMB           int
-	LogLevel         string
+	LogLevel         slog.Level
 	TLS              bool
 	// CodeInterpreter builds the code-interpreter-v1 template and binds the
 	// interpreter server (InterpreterPath) into sandboxes.
@@ -79,7 +79,7 @@ func parseServe(args []string) (*serveConfig, error) {
 	fs.IntVar(&c.MaxCPUCount, "max-cpu", goruntime.NumCPU(), "the most CPUs a create may ask for (cpuCount)")
 	fs.IntVar(&c.MaxMemoryMB, "max-memory", 8192, "the most memory MB a create may ask for (memoryMB)")
 	fs.IntVar(&c.DiskMB, "default-disk", 4096, "disk MB per sandbox when the template does not say")
-	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.TextVar(&c.LogLevel, "log-level", slog.LevelInfo, "debug, info, warn or error (a bad level is an error)")
 	fs.BoolVar(&c.CodeInterpreter, "code-interpreter", true, "build and serve the code-interpreter-v1 template")
 	fs.StringVar(&c.InterpreterPath, "interpreter", "", "path of the static interpreter server binary (default: next to warren)")
 	fs.IntVar(&c.EgressProxyPort, "egress-proxy-port", 4380, "port of the egress proxy on the sandbox gateway, which enforces allowOut domains (0: domain rules are refused)")
@@ -117,9 +117,7 @@ func runServe(args []string) error {
 	if err != nil {
 		return err
 	}
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(cfg.LogLevel))
-	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	slog.SetDefault(logger)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

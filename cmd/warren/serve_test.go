@@ -1,0 +1,37 @@
+package main
+
+import (
+	"log/slog"
+	"strings"
+	"testing"
+)
+
+// TestParseServe: flags that cannot work are an error before anything
+// starts, not silently replaced by a default.
+func TestParseServe(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+		level   slog.Level
+	}{
+		{args: nil, level: slog.LevelInfo},
+		{args: []string{"--log-level", "debug"}, level: slog.LevelDebug},
+		{args: []string{"--log-level", "WARN"}, level: slog.LevelWarn},
+		{args: []string{"--log-level", "loud"}, wantErr: "log-level"},
+		{args: []string{"--runtime", "kata"}, wantErr: "--runtime"},
+		{args: []string{"--metrics-retention", "-1s"}, wantErr: "--metrics-retention"},
+	} {
+		cfg, err := parseServe(append([]string{"--envd", "/x/envd", "--interpreter", "/x/interpreter"}, tc.args...))
+		switch {
+		case tc.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("%v: err = %v, want one about %s", tc.args, err, tc.wantErr)
+			}
+		case err != nil:
+			t.Errorf("%v: %v", tc.args, err)
+		case cfg.LogLevel != tc.level:
+			t.Errorf("%v: level %v, want %v", tc.args, cfg.LogLevel, tc.level)
+		}
+	}
+}
