@@ -8,15 +8,13 @@ import (
 	"net/netip"
 	"strconv"
 	"testing"
-
-	"github.com/warren-sandbox/warren/internal/sandbox"
 )
 
 // httpsResolver resolves to a sandbox at 127.0.0.1 whose httpsPorts are set.
 type httpsResolver struct{ ports []int }
 
-func (r httpsResolver) Resolve(_ context.Context, id string) (*sandbox.Target, error) {
-	return &sandbox.Target{ID: id, IP: netip.MustParseAddr("127.0.0.1"), HTTPSPorts: r.ports}, nil
+func (r httpsResolver) Resolve(_ context.Context, id string) (*Target, error) {
+	return &Target{ID: id, IP: netip.MustParseAddr("127.0.0.1"), HTTPSPorts: r.ports}, nil
 }
 
 func (httpsResolver) LiveTokens() map[string]string { return nil }

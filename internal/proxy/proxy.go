@@ -24,12 +24,27 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
-	"github.com/warren-sandbox/warren/internal/sandbox"
 )
+
+// Target is what the proxy needs to reach a sandbox; its Resolver (the
+// sandbox manager) fills it in.
+type Target struct {
+	ID                 string
+	IP                 netip.Addr
+	EnvdAccessToken    string
+	TrafficAccessToken string
+	// MaskRequestHost replaces the Host header towards the sandbox.
+	MaskRequestHost string
+	// HTTPSPorts are the ports whose services speak TLS (network.httpsPorts).
+	HTTPSPorts []int
+	// Track registers a connection to the sandbox so Kill and Pause can cut
+	// it; the returned func unregisters it.
+	Track func(net.Conn) func()
+}
 
 // Resolver finds a live sandbox. sandbox.Manager implements it.
 type Resolver interface {
-	Resolve(ctx context.Context, id string) (*sandbox.Target, error)
+	Resolve(ctx context.Context, id string) (*Target, error)
 	LiveTokens() map[string]string
 }
 
@@ -45,7 +60,7 @@ type Handler struct {
 type targetKey struct{}
 
 type routed struct {
-	target *sandbox.Target
+	target *Target
 	port   int
 }
 

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
-	"github.com/warren-sandbox/warren/internal/sandbox"
 )
 
 func TestParseHost(t *testing.T) {
@@ -45,11 +44,11 @@ func TestParseHost(t *testing.T) {
 // stubResolver resolves every id to a sandbox at 127.0.0.1 with no token.
 type stubResolver struct{ known map[string]bool }
 
-func (s stubResolver) Resolve(_ context.Context, id string) (*sandbox.Target, error) {
+func (s stubResolver) Resolve(_ context.Context, id string) (*Target, error) {
 	if !s.known[id] {
 		return nil, errdefs.New(errdefs.ErrNotFound, "sandbox not found")
 	}
-	return &sandbox.Target{ID: id, IP: netip.MustParseAddr("127.0.0.1")}, nil
+	return &Target{ID: id, IP: netip.MustParseAddr("127.0.0.1")}, nil
 }
 
 func (s stubResolver) LiveTokens() map[string]string { return nil }

@@ -4,34 +4,19 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/netip"
 	"sync"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/proxy"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
-// Target is what the proxy needs to reach a sandbox.
-type Target struct {
-	ID                 string
-	IP                 netip.Addr
-	EnvdAccessToken    string
-	TrafficAccessToken string
-	// MaskRequestHost replaces the Host header towards the sandbox.
-	MaskRequestHost string
-	// HTTPSPorts are the ports whose services speak TLS (network.httpsPorts).
-	HTTPSPorts []int
-	// Track registers a connection to the sandbox so Kill and Pause can cut
-	// it; the returned func unregisters it.
-	Track func(net.Conn) func()
-}
-
 // Resolve returns where to send traffic for a sandbox. A paused sandbox is
 // resumed first when it was created with autoResume, otherwise it is
 // reported unavailable.
-func (m *Manager) Resolve(ctx context.Context, id string) (*Target, error) {
+func (m *Manager) Resolve(ctx context.Context, id string) (*proxy.Target, error) {
 	e, err := m.get(id)
 	if err != nil {
 		return nil, err
@@ -58,7 +43,7 @@ func (m *Manager) Resolve(ctx context.Context, id string) (*Target, error) {
 	if len(e.sb.Network) > 0 {
 		net, _ = ParseNetwork(e.sb.Network) // validated at create
 	}
-	return &Target{
+	return &proxy.Target{
 		ID:                 id,
 		IP:                 e.ip,
 		EnvdAccessToken:    e.sb.EnvdAccessToken,
