@@ -52,3 +52,25 @@ func TestImportRules(t *testing.T) {
 		})
 	}
 }
+
+// TestPackageDocs: every package of ours says what it is for (generated
+// code excepted).
+func TestPackageDocs(t *testing.T) {
+	t.Parallel()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("needs the go tool")
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}\t{{.Doc}}", mod+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, doc, _ := strings.Cut(line, "\t")
+		if strings.HasPrefix(pkg, mod+"api/gen/") {
+			continue
+		}
+		if strings.TrimSpace(doc) == "" {
+			t.Errorf("%s has no package doc comment", pkg)
+		}
+	}
+}
