@@ -1,0 +1,262 @@
+package apiserver
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/build"
+	"github.com/warren-sandbox/warren/internal/image"
+	"github.com/warren-sandbox/warren/internal/layer"
+	"github.com/warren-sandbox/warren/internal/runtime"
+	"github.com/warren-sandbox/warren/internal/runtime/fake"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/store/memstore"
+)
+
+// routeCase is one request of TestEveryRoute. Cases run in order and
+// share state: a case's path and body may name values earlier cases saved
+// ({sb}, {snap}, {tpl}, {build}, {upload}).
+type routeCase struct {
+	route  string // the pattern the request should reach, as registered
+	name   string
+	method string
+	path   string
+	body   string
+	noKey  bool
+	status int
+	// contains is part of the error message (for failures) or of the body.
+	contains string
+	// poll repeats the request (for up to 10 s) until it answers as expected.
+	poll bool
+	// save records values from a successful answer for later cases.
+	save func(vars map[string]string, body []byte)
+}
+
+// TestEveryRoute drives every route of the REST API in-process, on the
+// sandbox manager over the fake runtime and the in-memory store, with input
+// that succeeds and input that fails: status codes, E2B's error body on
+// failures. TestRouteTableIsComplete keeps this table in step with the mux.
+func TestEveryRoute(t *testing.T) {
+	f := newRouteFixture(t)
+	vars := map[string]string{}
+	for _, tc := range routeCases() {
+		ok := t.Run(tc.route+"/"+tc.name, func(t *testing.T) {
+			path, body := expand(tc.path, vars), expand(tc.body, vars)
+			key := f.key
+			if tc.noKey {
+				key = ""
+			}
+			want := expand(tc.contains, vars)
+			var raw []byte
+			var status int
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				resp := do(t, f.srv, tc.method, path, body, key)
+				raw, _ = io.ReadAll(resp.Body)
+				resp.Body.Close()
+				status = resp.StatusCode
+				if !tc.poll || status == tc.status && strings.Contains(string(raw), want) || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if status != tc.status {
+				t.Fatalf("%s %s = %d, want %d; body %s", tc.method, path, status, tc.status, raw)
+			}
+			if !strings.Contains(string(raw), want) {
+				t.Fatalf("body %s does not contain %q", raw, want)
+			}
+			if tc.status >= 400 {
+				checkErrorBody(t, raw, tc.status)
+				return
+			}
+			if tc.save != nil {
+				tc.save(vars, raw)
+			}
+		})
+		if !ok {
+			t.FailNow() // later cases depend on this one's state
+		}
+	}
+}
+
+// TestRouteTableIsComplete: every pattern the server registers has a case
+// that succeeds and one that fails.
+func TestRouteTableIsComplete(t *testing.T) {
+	t.Parallel()
+	good, bad := map[string]bool{}, map[string]bool{}
+	for _, tc := range routeCases() {
+		if tc.status < 400 {
+			good[tc.route] = true
+		} else {
+			bad[tc.route] = true
+		}
+	}
+	// Removed endpoints and the catch-all only fail; health fails only
+	// before the server is ready (TestHealthWaitsForReady).
+	onlyFail := map[string]bool{"/": true}
+	for _, p := range removedEndpoints {
+		onlyFail[p] = true
+	}
+	for _, p := range registeredPatterns(t) {
+		if !bad[p] && p != "GET /health" {
+			t.Errorf("route %q has no failing case in routeCases", p)
+		}
+		if !good[p] && !onlyFail[p] {
+			t.Errorf("route %q has no succeeding case in routeCases", p)
+		}
+	}
+}
+
+// registeredPatterns reads the patterns from the package's source, so a new
+// route cannot be added without a case.
+func registeredPatterns(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`"((?:GET|POST|PUT|DELETE|PATCH) /[^"]*)"`)
+	var out []string
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+			out = append(out, m[1])
+		}
+	}
+	if len(out) < 30 {
+		t.Fatalf("found only %d route patterns; has registration moved?", len(out))
+	}
+	return append(out, "/")
+}
+
+func checkErrorBody(t *testing.T, raw []byte, status int) {
+	t.Helper()
+	var eb errorBody
+	if err := json.Unmarshal(raw, &eb); err != nil || eb.Code == nil || eb.Message == nil {
+		t.Fatalf("body %q is not E2B's {code, message}", raw)
+	}
+	if *eb.Code != status {
+		t.Fatalf("body code %d, want %d", *eb.Code, status)
+	}
+}
+
+func expand(s string, vars map[string]string) string {
+	for k, v := range vars {
+		s = strings.ReplaceAll(s, "{"+k+"}", v)
+	}
+	return s
+}
+
+// saveField returns a save func that keeps the JSON string field of the
+// answer under name.
+func saveField(name, field string) func(map[string]string, []byte) {
+	return func(vars map[string]string, body []byte) {
+		var m map[string]any
+		_ = json.Unmarshal(body, &m)
+		if s, ok := m[field].(string); ok {
+			vars[name] = s
+		}
+	}
+}
+
+type routeFixture struct {
+	srv *httptest.Server
+	key string
+}
+
+// newRouteFixture is a ready server over the fake backend (a stand-in envd
+// accepts /init) with a builder whose RUN steps wait until cancelled.
+func newRouteFixture(t *testing.T) *routeFixture {
+	t.Helper()
+	check := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	envd := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(envd.Close)
+	ap := netip.MustParseAddrPort(envd.Listener.Addr().String())
+	b := fake.New("fake")
+	b.UseIP(ap.Addr())
+	st := memstore.New()
+	ctx := context.Background()
+	key, err := apikey.Generate()
+	check(err)
+	check(st.CreateAPIKey(ctx, &store.APIKey{ID: "k1", Name: "test", Hash: apikey.Hash(key), CreatedAt: time.Now()}))
+	dir := t.TempDir()
+	rootfs := filepath.Join(dir, "rootfs")
+	check(os.MkdirAll(filepath.Join(rootfs, "etc"), 0o755))
+	check(os.MkdirAll(filepath.Join(rootfs, "home", "user"), 0o755))
+	check(os.WriteFile(filepath.Join(rootfs, "etc", "passwd"), []byte("root:x:0:0::/root:/bin/sh\nuser:x:1000:1000::/home/user:/bin/sh\n"), 0o644))
+	check(os.WriteFile(filepath.Join(rootfs, "etc", "group"), []byte("root:x:0:\nuser:x:1000:\n"), 0o644))
+	check(st.PutTemplate(ctx, &store.Template{ID: "base", Aliases: []string{"base"}, RootfsPath: rootfs}))
+	envdBin := filepath.Join(dir, "envd")
+	check(os.WriteFile(envdBin, nil, 0o755))
+	mgr, err := sandbox.New(sandbox.Options{
+		Store: st, Backends: map[string]runtime.Backend{"fake": b}, DefaultBackend: "fake",
+		EnvdPath: envdBin, EnvdPort: ap.Port(), DefaultCPUCount: 1, DefaultMemoryMB: 128,
+		SnapshotDir: filepath.Join(dir, "snapshots"),
+	})
+	check(err)
+	t.Cleanup(mgr.Shutdown)
+	layers, err := layer.NewStore(filepath.Join(dir, "layers"))
+	check(err)
+	bld, err := build.New(build.Options{
+		Store: st, Runner: blockingRunner{}, Layers: layers,
+		FilesDir: filepath.Join(dir, "files"), WorkDir: filepath.Join(dir, "builds"),
+		BuiltIn: []string{"base"}, DefaultDiskMB: 1024,
+	})
+	check(err)
+	t.Cleanup(bld.Shutdown)
+	s := New(Options{
+		Store: st, Manager: mgr, Domain: "example.test", MaxTimeout: time.Hour,
+		MaxCPUCount: 4, MaxMemoryMB: 2048,
+		Builder: bld, Images: fakeImages{}, ScratchDir: t.TempDir(),
+	})
+	s.SetReady(true)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	return &routeFixture{srv: srv, key: key}
+}
+
+// blockingRunner holds every RUN step until its build is cancelled.
+type blockingRunner struct{}
+
+func (blockingRunner) RunBuildStep(ctx context.Context, _ sandbox.BuildStep) (int, error) {
+	<-ctx.Done()
+	return -1, ctx.Err()
+}
+
+// fakeImages accepts any upload as one image.
+type fakeImages struct{}
+
+func (fakeImages) Import(_ context.Context, path string, _ func(string)) ([]string, error) {
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	return []string{"example.test/img:1"}, nil
+}
+
+func (fakeImages) List() ([]image.ImportedImage, error) {
+	return []image.ImportedImage{{Ref: "example.test/img:1"}}, nil
+}
