@@ -1,50 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
-	"time"
+
+	"github.com/warren-sandbox/warren/internal/bench"
 )
 
-// benchConfig are the flags of `warren bench`.
-type benchConfig struct {
-	URL       string
-	APIKey    string
-	NodeDir   string
-	Rootfs    string
-	Runtime   string
-	Baseline  int
-	Seq       int
-	Par       int
-	Cmd       int
-	Idle      int
-	DataDir   string
-	Pause     bool
-	OnlyPause bool
-	Templates bool
-	OnlyTpl   bool
-}
-
-// benchResult is what tti.mjs prints, in milliseconds.
-type benchResult struct {
-	Seq []float64 `json:"seq"`
-	Par []float64 `json:"par"`
-	Cmd []float64 `json:"cmd"`
-}
-
-// runBench implements `warren bench`: it measures a running server through
-// the official npm SDK and, in the same run, the baseline `runc run
-// /bin/true`, and prints the figures as ratios to that baseline.
+// runBench is `warren bench`: it measures a running server (see
+// docs/benchmarks.md).
 func runBench(args []string) error {
-	c := &benchConfig{}
+	c := &bench.Config{}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.StringVar(&c.URL, "url", os.Getenv("E2B_API_URL"), "server URL (E2B_API_URL)")
 	fs.StringVar(&c.APIKey, "api-key", os.Getenv("E2B_API_KEY"), "API key (E2B_API_KEY)")
@@ -64,132 +31,5 @@ func runBench(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if c.URL == "" || c.APIKey == "" {
-		return errors.New("bench: set E2B_API_URL and E2B_API_KEY (or --url, --api-key)")
-	}
-	ctx := context.Background()
-	base, err := baselineRuncTrue(ctx, c)
-	if err != nil {
-		return err
-	}
-	if c.OnlyPause || c.OnlyTpl {
-		fmt.Printf("baseline `runc run /bin/true`: p50 %.1f ms over %d runs\n", percentile(base, 50), len(base))
-		if c.OnlyTpl {
-			return templateBench(ctx, c, base)
-		}
-		return pauseBench(ctx, c, base)
-	}
-	res, err := sdkBench(ctx, c)
-	if err != nil {
-		return err
-	}
-	ci, err := codeInterpreterBench(ctx, c)
-	if err != nil {
-		return err
-	}
-	idle, err := idleMemory(ctx, c)
-	if err != nil {
-		return err
-	}
-	printBench(c, base, res, idle)
-	printCodeInterpreterBench(base, ci)
-	if c.Pause {
-		if err := pauseBench(ctx, c, base); err != nil {
-			return err
-		}
-	}
-	if c.Templates {
-		return templateBench(ctx, c, base)
-	}
-	return nil
-}
-
-func sdkBench(ctx context.Context, c *benchConfig) (*benchResult, error) {
-	var res benchResult
-	return &res, runNodeBench(ctx, c, "bench/tti.mjs", &res)
-}
-
-// runNodeBench runs one of the SDK benchmark scripts and decodes its JSON.
-func runNodeBench(ctx context.Context, c *benchConfig, script string, out any) error {
-	cmd := exec.CommandContext(ctx, "node", script)
-	cmd.Dir = c.NodeDir
-	cmd.Env = append(os.Environ(),
-		"E2B_API_URL="+c.URL, "E2B_SANDBOX_URL="+c.URL, "E2B_API_KEY="+c.APIKey,
-		fmt.Sprint("BENCH_SEQ=", c.Seq), fmt.Sprint("BENCH_PAR=", c.Par), fmt.Sprint("BENCH_CMD=", c.Cmd))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.Output()
-	if err != nil {
-		return fmt.Errorf("bench: node %s: %w\n%s", script, err, stderr.String())
-	}
-	if err := json.Unmarshal(bytes.TrimSpace(stdout), out); err != nil {
-		return fmt.Errorf("bench: reading node output %q: %w", stdout, err)
-	}
-	return nil
-}
-
-// baselineRuncTrue times `runc run` of /bin/true in a bundle over the same
-// rootfs: the cost of a container with nothing else (no network, no envd).
-func baselineRuncTrue(ctx context.Context, c *benchConfig) ([]float64, error) {
-	rootfs := c.Rootfs
-	if rootfs == "" {
-		matches, _ := filepath.Glob("/var/cache/warren/templates/base-*/rootfs")
-		if len(matches) == 0 {
-			return nil, errors.New("bench: no base template in /var/cache/warren; pass --rootfs")
-		}
-		rootfs = matches[len(matches)-1]
-	}
-	dir, err := os.MkdirTemp("", "warren-bench-")
-	if err != nil {
-		return nil, err
-	}
-	defer os.RemoveAll(dir)
-	if out, err := exec.CommandContext(ctx, "runc", "spec", "--bundle", dir).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("bench: runc spec: %w: %s", err, out)
-	}
-	if err := patchBaselineSpec(filepath.Join(dir, "config.json"), rootfs); err != nil {
-		return nil, err
-	}
-	root := filepath.Join(dir, "state")
-	var times []float64
-	for i := range c.Baseline {
-		id := fmt.Sprintf("warren-bench-%d-%d", os.Getpid(), i)
-		start := time.Now()
-		out, err := exec.CommandContext(ctx, "runc", "--root", root, "run", "--bundle", dir, id).CombinedOutput()
-		if err != nil {
-			return nil, fmt.Errorf("bench: runc run: %w: %s", err, out)
-		}
-		times = append(times, float64(time.Since(start).Microseconds())/1000)
-	}
-	return times, nil
-}
-
-func patchBaselineSpec(path, rootfs string) error {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	var spec map[string]any
-	if err := json.Unmarshal(raw, &spec); err != nil {
-		return err
-	}
-	spec["root"] = map[string]any{"path": rootfs, "readonly": true}
-	proc := spec["process"].(map[string]any)
-	proc["terminal"] = false
-	proc["args"] = []string{"/bin/true"}
-	out, err := json.Marshal(spec)
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, out, 0o644)
-}
-
-func percentile(xs []float64, p float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	i := int(p/100*float64(len(s)-1) + 0.5)
-	return s[i]
+	return bench.Run(context.Background(), c)
 }

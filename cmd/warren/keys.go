@@ -10,7 +10,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/server"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/sqlite"
 )
@@ -22,20 +22,20 @@ func runKeys(args []string) error {
 		return errors.New("usage: warren keys create|list|revoke [--data-dir DIR] [--name NAME] [ID|NAME]")
 	}
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
-	dataDir := fs.String("data-dir", defaultDataDir, "data directory of the server")
+	dataDir := fs.String("data-dir", server.DefaultDataDir, "data directory of the server")
 	name := fs.String("name", "", "name of the new key (create)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(*dataDir, dbFile))
+	st, err := sqlite.Open(ctx, filepath.Join(*dataDir, server.DBFile))
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	switch args[0] {
 	case "create":
-		key, err := createKey(ctx, st, *name, false)
+		key, err := server.CreateKey(ctx, st, *name, false)
 		if err != nil {
 			return err
 		}
@@ -50,26 +50,6 @@ func runKeys(args []string) error {
 		return st.RevokeAPIKey(ctx, fs.Arg(0))
 	}
 	return fmt.Errorf("unknown keys command %q", args[0])
-}
-
-// createKey stores a new key's hash and returns the key, which is shown once.
-func createKey(ctx context.Context, st store.Store, name string, admin bool) (string, error) {
-	key, err := apikey.Generate()
-	if err != nil {
-		return "", err
-	}
-	return key, storeKey(ctx, st, key, name, admin)
-}
-
-func storeKey(ctx context.Context, st store.Store, key, name string, admin bool) error {
-	id := apikey.NewID()
-	if name == "" {
-		name = "key-" + id
-	}
-	return st.CreateAPIKey(ctx, &store.APIKey{
-		ID: id, Name: name, Hash: apikey.Hash(key), Mask: apikey.Mask(key),
-		Admin: admin, CreatedAt: time.Now().UTC(),
-	})
 }
 
 func listKeys(ctx context.Context, st store.Store) error {

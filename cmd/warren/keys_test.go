@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/server"
 	"github.com/warren-sandbox/warren/internal/store/sqlite"
 )
 
@@ -45,7 +46,7 @@ func TestKeysCommands(t *testing.T) {
 	}
 	captureStdout(t, func() error { return runKeys([]string{"revoke", "--data-dir", dir, "ci"}) })
 
-	st, err := sqlite.Open(context.Background(), filepath.Join(dir, dbFile))
+	st, err := sqlite.Open(context.Background(), filepath.Join(dir, server.DBFile))
 	if err != nil {
 		t.Fatal(err)
 	}

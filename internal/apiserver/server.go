@@ -16,16 +16,16 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
-	"github.com/warren-sandbox/warren/internal/build"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
-	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
 // Options configure a Server.
 type Options struct {
-	Manager *sandbox.Manager
+	// Manager runs sandboxes; nil only on the server that answers while
+	// warren starts (every authenticated route is 503 then).
+	Manager Sandboxes
 	Store   store.Store
 	// Domain is returned to SDKs as the sandbox domain, so getHost(port)
 	// gives `<port>-<id>.<domain>`.
@@ -36,7 +36,7 @@ type Options struct {
 	// 0 refuses them.
 	MaxCPUCount, MaxMemoryMB int
 	// Builder builds templates; nil answers 501 to build requests.
-	Builder *build.Builder
+	Builder Builder
 	// Images imports images for builds; nil answers 501.
 	Images Images
 	// ScratchDir holds uploads being imported.
@@ -58,15 +58,6 @@ func New(opts Options) *Server {
 	_, _ = rand.Read(s.uploadKey)
 	s.routes()
 	return s
-}
-
-// SetManager hands the server its sandbox manager, which is built after the
-// listener opens. Call it before SetReady.
-func (s *Server) SetManager(m *sandbox.Manager) { s.opts.Manager = m }
-
-// SetBuilder hands the server its template builder. Call it before SetReady.
-func (s *Server) SetBuilder(b *build.Builder, images Images, scratch string) {
-	s.opts.Builder, s.opts.Images, s.opts.ScratchDir = b, images, scratch
 }
 
 // SetReady flips GET /health to 200 and opens the authenticated endpoints.

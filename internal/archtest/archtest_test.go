@@ -27,6 +27,9 @@ func TestImportRules(t *testing.T) {
 		// The proxy declares what it needs (Resolver, Target): the manager
 		// implements it, so the proxy never reaches into the manager.
 		{"internal/proxy", []string{"internal/sandbox", "internal/store", "internal/runtime", "internal/network", "internal/apiserver"}},
+		// Commands are wired by the server package, never the other way.
+		{"internal/apiserver", []string{"internal/server", "internal/bench", "internal/store/sqlite"}},
+		{"internal/sandbox", []string{"internal/server", "internal/bench"}},
 		// The leaf every package uses imports nothing of ours.
 		{"internal/errdefs", []string{"internal/"}},
 		// The protocol's fixed points are shared by everything, envd included.

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -15,7 +15,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
 	"github.com/warren-sandbox/warren/internal/runtime"
-	"github.com/warren-sandbox/warren/internal/runtime/oci"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
@@ -23,7 +22,7 @@ import (
 // setup builds everything sandboxes need: the network, the runtime backends
 // and the base template, then the manager, which re-adopts what a previous
 // run left behind.
-func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Manager, *network.Manager, error) {
+func setup(ctx context.Context, cfg *Config, st store.Store) (*sandbox.Manager, *network.Manager, error) {
 	subnet, err := netip.ParsePrefix(cfg.Subnet)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--subnet: %w", err)
@@ -82,35 +81,28 @@ func setup(ctx context.Context, cfg *serveConfig, st store.Store) (*sandbox.Mana
 
 // newBackends makes every backend whose binary is installed; the default
 // one must be among them.
-func newBackends(ctx context.Context, cfg *serveConfig, netMgr *network.Manager) (map[string]runtime.Backend, error) {
-	backends := map[string]runtime.Backend{}
-	for _, name := range []string{"runc", "runsc"} {
-		bin, err := exec.LookPath(name)
+func newBackends(ctx context.Context, cfg *Config, netMgr *network.Manager) (map[string]runtime.Backend, error) {
+	out := map[string]runtime.Backend{}
+	for _, kind := range backendKinds {
+		bin, err := exec.LookPath(kind.binary)
 		if err != nil {
-			if name == cfg.Runtime {
-				return nil, fmt.Errorf("runtime %s is not installed (run scripts/setup.sh): %w", name, err)
+			if kind.name == cfg.Runtime {
+				return nil, fmt.Errorf("runtime %s is not installed (run scripts/setup.sh): %w", kind.name, err)
 			}
-			log.G(ctx).Warn("runtime not installed; templates that ask for it cannot start", "runtime", name)
+			log.G(ctx).Warn("runtime not installed; templates that ask for it cannot start", "runtime", kind.name)
 			continue
 		}
-		b, err := oci.New(ctx, oci.Options{
-			Runtime:   name,
-			Binary:    bin,
-			StateRoot: filepath.Join(cfg.DataDir, "sandboxes", name),
-			RunRoot:   runRoot(cfg.DataDir),
-			Network:   netMgr,
-			DiskQuota: cfg.DiskQuota,
-		})
+		b, err := kind.open(ctx, cfg, bin, netMgr)
 		if err != nil {
-			if name == cfg.Runtime {
-				return nil, fmt.Errorf("starting runtime %s: %w", name, err)
+			if kind.name == cfg.Runtime {
+				return nil, fmt.Errorf("starting runtime %s: %w", kind.name, err)
 			}
-			log.G(ctx).Warn("runtime unusable; templates that ask for it cannot start", "runtime", name, "err", err)
+			log.G(ctx).Warn("runtime unusable; templates that ask for it cannot start", "runtime", kind.name, "err", err)
 			continue
 		}
-		backends[name] = b
+		out[kind.name] = b
 	}
-	return backends, nil
+	return out, nil
 }
 
 // runRoot keeps the runtimes' own state apart per data dir, so two servers
@@ -126,7 +118,7 @@ func runRoot(dataDir string) string {
 
 // interpreterBinds places the code interpreter server in every sandbox; only
 // templates whose start command runs it use it.
-func interpreterBinds(cfg *serveConfig) []runtime.Bind {
+func interpreterBinds(cfg *Config) []runtime.Bind {
 	if !cfg.CodeInterpreter {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -17,7 +17,7 @@ type ciResult struct {
 
 // codeInterpreterBench measures the code interpreter when the server has
 // its template; nil without it.
-func codeInterpreterBench(ctx context.Context, c *benchConfig) (*ciResult, error) {
+func codeInterpreterBench(ctx context.Context, c *Config) (*ciResult, error) {
 	if err := apiCall(ctx, c, http.MethodGet, "/templates/aliases/code-interpreter-v1", nil, nil); err != nil {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bufio"
@@ -19,7 +19,7 @@ import (
 // and returns each one's host memory in MiB: the summed proportional set size
 // of every host process that belongs to it (its cgroup members, plus runsc's
 // sandbox and gofer processes, found by the id in their command line).
-func idleMemory(ctx context.Context, c *benchConfig) ([]float64, error) {
+func idleMemory(ctx context.Context, c *Config) ([]float64, error) {
 	var ids []string
 	defer func() {
 		for _, id := range ids {
@@ -47,7 +47,7 @@ func idleMemory(ctx context.Context, c *benchConfig) ([]float64, error) {
 	return out, nil
 }
 
-func apiCall(ctx context.Context, c *benchConfig, method, path string, body, out any) error {
+func apiCall(ctx context.Context, c *Config, method, path string, body, out any) error {
 	var r io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -108,7 +108,7 @@ func pssKB(pid int) int {
 	return 0
 }
 
-func printBench(c *benchConfig, base []float64, r *benchResult, idle []float64) {
+func printBench(c *Config, base []float64, r *sdkResult, idle []float64) {
 	b50 := percentile(base, 50)
 	row := func(name string, xs []float64) {
 		p50, p95 := percentile(xs, 50), percentile(xs, 95)

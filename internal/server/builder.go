@@ -1,9 +1,8 @@
-package main
+package server
 
 import (
 	"context"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/apiserver"
 	"path/filepath"
 
 	"github.com/warren-sandbox/warren/internal/build"
@@ -15,7 +14,7 @@ import (
 
 // newBuilder wires the template builder: build layers and uploads in the
 // data dir, RUN steps in the manager's sandboxes, images from imagesDir.
-func newBuilder(ctx context.Context, cfg *serveConfig, st store.Store, mgr *sandbox.Manager, images *image.Puller) (*build.Builder, error) {
+func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *sandbox.Manager, images *image.Puller) (*build.Builder, error) {
 	layerRoot := filepath.Join(cfg.DataDir, "layers")
 	layers, err := layer.NewStore(layerRoot)
 	if err != nil {
@@ -36,20 +35,5 @@ func newBuilder(ctx context.Context, cfg *serveConfig, st store.Store, mgr *sand
 	if err := b.Recover(ctx); err != nil {
 		return nil, err
 	}
-	return b, nil
-}
-
-// startBuilder opens the image store and the builder and hands both to
-// the API.
-func startBuilder(ctx context.Context, cfg *serveConfig, st store.Store, mgr *sandbox.Manager, api *apiserver.Server) (*build.Builder, error) {
-	images, err := openImages(cfg)
-	if err != nil {
-		return nil, err
-	}
-	b, err := newBuilder(ctx, cfg, st, mgr, images)
-	if err != nil {
-		return nil, err
-	}
-	api.SetBuilder(b, images, filepath.Join(cfg.DataDir, "builds"))
 	return b, nil
 }

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -34,7 +34,7 @@ RUN head -c 1100M /dev/urandom > /opt/large.bin
 // templateBench measures a cold build, a cached rebuild and a rebuild
 // after one changed line of a small Python template, and the time from
 // create to a first command for base and for a 1.1 GiB template.
-func templateBench(ctx context.Context, c *benchConfig, base []float64) error {
+func templateBench(ctx context.Context, c *Config, base []float64) error {
 	dir, err := os.MkdirTemp("", "warren-bench-tpl-")
 	if err != nil {
 		return err
@@ -115,7 +115,7 @@ func timeBuild(ctx context.Context, cl *tplclient.Client, dir, file, name string
 
 // createBench times create-to-first-command from base and from the large
 // template, alternating so both see the same machine.
-func createBench(ctx context.Context, c *benchConfig, b50 float64) error {
+func createBench(ctx context.Context, c *Config, b50 float64) error {
 	sc := &selftest.Client{URL: c.URL, APIKey: c.APIKey, HTTP: &http.Client{}}
 	times := map[string][]float64{}
 	for i := 0; i < c.Seq; i++ {

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -31,7 +31,7 @@ type pauseResult struct {
 
 // pauseBench measures pause, resume and fork, then (with --data-dir) the
 // disk a paused sandbox and each fork use, and kills what the script left.
-func pauseBench(ctx context.Context, c *benchConfig, baseline []float64) error {
+func pauseBench(ctx context.Context, c *Config, baseline []float64) error {
 	var r pauseResult
 	if err := runNodeBench(ctx, c, "bench/pause.mjs", &r); err != nil {
 		return err

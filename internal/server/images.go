@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -12,11 +12,11 @@ import (
 // imagesDir holds pulled and imported images: their layers (a layer store
 // of their own, which the build layer collector never touches) and the
 // index of imported refs.
-func imagesDir(cfg *serveConfig) string { return filepath.Join(cfg.DataDir, "images") }
+func imagesDir(cfg *Config) string { return filepath.Join(cfg.DataDir, "images") }
 
 // openImages opens the image store of a data dir. One process opens it
 // once: opening clears unfinished work.
-func openImages(cfg *serveConfig) (*image.Puller, error) {
+func openImages(cfg *Config) (*image.Puller, error) {
 	layers, err := layer.NewStore(filepath.Join(imagesDir(cfg), "layers"))
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"context"
@@ -34,7 +34,7 @@ var interpreterStartCmd = "exec sudo -n HOME=/root USER=root LOGNAME=root " +
 
 // ensureTemplates builds (or finds cached) every default template and
 // records it in the store.
-func ensureTemplates(ctx context.Context, cfg *serveConfig, st store.Store) error {
+func ensureTemplates(ctx context.Context, cfg *Config, st store.Store) error {
 	fmt.Fprintln(os.Stderr, "warren: preparing templates (the first run builds them from Debian packages; this takes a few minutes)")
 	rootfs, err := base.Ensure(ctx, base.Options{CacheDir: cfg.CacheDir, Progress: os.Stderr})
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"crypto/tls"
@@ -15,7 +15,7 @@ import (
 type atomicHandler = atomic.Pointer[http.Handler]
 
 // printReady tells the user exactly what to export for the official SDKs.
-func printReady(cfg *serveConfig, addr, key string, generated bool, caPath string) {
+func printReady(cfg *Config, addr, key string, generated bool, caPath string) {
 	host, port, _ := net.SplitHostPort(addr)
 	if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
 		host = "127.0.0.1"
@@ -45,7 +45,7 @@ func printReady(cfg *serveConfig, addr, key string, generated bool, caPath strin
 
 // listen opens the server's listener, wrapped in TLS with --tls. caPath is
 // the CA clients must trust, or "" without TLS.
-func listen(cfg *serveConfig) (net.Listener, string, error) {
+func listen(cfg *Config) (net.Listener, string, error) {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, "", fmt.Errorf("listening: %w", err)

@@ -1,0 +1,58 @@
+package server
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/warren-sandbox/warren/internal/network"
+	"github.com/warren-sandbox/warren/internal/runtime"
+	"github.com/warren-sandbox/warren/internal/runtime/oci"
+)
+
+// backendKind is one runtime warren can run sandboxes on. Adding a backend
+// is a row in backendKinds.
+type backendKind struct {
+	name   string // as templates and --runtime name it
+	binary string // looked up on PATH; a missing one disables the backend
+	open   func(ctx context.Context, cfg *Config, bin string, netMgr *network.Manager) (runtime.Backend, error)
+}
+
+// backendKinds are the backends a server offers, each when its binary is
+// installed.
+var backendKinds = []backendKind{
+	{name: "runc", binary: "runc", open: openOCI("runc")},
+	{name: "runsc", binary: "runsc", open: openOCI("runsc")},
+}
+
+// openOCI opens the oci backend driving the named OCI runtime, with its
+// state under the data dir.
+func openOCI(name string) func(context.Context, *Config, string, *network.Manager) (runtime.Backend, error) {
+	return func(ctx context.Context, cfg *Config, bin string, netMgr *network.Manager) (runtime.Backend, error) {
+		return oci.New(ctx, oci.Options{
+			Runtime:   name,
+			Binary:    bin,
+			StateRoot: filepath.Join(cfg.DataDir, "sandboxes", name),
+			RunRoot:   runRoot(cfg.DataDir),
+			Network:   netMgr,
+			DiskQuota: cfg.DiskQuota,
+		})
+	}
+}
+
+func backendByName(name string) *backendKind {
+	i := slices.IndexFunc(backendKinds, func(k backendKind) bool { return k.name == name })
+	if i < 0 {
+		return nil
+	}
+	return &backendKinds[i]
+}
+
+func backendNames() string {
+	names := make([]string, len(backendKinds))
+	for i, k := range backendKinds {
+		names[i] = k.name
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,123 @@
+// Package server wires `warren serve` together: the store, the listener,
+// the sandbox network, the runtime backends, the built-in templates, the
+// sandbox manager, the template builder, the REST API and the proxy. The
+// command only parses flags into a Config; everything that runs is here.
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// DefaultDataDir is where a server keeps its state unless told otherwise.
+const DefaultDataDir = "/var/lib/warren"
+
+// DBFile is the SQLite database's name inside the data dir.
+const DBFile = "warren.db"
+
+// Config is everything `warren serve`'s flags set.
+type Config struct {
+	Listen   string
+	DataDir  string
+	CacheDir string
+	// EgressProxyPort and DNSUpstream configure the gateway's services.
+	EgressProxyPort int
+	DNSUpstream     string
+	DiskQuota       bool
+	// Runtime is the default backend, one of Backends' names.
+	Runtime    string
+	Domain     string
+	Subnet     string
+	Bridge     string
+	EnvdPath   string
+	MaxTimeout time.Duration
+	// CheckpointAfter: a paused sandbox on a backend that checkpoints
+	// (runsc) stays frozen in memory this long, then goes to disk.
+	CheckpointAfter time.Duration
+	// MetricsRetention: a killed sandbox's metrics history stays this long.
+	MetricsRetention time.Duration
+	CPUCount         int
+	MemoryMB         int
+	MaxCPUCount      int
+	MaxMemoryMB      int
+	DiskMB           int
+	LogLevel         slog.Level
+	TLS              bool
+	// CodeInterpreter builds the code-interpreter-v1 template and binds the
+	// interpreter server (InterpreterPath) into sandboxes.
+	CodeInterpreter bool
+	InterpreterPath string
+}
+
+// maxBridgeName is the kernel's limit on interface names (IFNAMSIZ - 1).
+const maxBridgeName = 15
+
+// Validate reports every setting that cannot work, before anything starts,
+// named as its flag.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(flag, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("--%s: %s", flag, fmt.Sprintf(format, args...)))
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		bad("listen", "%q is not host:port", c.Listen)
+	}
+	if c.DataDir == "" {
+		bad("data-dir", "must not be empty")
+	}
+	if backendByName(c.Runtime) == nil {
+		bad("runtime", "must be one of %s, not %q", backendNames(), c.Runtime)
+	}
+	if p, err := netip.ParsePrefix(c.Subnet); err != nil || !p.Addr().Is4() || p.Bits() > 30 {
+		bad("subnet", "%q is not an IPv4 range of at least 4 addresses (e.g. 10.99.0.0/16)", c.Subnet)
+	}
+	if c.Bridge == "" || len(c.Bridge) > maxBridgeName {
+		bad("bridge", "%q must be 1 to %d characters", c.Bridge, maxBridgeName)
+	}
+	if c.Domain == "" {
+		bad("domain", "must not be empty")
+	}
+	if c.EnvdPath == "" {
+		bad("envd", "must not be empty")
+	}
+	if c.CodeInterpreter && c.InterpreterPath == "" {
+		bad("interpreter", "must not be empty with --code-interpreter")
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"max-timeout", c.MaxTimeout}, {"checkpoint-after", c.CheckpointAfter}, {"metrics-retention", c.MetricsRetention}} {
+		if d.v < 0 {
+			bad(d.flag, "must not be negative")
+		}
+	}
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{"default-cpu", c.CPUCount}, {"default-memory", c.MemoryMB}, {"default-disk", c.DiskMB}} {
+		if n.v <= 0 {
+			bad(n.flag, "must be positive")
+		}
+	}
+	if c.MaxCPUCount < 0 || c.MaxMemoryMB < 0 {
+		bad("max-cpu/--max-memory", "must not be negative")
+	}
+	if c.EgressProxyPort < 0 || c.EgressProxyPort > 65535 {
+		bad("egress-proxy-port", "%d is not a port (0 turns the egress proxy off)", c.EgressProxyPort)
+	}
+	if u := c.DNSUpstream; u != "" && u != "off" {
+		host, _, err := net.SplitHostPort(u)
+		if err != nil {
+			host = u
+		}
+		if host == "" || strings.ContainsAny(host, " \t/") {
+			bad("dns-upstream", "%q is not a host, host:port or off", u)
+		}
+	}
+	return errors.Join(errs...)
+}

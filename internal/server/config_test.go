@@ -1,0 +1,63 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func validConfig() Config {
+	return Config{
+		Listen: "127.0.0.1:3000", DataDir: "/var/lib/warren", Runtime: "runsc", Domain: "localhost",
+		Subnet: "10.99.0.0/16", Bridge: "warren0", EnvdPath: "/x/envd", InterpreterPath: "/x/interpreter",
+		CodeInterpreter: true, MaxTimeout: time.Hour, CPUCount: 2, MemoryMB: 512, DiskMB: 4096,
+		MaxCPUCount: 4, MaxMemoryMB: 8192, EgressProxyPort: 4380,
+	}
+}
+
+// TestValidate: a setting that cannot work is an error naming its flag
+// before anything starts.
+func TestValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		change  func(*Config)
+		wantErr string // "" = valid
+	}{
+		{"defaults", func(*Config) {}, ""},
+		{"runc", func(c *Config) { c.Runtime = "runc" }, ""},
+		{"dns off", func(c *Config) { c.DNSUpstream = "off" }, ""},
+		{"dns host and port", func(c *Config) { c.DNSUpstream = "10.0.0.2:5353" }, ""},
+		{"dns name", func(c *Config) { c.DNSUpstream = "resolver.lan" }, ""},
+		{"no interpreter needed", func(c *Config) { c.CodeInterpreter, c.InterpreterPath = false, "" }, ""},
+		{"unknown runtime", func(c *Config) { c.Runtime = "kata" }, "--runtime: must be one of runc, runsc"},
+		{"listen without port", func(c *Config) { c.Listen = "localhost" }, "--listen"},
+		{"no data dir", func(c *Config) { c.DataDir = "" }, "--data-dir"},
+		{"IPv6 subnet", func(c *Config) { c.Subnet = "fd00::/64" }, "--subnet"},
+		{"subnet too small", func(c *Config) { c.Subnet = "10.0.0.0/31" }, "--subnet"},
+		{"subnet not a range", func(c *Config) { c.Subnet = "10.0.0.1" }, "--subnet"},
+		{"bridge name too long", func(c *Config) { c.Bridge = "a-very-long-bridge" }, "--bridge"},
+		{"no domain", func(c *Config) { c.Domain = "" }, "--domain"},
+		{"negative retention", func(c *Config) { c.MetricsRetention = -time.Second }, "--metrics-retention"},
+		{"negative checkpoint delay", func(c *Config) { c.CheckpointAfter = -time.Second }, "--checkpoint-after"},
+		{"zero cpu", func(c *Config) { c.CPUCount = 0 }, "--default-cpu"},
+		{"zero disk", func(c *Config) { c.DiskMB = 0 }, "--default-disk"},
+		{"port out of range", func(c *Config) { c.EgressProxyPort = 70000 }, "--egress-proxy-port"},
+		{"dns with a path", func(c *Config) { c.DNSUpstream = "a/b" }, "--dns-upstream"},
+		{"two mistakes, both named", func(c *Config) { c.Runtime, c.Bridge = "", "" }, "--bridge"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := validConfig()
+			tc.change(&c)
+			err := c.Validate()
+			switch {
+			case tc.wantErr == "" && err != nil:
+				t.Fatalf("Validate() = %v, want nil", err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Fatalf("Validate() = %v, want an error containing %q", err, tc.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,153 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/apiserver"
+	"github.com/warren-sandbox/warren/internal/build"
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/network"
+	"github.com/warren-sandbox/warren/internal/proxy"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/store/sqlite"
+	"github.com/warren-sandbox/warren/internal/subreaper"
+)
+
+// Run serves until ctx ends: it opens the listener first (GET /health
+// answers 503 while the rest is prepared), sets up the sandbox network,
+// the runtime backends and the built-in templates, re-adopts the sandboxes
+// a previous run left, and then answers with the API and the proxy.
+func Run(ctx context.Context, cfg Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("warren serve must run as root: it creates namespaces, mounts and cgroups")
+	}
+	if _, err := os.Stat(cfg.EnvdPath); err != nil {
+		return fmt.Errorf("envd binary: %w (build it with 'make build')", err)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("creating data dir: %w", err)
+	}
+	// The runtimes' orphans become warren's to reap, so a stopped runsc
+	// sandbox is gone when its processes exit, not when PID 1 gets to it.
+	if err := subreaper.Start(ctx); err != nil {
+		return fmt.Errorf("becoming the reaper of the runtimes' processes: %w", err)
+	}
+	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, DBFile))
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	key, generated, err := adminKey(ctx, st)
+	if err != nil {
+		return err
+	}
+	ln, caPath, err := listen(&cfg)
+	if err != nil {
+		return err
+	}
+	// Until everything is built, an API with nothing behind it answers:
+	// /health and every authenticated route 503, with Retry-After.
+	root := &switchHandler{}
+	root.set(apiserver.New(apiserver.Options{Store: st}))
+	srv := &http.Server{Handler: root, ReadHeaderTimeout: 30 * time.Second}
+	srvErr := make(chan error, 1)
+	go func() { srvErr <- srv.Serve(ln) }()
+
+	parts, err := assemble(ctx, &cfg, st)
+	if err != nil {
+		_ = srv.Close()
+		return err
+	}
+	defer parts.builder.Shutdown()
+	go parts.mgr.SampleMetrics(ctx)
+	root.set(proxy.New(parts.mgr, parts.api, cfg.Domain))
+	printReady(&cfg, ln.Addr().String(), key, generated, caPath)
+
+	select {
+	case <-ctx.Done():
+	case err := <-srvErr:
+		return fmt.Errorf("serving: %w", err)
+	}
+	log.G(ctx).Info("shutting down; sandboxes keep running and are re-adopted on the next start")
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	parts.mgr.Shutdown()
+	_ = srv.Shutdown(sctx)
+	_ = parts.net.Close()
+	if parts.mgr.Count() == 0 {
+		// Nothing runs that needs the bridge; the next start recreates it.
+		if err := parts.net.Teardown(sctx); err != nil {
+			log.G(ctx).Warn("removing the sandbox network", "err", err)
+		}
+	}
+	return nil
+}
+
+// parts are the components Run builds once the listener is open.
+type parts struct {
+	net     *network.Manager
+	mgr     *sandbox.Manager
+	builder *build.Builder
+	api     *apiserver.Server
+}
+
+// assemble makes the sandbox machinery and then the API over it, each part
+// given everything it needs when it is made.
+func assemble(ctx context.Context, cfg *Config, st *sqlite.Store) (*parts, error) {
+	mgr, netMgr, err := setup(ctx, cfg, st)
+	if err != nil {
+		return nil, err
+	}
+	images, err := openImages(cfg)
+	if err != nil {
+		return nil, err
+	}
+	b, err := newBuilder(ctx, cfg, st, mgr, images)
+	if err != nil {
+		return nil, err
+	}
+	api := apiserver.New(apiserver.Options{
+		Store: st, Manager: mgr, Builder: b, Images: images,
+		ScratchDir: filepath.Join(cfg.DataDir, "builds"),
+		Domain:     cfg.Domain, MaxTimeout: cfg.MaxTimeout,
+		MaxCPUCount: cfg.MaxCPUCount, MaxMemoryMB: cfg.MaxMemoryMB,
+	})
+	api.SetReady(true)
+	return &parts{net: netMgr, mgr: mgr, builder: b, api: api}, nil
+}
+
+// adminKey stores WARREN_API_KEY's hash, or generates a key when it is unset.
+func adminKey(ctx context.Context, st *sqlite.Store) (key string, generated bool, err error) {
+	key = os.Getenv("WARREN_API_KEY")
+	if key == "" {
+		key, err = CreateKey(ctx, st, "admin-"+time.Now().UTC().Format("20060102-150405"), true)
+		return key, true, err
+	}
+	if !apikey.Valid(key) {
+		return "", false, errors.New("WARREN_API_KEY must be e2b_ followed by 40 lowercase hex characters (the SDKs check this format)")
+	}
+	if _, err := st.GetAPIKeyByHash(ctx, apikey.Hash(key)); err == nil {
+		return key, false, nil
+	}
+	return key, false, StoreKey(ctx, st, key, "admin-env", true)
+}
+
+// switchHandler lets the listener open (and /health answer 503) before the
+// sandbox machinery is ready.
+type switchHandler struct{ h atomicHandler }
+
+func (s *switchHandler) set(h http.Handler) { s.h.Store(&h) }
+
+func (s *switchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	(*s.h.Load()).ServeHTTP(w, r)
+}
