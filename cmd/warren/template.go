@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"os"
 	"os/signal"
@@ -174,7 +175,7 @@ func buildDockerfile(c *tplclient.Client, f buildFlags, dir string) error {
 }
 
 // printLog prints build log lines: step headers stand out as progress.
-func printLog(e tplclient.LogEntry) {
+func printLog(e wire.BuildLogEntry) {
 	msg := e.Message
 	switch {
 	case strings.HasPrefix(msg, "["):

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"time"
 
@@ -38,9 +39,9 @@ type Sandboxes interface {
 // Builder is what the API asks of the template builder (*build.Builder).
 type Builder interface {
 	RequestBuild(ctx context.Context, req build.BuildRequest) (*store.Template, *store.Build, error)
-	Start(ctx context.Context, templateID, buildID string, req *build.Request) error
+	Start(ctx context.Context, templateID, buildID string, req *wire.BuildStart) error
 	Cancel(buildID string) bool
-	Logs(buildID string, offset int) ([]build.Entry, error)
+	Logs(buildID string, offset int) ([]wire.BuildLogEntry, error)
 	HasFiles(hash string) bool
 	SaveFiles(hash string, r io.Reader, limit int64) error
 	AssignTags(ctx context.Context, target string, tags []string) (string, error)

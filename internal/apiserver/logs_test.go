@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -73,7 +74,7 @@ func newLogsEnv(t *testing.T) *logsEnv {
 	must(t, st.CreateBuild(ctx, &store.Build{ID: "b1", TemplateID: "base", Status: store.BuildReady, CreatedAt: logT0}))
 	var blog strings.Builder
 	for i, lvl := range []string{"info", "info", "error"} {
-		data, _ := json.Marshal(build.Entry{Timestamp: logT0.Add(time.Duration(i) * time.Second), Level: lvl, Message: fmt.Sprintf("step %d", i), Step: fmt.Sprint(i)})
+		data, _ := json.Marshal(wire.BuildLogEntry{Timestamp: logT0.Add(time.Duration(i) * time.Second), Level: lvl, Message: fmt.Sprintf("step %d", i), Step: fmt.Sprint(i)})
 		blog.Write(append(data, '\n'))
 	}
 	// The builder keeps a finished build's log in WorkDir/logs/<build>.jsonl.

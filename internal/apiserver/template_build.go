@@ -3,6 +3,7 @@ package apiserver
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"strconv"
 	"time"
@@ -11,22 +12,13 @@ import (
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
 
-type requestBuildBody struct {
-	Name     string   `json:"name"`
-	Tags     []string `json:"tags"`
-	CPUCount int      `json:"cpuCount"`
-	MemoryMB int      `json:"memoryMB"`
-	// MinFreeDiskMB is minFreeDiskMb (SDK 2.51): absent means the default.
-	MinFreeDiskMB *int `json:"minFreeDiskMb"`
-}
-
 // requestBuild serves POST /v3/templates: it creates the template when the
 // name is new and records a build waiting for its steps.
 func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
 	if !s.canBuild(w, r) {
 		return
 	}
-	var body requestBuildBody
+	var body wire.BuildRequest
 	if err := decode(r, &body, false); err != nil {
 		fail(w, r, err)
 		return
@@ -42,9 +34,9 @@ func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{
-		"templateID": tpl.ID, "buildID": bl.ID, "public": tpl.Public,
-		"names": nonNil(tpl.Aliases), "aliases": nonNil(tpl.Aliases), "tags": nonNil(bl.Tags),
+	writeJSON(w, http.StatusAccepted, wire.BuildRequested{
+		TemplateID: tpl.ID, BuildID: bl.ID, Public: tpl.Public,
+		Names: nonNil(tpl.Aliases), Aliases: nonNil(tpl.Aliases), Tags: nonNil(bl.Tags),
 	})
 }
 
@@ -69,7 +61,7 @@ func (s *Server) startBuild(w http.ResponseWriter, r *http.Request) {
 	if !s.canBuild(w, r) {
 		return
 	}
-	var req build.Request
+	var req wire.BuildStart
 	if err := decode(r, &req, false); err != nil {
 		fail(w, r, err)
 		return
@@ -99,21 +91,6 @@ func (s *Server) cancelBuild(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-type buildStatusJSON struct {
-	TemplateID string        `json:"templateID"`
-	BuildID    string        `json:"buildID"`
-	Status     string        `json:"status"`
-	Logs       []string      `json:"logs"`
-	LogEntries []build.Entry `json:"logEntries"`
-	Reason     *reasonJSON   `json:"reason,omitempty"`
-}
-
-type reasonJSON struct {
-	Message    string        `json:"message"`
-	Step       string        `json:"step,omitempty"`
-	LogEntries []build.Entry `json:"logEntries"`
-}
-
 // buildStatus serves GET /templates/{templateID}/builds/{buildID}/status:
 // the state and up to `limit` (≤100) log lines from logsOffset.
 func (s *Server) buildStatus(w http.ResponseWriter, r *http.Request) {
@@ -141,27 +118,27 @@ func (s *Server) buildStatus(w http.ResponseWriter, r *http.Request) {
 	if len(entries) > limit {
 		entries = entries[:limit]
 	}
-	out := buildStatusJSON{TemplateID: bl.TemplateID, BuildID: bl.ID, Status: bl.Status, Logs: []string{}, LogEntries: entries}
+	out := wire.BuildStatus{TemplateID: bl.TemplateID, BuildID: bl.ID, Status: bl.Status, Logs: []string{}, LogEntries: entries}
 	if out.LogEntries == nil {
-		out.LogEntries = []build.Entry{}
+		out.LogEntries = []wire.BuildLogEntry{}
 	}
 	for _, e := range entries {
 		out.Logs = append(out.Logs, e.Timestamp.Format(time.RFC3339)+" "+e.Message)
 	}
-	if bl.Status == "error" {
-		out.Reason = &reasonJSON{Message: bl.Reason, Step: bl.ReasonStep, LogEntries: []build.Entry{}}
+	if bl.Status == wire.BuildError {
+		out.Reason = &wire.BuildReason{Message: bl.Reason, Step: bl.ReasonStep, LogEntries: []wire.BuildLogEntry{}}
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
 // filterLevel keeps entries at level or above (debug < info < warn < error).
-func filterLevel(entries []build.Entry, level string) []build.Entry {
+func filterLevel(entries []wire.BuildLogEntry, level string) []wire.BuildLogEntry {
 	rank := map[string]int{"debug": 0, "info": 1, "warn": 2, "error": 3}
 	min, ok := rank[level]
 	if !ok {
 		return entries
 	}
-	var out []build.Entry
+	var out []wire.BuildLogEntry
 	for _, e := range entries {
 		if rank[e.Level] >= min {
 			out = append(out, e)

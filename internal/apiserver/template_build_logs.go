@@ -2,9 +2,9 @@ package apiserver
 
 import (
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 
-	"github.com/warren-sandbox/warren/internal/build"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/sandboxlog"
 )
@@ -43,8 +43,8 @@ func (s *Server) buildLogs(w http.ResponseWriter, r *http.Request) {
 }
 
 // pickBuildLogs applies q to a build's lines, which are in time order.
-func pickBuildLogs(entries []build.Entry, q sandboxlog.Query) []build.Entry {
-	out := []build.Entry{}
+func pickBuildLogs(entries []wire.BuildLogEntry, q sandboxlog.Query) []wire.BuildLogEntry {
+	out := []wire.BuildLogEntry{}
 	for i := range entries {
 		if len(out) >= q.Limit {
 			break

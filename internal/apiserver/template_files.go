@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"strconv"
 	"time"
@@ -32,7 +33,7 @@ func (s *Server) templateFiles(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.opts.Builder.HasFiles(hash) {
-		writeJSON(w, http.StatusCreated, map[string]any{"present": true})
+		writeJSON(w, http.StatusCreated, wire.FileLink{Present: true})
 		return
 	}
 	exp := strconv.FormatInt(time.Now().Add(uploadTTL).Unix(), 10)
@@ -41,7 +42,7 @@ func (s *Server) templateFiles(w http.ResponseWriter, r *http.Request) {
 		scheme = "https"
 	}
 	url := fmt.Sprintf("%s://%s/templates/%s/files/%s?expires=%s&signature=%s", scheme, r.Host, id, hash, exp, s.uploadSignature(id, hash, exp))
-	writeJSON(w, http.StatusCreated, map[string]any{"present": false, "url": url, "headers": map[string]string{}})
+	writeJSON(w, http.StatusCreated, wire.FileLink{URL: url, Headers: map[string]string{}})
 }
 
 func (s *Server) uploadSignature(id, hash, exp string) string {

@@ -1,8 +1,8 @@
 package apiserver
 
 import (
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
-	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
@@ -29,7 +29,7 @@ func (s *Server) assignTags(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"tags": body.Tags, "buildID": buildID})
+	writeJSON(w, http.StatusCreated, wire.TagAssignment{Tags: body.Tags, BuildID: buildID})
 }
 
 // removeTags serves DELETE /templates/tags: {"name", "tags"}.
@@ -54,12 +54,6 @@ func (s *Server) removeTags(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-type tagJSON struct {
-	Tag       string    `json:"tag"`
-	BuildID   string    `json:"buildID"`
-	CreatedAt time.Time `json:"createdAt"`
 }
 
 // templateSub serves GET /templates/aliases/{alias} and
@@ -87,9 +81,9 @@ func (s *Server) listTags(w http.ResponseWriter, r *http.Request, id string) {
 		fail(w, r, err)
 		return
 	}
-	out := make([]tagJSON, 0, len(tags))
+	out := make([]wire.Tag, 0, len(tags))
 	for _, t := range tags {
-		out = append(out, tagJSON{Tag: t.Tag, BuildID: t.BuildID, CreatedAt: t.CreatedAt})
+		out = append(out, wire.Tag{Tag: t.Tag, BuildID: t.BuildID, CreatedAt: t.CreatedAt})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -2,51 +2,20 @@ package apiserver
 
 import (
 	"context"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
-	"time"
 
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
-type templateJSON struct {
-	TemplateID  string            `json:"templateID"`
-	BuildID     string            `json:"buildID"`
-	CPUCount    int               `json:"cpuCount"`
-	MemoryMB    int               `json:"memoryMB"`
-	DiskSizeMB  int               `json:"diskSizeMB"`
-	Public      bool              `json:"public"`
-	Aliases     []string          `json:"aliases"`
-	Names       []string          `json:"names"`
-	CreatedAt   time.Time         `json:"createdAt"`
-	UpdatedAt   time.Time         `json:"updatedAt"`
-	EnvdVersion string            `json:"envdVersion"`
-	BuildStatus string            `json:"buildStatus"`
-	SizeBytes   int64             `json:"sizeBytes,omitempty"`
-	StartCmd    string            `json:"startCmd,omitempty"`
-	Labels      map[string]string `json:"labels,omitempty"`
-	Builds      []buildJSON       `json:"builds,omitempty"`
-}
-
-type buildJSON struct {
-	BuildID    string     `json:"buildID"`
-	Status     string     `json:"status"`
-	CreatedAt  time.Time  `json:"createdAt"`
-	UpdatedAt  time.Time  `json:"updatedAt"`
-	FinishedAt *time.Time `json:"finishedAt,omitempty"`
-	CPUCount   int        `json:"cpuCount"`
-	MemoryMB   int        `json:"memoryMB"`
-	Tags       []string   `json:"tags"`
-	Reason     string     `json:"reason,omitempty"`
-}
-
-func toTemplateJSON(t *store.Template) templateJSON {
+func toTemplateJSON(t *store.Template) wire.Template {
 	aliases := nonNil(t.Aliases)
 	status := "ready"
 	if t.RootfsPath == "" {
 		status = "building"
 	}
-	return templateJSON{
+	return wire.Template{
 		TemplateID: t.ID, BuildID: t.BuildID, CPUCount: t.CPUCount, MemoryMB: t.MemoryMB,
 		DiskSizeMB: t.DiskMB, Public: t.Public, Aliases: aliases, Names: aliases,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, EnvdVersion: sandbox.EnvdVersion,
@@ -56,7 +25,7 @@ func toTemplateJSON(t *store.Template) templateJSON {
 
 // withBuilds adds the template's builds (newest first) and the latest
 // build's status.
-func (s *Server) withBuilds(ctx context.Context, t *store.Template, full bool) (templateJSON, error) {
+func (s *Server) withBuilds(ctx context.Context, t *store.Template, full bool) (wire.Template, error) {
 	out := toTemplateJSON(t)
 	builds, err := s.opts.Store.ListBuilds(ctx, t.ID)
 	if err != nil {
@@ -68,9 +37,9 @@ func (s *Server) withBuilds(ctx context.Context, t *store.Template, full bool) (
 	if !full {
 		return out, nil
 	}
-	out.Builds = []buildJSON{}
+	out.Builds = []wire.TemplateBuild{}
 	for _, b := range builds {
-		j := buildJSON{BuildID: b.ID, Status: b.Status, CreatedAt: b.CreatedAt, UpdatedAt: b.CreatedAt,
+		j := wire.TemplateBuild{BuildID: b.ID, Status: b.Status, CreatedAt: b.CreatedAt, UpdatedAt: b.CreatedAt,
 			CPUCount: b.CPUCount, MemoryMB: b.MemoryMB, Tags: nonNil(b.Tags), Reason: b.Reason}
 		if !b.FinishedAt.IsZero() {
 			f := b.FinishedAt
@@ -88,7 +57,7 @@ func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	out := make([]templateJSON, 0, len(all))
+	out := make([]wire.Template, 0, len(all))
 	for _, t := range all {
 		j, err := s.withBuilds(r.Context(), t, false)
 		if err != nil {
@@ -124,5 +93,5 @@ func (s *Server) templateAlias(w http.ResponseWriter, r *http.Request, alias str
 		fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"templateID": t.ID, "public": t.Public})
+	writeJSON(w, http.StatusOK, wire.TemplateAlias{TemplateID: t.ID, Public: t.Public})
 }

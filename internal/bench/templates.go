@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -105,7 +106,7 @@ func timeBuild(ctx context.Context, cl *tplclient.Client, dir, file, name string
 	}
 	cached := 0
 	start := time.Now()
-	err = tplclient.BuildDockerfile(ctx, cl, req, bctx, name, nil, 0, 0, func(e tplclient.LogEntry) {
+	err = tplclient.BuildDockerfile(ctx, cl, req, bctx, name, nil, 0, 0, func(e wire.BuildLogEntry) {
 		if e.Message == "CACHED" {
 			cached++
 		}

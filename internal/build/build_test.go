@@ -2,6 +2,7 @@ package build
 
 import (
 	"encoding/json"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,33 +15,33 @@ func TestValidate(t *testing.T) {
 	hash := strings.Repeat("ab", 32)
 	tests := []struct {
 		name string
-		req  Request
+		req  wire.BuildStart
 		want string // substring of the error; "" = valid
 	}{
-		{"sdk request", Request{FromTemplate: "base", Steps: []Step{
-			{Type: StepEnv, Args: []string{"A", "1"}}, {Type: StepRun, Args: []string{"true", "root"}},
-			{Type: StepCopy, Args: []string{"app", "/app", "", "0755"}, FilesHash: hash},
-			{Type: StepWorkdir, Args: []string{"/app"}}, {Type: StepUser, Args: []string{"user"}},
+		{"sdk request", wire.BuildStart{FromTemplate: "base", Steps: []wire.Step{
+			{Type: wire.StepEnv, Args: []string{"A", "1"}}, {Type: wire.StepRun, Args: []string{"true", "root"}},
+			{Type: wire.StepCopy, Args: []string{"app", "/app", "", "0755"}, FilesHash: hash},
+			{Type: wire.StepWorkdir, Args: []string{"/app"}}, {Type: wire.StepUser, Args: []string{"user"}},
 		}}, ""},
-		{"unknown step", Request{Steps: []Step{{Type: "FROB", Args: []string{"x"}}}}, "unknown step type"},
-		{"odd env", Request{Steps: []Step{{Type: StepEnv, Args: []string{"A"}}}}, "ENV takes"},
-		{"empty run", Request{Steps: []Step{{Type: StepRun, Args: []string{"  "}}}}, "empty command"},
-		{"copy outside context", Request{Steps: []Step{{Type: StepCopy, Args: []string{"../x", "/x"}, FilesHash: hash}}}, "outside the build context"},
-		{"copy absolute", Request{Steps: []Step{{Type: StepCopy, Args: []string{"/etc/passwd", "/x"}, FilesHash: hash}}}, "outside the build context"},
-		{"copy without hash", Request{Steps: []Step{{Type: StepCopy, Args: []string{"a", "/x"}}}}, "filesHash"},
-		{"copy bad mode", Request{Steps: []Step{{Type: StepCopy, Args: []string{"a", "/x", "", "9z"}, FilesHash: hash}}}, "not octal"},
-		{"two sources", Request{FromImage: "x", FromTemplate: "y"}, "only one of"},
-		{"unknown stage", Request{FromStage: "build"}, "not an earlier stage"},
-		{"copy from unknown stage", Request{Steps: []Step{{Type: StepCopy, Args: []string{"a", "/x"}, FromStage: "b"}}}, "names no earlier stage"},
-		{"stages", Request{Stages: []Stage{{Name: "b", FromTemplate: "base"}}, FromStage: "b",
-			Steps: []Step{{Type: StepCopy, Args: []string{"/out", "/x"}, FromStage: "b"}}}, ""},
-		{"duplicate stage", Request{Stages: []Stage{{Name: "b"}, {Name: "b"}}}, "unique"},
-		{"aws registry", Request{FromImage: "x", FromImageRegistry: &RegistryAuth{Type: "aws", AWSAccessKeyID: "a", AWSSecretAccessKey: "s", AWSRegion: "us-east-1"}}, ""},
-		{"aws without keys", Request{FromImage: "x", FromImageRegistry: &RegistryAuth{Type: "aws"}}, "needs awsAccessKeyId"},
-		{"gcp registry", Request{FromImage: "x", FromImageRegistry: &RegistryAuth{Type: "gcp", ServiceAccountJSON: "{}"}}, ""},
-		{"gcp without key", Request{FromImage: "x", FromImageRegistry: &RegistryAuth{Type: "gcp"}}, "needs serviceAccountJson"},
-		{"stage with bad auth", Request{Stages: []Stage{{Name: "b", FromImage: "x", FromImageRegistry: &RegistryAuth{Type: "azure"}}}}, `type "azure" is not supported`},
-		{"dockerfile line", Request{Steps: []Step{{Type: StepRun, Args: []string{""}, Line: 7}}}, "Dockerfile:7"},
+		{"unknown step", wire.BuildStart{Steps: []wire.Step{{Type: "FROB", Args: []string{"x"}}}}, "unknown step type"},
+		{"odd env", wire.BuildStart{Steps: []wire.Step{{Type: wire.StepEnv, Args: []string{"A"}}}}, "ENV takes"},
+		{"empty run", wire.BuildStart{Steps: []wire.Step{{Type: wire.StepRun, Args: []string{"  "}}}}, "empty command"},
+		{"copy outside context", wire.BuildStart{Steps: []wire.Step{{Type: wire.StepCopy, Args: []string{"../x", "/x"}, FilesHash: hash}}}, "outside the build context"},
+		{"copy absolute", wire.BuildStart{Steps: []wire.Step{{Type: wire.StepCopy, Args: []string{"/etc/passwd", "/x"}, FilesHash: hash}}}, "outside the build context"},
+		{"copy without hash", wire.BuildStart{Steps: []wire.Step{{Type: wire.StepCopy, Args: []string{"a", "/x"}}}}, "filesHash"},
+		{"copy bad mode", wire.BuildStart{Steps: []wire.Step{{Type: wire.StepCopy, Args: []string{"a", "/x", "", "9z"}, FilesHash: hash}}}, "not octal"},
+		{"two sources", wire.BuildStart{FromImage: "x", FromTemplate: "y"}, "only one of"},
+		{"unknown stage", wire.BuildStart{FromStage: "build"}, "not an earlier stage"},
+		{"copy from unknown stage", wire.BuildStart{Steps: []wire.Step{{Type: wire.StepCopy, Args: []string{"a", "/x"}, FromStage: "b"}}}, "names no earlier stage"},
+		{"stages", wire.BuildStart{Stages: []wire.Stage{{Name: "b", FromTemplate: "base"}}, FromStage: "b",
+			Steps: []wire.Step{{Type: wire.StepCopy, Args: []string{"/out", "/x"}, FromStage: "b"}}}, ""},
+		{"duplicate stage", wire.BuildStart{Stages: []wire.Stage{{Name: "b"}, {Name: "b"}}}, "unique"},
+		{"aws registry", wire.BuildStart{FromImage: "x", FromImageRegistry: &wire.RegistryAuth{Type: "aws", AWSAccessKeyID: "a", AWSSecretAccessKey: "s", AWSRegion: "us-east-1"}}, ""},
+		{"aws without keys", wire.BuildStart{FromImage: "x", FromImageRegistry: &wire.RegistryAuth{Type: "aws"}}, "needs awsAccessKeyId"},
+		{"gcp registry", wire.BuildStart{FromImage: "x", FromImageRegistry: &wire.RegistryAuth{Type: "gcp", ServiceAccountJSON: "{}"}}, ""},
+		{"gcp without key", wire.BuildStart{FromImage: "x", FromImageRegistry: &wire.RegistryAuth{Type: "gcp"}}, "needs serviceAccountJson"},
+		{"stage with bad auth", wire.BuildStart{Stages: []wire.Stage{{Name: "b", FromImage: "x", FromImageRegistry: &wire.RegistryAuth{Type: "azure"}}}}, `type "azure" is not supported`},
+		{"dockerfile line", wire.BuildStart{Steps: []wire.Step{{Type: wire.StepRun, Args: []string{""}, Line: 7}}}, "Dockerfile:7"},
 	}
 	b := &Builder{}
 	for _, tc := range tests {
@@ -169,15 +170,15 @@ func TestLogSplitsLinesAndBoundsThem(t *testing.T) {
 // TestRequestRedacted: the request kept with a build holds no registry
 // secret, in the final stage or an earlier one, and the original is intact.
 func TestRequestRedacted(t *testing.T) {
-	req := &Request{
+	req := &wire.BuildStart{
 		FromImage:         "x",
-		FromImageRegistry: &RegistryAuth{Type: AuthAWS, AWSAccessKeyID: "AKID", AWSSecretAccessKey: "aws-secret", AWSRegion: "us-east-1"},
-		Stages: []Stage{
-			{Name: "a", FromImage: "y", FromImageRegistry: &RegistryAuth{Type: AuthRegistry, Username: "u", Password: "reg-secret"}},
-			{Name: "b", FromImage: "z", FromImageRegistry: &RegistryAuth{Type: AuthGCP, ServiceAccountJSON: `{"gcp-secret":1}`}},
+		FromImageRegistry: &wire.RegistryAuth{Type: wire.AuthAWS, AWSAccessKeyID: "AKID", AWSSecretAccessKey: "aws-secret", AWSRegion: "us-east-1"},
+		Stages: []wire.Stage{
+			{Name: "a", FromImage: "y", FromImageRegistry: &wire.RegistryAuth{Type: wire.AuthRegistry, Username: "u", Password: "reg-secret"}},
+			{Name: "b", FromImage: "z", FromImageRegistry: &wire.RegistryAuth{Type: wire.AuthGCP, ServiceAccountJSON: `{"gcp-secret":1}`}},
 		},
 	}
-	data, err := json.Marshal(req.redacted())
+	data, err := json.Marshal(req.Redacted())
 	if err != nil {
 		t.Fatal(err)
 	}

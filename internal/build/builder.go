@@ -1,3 +1,10 @@
+// Package build turns a template definition (the E2B SDK's build request, or
+// a Dockerfile converted to one) into a stack of read-only rootfs layers.
+// Every RUN executes in a build sandbox made by the sandbox manager, so it
+// has the same isolation as a user's sandbox; COPY is written on the host
+// into a fresh layer from the uploaded files. Layers are cached by a key
+// chained from the parent's key and the step, so an unchanged rebuild
+// reuses them all and templates share the layers they have in common.
 package build
 
 import (
@@ -5,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"os"
 	"path/filepath"
 	"sync"
@@ -30,7 +38,7 @@ type LayerStore interface {
 
 // Images resolves FROM image references to layer stacks (image.Puller).
 type Images interface {
-	Resolve(ctx context.Context, ref string, auth *RegistryAuth, progress func(string)) (*BaseImage, error)
+	Resolve(ctx context.Context, ref string, auth *wire.RegistryAuth, progress func(string)) (*BaseImage, error)
 }
 
 // BaseImage is a resolved OCI image.
@@ -114,7 +122,7 @@ func (b *Builder) Recover(ctx context.Context) error {
 
 // Start validates req and runs it in the background as build buildID of
 // template templateID (both recorded already, the build waiting).
-func (b *Builder) Start(ctx context.Context, templateID, buildID string, req *Request) error {
+func (b *Builder) Start(ctx context.Context, templateID, buildID string, req *wire.BuildStart) error {
 	bl, err := b.opts.Store.GetBuild(ctx, buildID)
 	if err != nil {
 		return err
@@ -132,7 +140,7 @@ func (b *Builder) Start(ctx context.Context, templateID, buildID string, req *Re
 	if err != nil {
 		return err
 	}
-	bl.Request, _ = json.Marshal(req.redacted())
+	bl.Request, _ = json.Marshal(req.Redacted())
 	bl.Status = store.BuildBuilding
 	if err := b.opts.Store.UpdateBuild(ctx, bl); err != nil {
 		logf.close()
@@ -173,7 +181,7 @@ func (b *Builder) Shutdown() {
 }
 
 // Logs returns a build's log lines from offset on.
-func (b *Builder) Logs(buildID string, offset int) ([]Entry, error) {
+func (b *Builder) Logs(buildID string, offset int) ([]wire.BuildLogEntry, error) {
 	b.mu.Lock()
 	j := b.jobs[buildID]
 	b.mu.Unlock()
@@ -199,7 +207,7 @@ func (b *Builder) RemoveLogs(buildIDs []string) {
 }
 
 // runJob runs the build and records its outcome.
-func (b *Builder) runJob(ctx context.Context, j *job, bl *store.Build, req *Request) {
+func (b *Builder) runJob(ctx context.Context, j *job, bl *store.Build, req *wire.BuildStart) {
 	defer b.wg.Done()
 	defer func() {
 		j.log.close()

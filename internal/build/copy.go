@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"os"
 	"path"
@@ -24,7 +25,7 @@ type copySrc struct {
 	stage *fsState // COPY --from
 }
 
-func (b *Builder) copySource(_ *fsState, s Step, stages map[string]*fsState) (*copySrc, error) {
+func (b *Builder) copySource(_ *fsState, s wire.Step, stages map[string]*fsState) (*copySrc, error) {
 	if s.FromStage != "" {
 		st, ok := stages[s.FromStage]
 		if !ok {
@@ -128,7 +129,7 @@ func cleanRel(name string) string {
 }
 
 // copyStep writes a COPY's files into the layer dir.
-func (b *Builder) copyStep(ctx context.Context, st *fsState, s Step, src *copySrc, dir string) error {
+func (b *Builder) copyStep(ctx context.Context, st *fsState, s wire.Step, src *copySrc, dir string) error {
 	v, err := openView(b.opts.WorkDir, st.layers)
 	if err != nil {
 		return err

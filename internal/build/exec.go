@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"maps"
 	"os"
 	"path"
@@ -58,13 +59,13 @@ type stageDef struct {
 	name              string // "" for the final stage
 	fromImage         string
 	fromTemplate      string
-	fromImageRegistry *RegistryAuth
+	fromImageRegistry *wire.RegistryAuth
 	fromStage         string
-	steps             []Step
+	steps             []wire.Step
 }
 
 // run builds every stage and returns the final one.
-func (b *Builder) run(ctx context.Context, j *job, req *Request) (*fsState, error) {
+func (b *Builder) run(ctx context.Context, j *job, req *wire.BuildStart) (*fsState, error) {
 	stages := map[string]*fsState{}
 	force := req.Force
 	for _, st := range req.Stages {
@@ -111,7 +112,7 @@ func (b *Builder) stage(ctx context.Context, j *job, def stageDef, stages map[st
 		}
 		if cached {
 			j.log.Infof(label(i), "CACHED")
-		} else if step.Type == StepRun || step.Type == StepCopy {
+		} else if step.Type == wire.StepRun || step.Type == wire.StepCopy {
 			j.log.Infof(label(i), "done in %s", time.Since(start).Round(time.Millisecond))
 		}
 		st = next
@@ -119,9 +120,9 @@ func (b *Builder) stage(ctx context.Context, j *job, def stageDef, stages map[st
 	return st, nil
 }
 
-func describe(s Step) string {
+func describe(s wire.Step) string {
 	args := strings.Join(s.Args, " ")
-	if s.Type == StepCopy && len(s.Args) >= 2 {
+	if s.Type == wire.StepCopy && len(s.Args) >= 2 {
 		args = s.Args[0] + " " + s.Args[1]
 		if s.FromStage != "" {
 			args = "--from=" + s.FromStage + " " + args
@@ -135,20 +136,20 @@ func describe(s Step) string {
 
 // step applies one step to st. Steps that change files produce a layer,
 // looked up in the cache by the chained key first.
-func (b *Builder) step(ctx context.Context, j *job, st *fsState, s Step, stages map[string]*fsState, force bool, label string) (*fsState, bool, error) {
+func (b *Builder) step(ctx context.Context, j *job, st *fsState, s wire.Step, stages map[string]*fsState, force bool, label string) (*fsState, bool, error) {
 	next := st.clone()
 	switch s.Type {
-	case StepEnv:
+	case wire.StepEnv:
 		for i := 0; i+1 < len(s.Args); i += 2 {
 			next.env[s.Args[i]] = s.Args[i+1]
 		}
 		next.key = chain(st.key, s.Type, s.Args)
 		return next, false, nil
-	case StepUser:
+	case wire.StepUser:
 		next.user = s.Args[0]
 		next.key = chain(st.key, s.Type, s.Args)
 		return next, false, nil
-	case StepWorkdir:
+	case wire.StepWorkdir:
 		next.workdir = path.Clean(s.Args[0])
 		if !path.IsAbs(next.workdir) {
 			next.workdir = path.Join(st.workdirOrRoot(), s.Args[0])
@@ -156,11 +157,11 @@ func (b *Builder) step(ctx context.Context, j *job, st *fsState, s Step, stages 
 		return b.layerStep(ctx, next, chain(st.key, s.Type, next.workdir, st.user), force, func(dir string) error {
 			return b.makeWorkdir(st, next.workdir, dir)
 		})
-	case StepRun:
+	case wire.StepRun:
 		return b.layerStep(ctx, next, chain(st.key, s.Type, s.Args, s.Env), force, func(dir string) error {
 			return b.runStep(ctx, j, st, s, dir, label)
 		})
-	case StepCopy:
+	case wire.StepCopy:
 		src, err := b.copySource(st, s, stages)
 		if err != nil {
 			return nil, false, err
@@ -232,7 +233,7 @@ func checkStack(layers []string) error {
 }
 
 // runStep runs a RUN step in a build sandbox; its writable layer becomes dir.
-func (b *Builder) runStep(ctx context.Context, j *job, st *fsState, s Step, dir string, label string) error {
+func (b *Builder) runStep(ctx context.Context, j *job, st *fsState, s wire.Step, dir string, label string) error {
 	if err := os.Remove(dir); err != nil {
 		return fmt.Errorf("preparing layer dir: %w", err)
 	}
@@ -277,7 +278,7 @@ func (b *Builder) shell(st *fsState) []string {
 
 // finish records a successful build: its result, the template's current
 // build and its tags.
-func (b *Builder) finish(ctx context.Context, bl *store.Build, req *Request, st *fsState) error {
+func (b *Builder) finish(ctx context.Context, bl *store.Build, req *wire.BuildStart, st *fsState) error {
 	tpl, err := b.opts.Store.GetTemplate(ctx, bl.TemplateID)
 	if err != nil {
 		return fmt.Errorf("the template was deleted during the build: %w", err)

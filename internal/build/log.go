@@ -6,19 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"os"
 	"sync"
 	"time"
 )
-
-// Entry is one build log line, as the build status reports it.
-type Entry struct {
-	Timestamp time.Time `json:"timestamp"`
-	Level     string    `json:"level"`
-	Message   string    `json:"message"`
-	Step      string    `json:"step,omitempty"`
-}
 
 // maxEntries bounds one build's log: a step printing without end must not
 // fill the server's memory or disk.
@@ -31,7 +24,7 @@ const maxLine = 8 << 10
 // to a JSON-lines file so it outlives the build and the server.
 type Log struct {
 	mu      sync.Mutex
-	entries []Entry
+	entries []wire.BuildLogEntry
 	f       *os.File
 	dropped bool
 }
@@ -46,7 +39,7 @@ func newLog(path string) (*Log, error) {
 }
 
 // readLog loads a finished build's log file.
-func readLog(path string) ([]Entry, error) {
+func readLog(path string) ([]wire.BuildLogEntry, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -54,9 +47,9 @@ func readLog(path string) ([]Entry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading build log: %w", err)
 	}
-	var out []Entry
+	var out []wire.BuildLogEntry
 	for line := range bytes.SplitSeq(data, []byte("\n")) {
-		var e Entry
+		var e wire.BuildLogEntry
 		if len(line) > 0 && json.Unmarshal(line, &e) == nil {
 			out = append(out, e)
 		}
@@ -70,14 +63,14 @@ func (l *Log) add(level, step, msg string) {
 	if len(l.entries) >= maxEntries {
 		if !l.dropped {
 			l.dropped = true
-			l.appendLocked(Entry{Timestamp: time.Now().UTC(), Level: "warn", Message: "[log truncated: more lines follow than are kept]", Step: step})
+			l.appendLocked(wire.BuildLogEntry{Timestamp: time.Now().UTC(), Level: "warn", Message: "[log truncated: more lines follow than are kept]", Step: step})
 		}
 		return
 	}
-	l.appendLocked(Entry{Timestamp: time.Now().UTC(), Level: level, Message: msg, Step: step})
+	l.appendLocked(wire.BuildLogEntry{Timestamp: time.Now().UTC(), Level: level, Message: msg, Step: step})
 }
 
-func (l *Log) appendLocked(e Entry) {
+func (l *Log) appendLocked(e wire.BuildLogEntry) {
 	l.entries = append(l.entries, e)
 	if l.f != nil {
 		data, _ := json.Marshal(e)
@@ -96,13 +89,13 @@ func (l *Log) Errorf(step, format string, args ...any) {
 }
 
 // Entries returns a copy of the lines from offset on.
-func (l *Log) Entries(offset int) []Entry {
+func (l *Log) Entries(offset int) []wire.BuildLogEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if offset >= len(l.entries) {
 		return nil
 	}
-	return append([]Entry(nil), l.entries[max(offset, 0):]...)
+	return append([]wire.BuildLogEntry(nil), l.entries[max(offset, 0):]...)
 }
 
 // Len is the number of lines so far.
@@ -113,14 +106,14 @@ func (l *Log) Len() int {
 }
 
 // Since returns at most the last n lines from index from on.
-func (l *Log) Since(from, n int) []Entry {
+func (l *Log) Since(from, n int) []wire.BuildLogEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	from = max(from, len(l.entries)-n, 0)
 	if from >= len(l.entries) {
 		return nil
 	}
-	return append([]Entry(nil), l.entries[from:]...)
+	return append([]wire.BuildLogEntry(nil), l.entries[from:]...)
 }
 
 func (l *Log) close() {
@@ -175,7 +168,7 @@ func (w *lineWriter) emit(line []byte) {
 }
 
 // lastLines joins log lines for an error message.
-func lastLines(entries []Entry) string {
+func lastLines(entries []wire.BuildLogEntry) string {
 	if len(entries) == 0 {
 		return "(no output)"
 	}

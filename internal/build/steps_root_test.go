@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,13 +91,13 @@ func TestBuildSteps(t *testing.T) {
 	}
 	hash := strings.Repeat("ab", 32)
 	uploadTar(t, b, hash, map[string]string{"tools/hello": "#!/bin/sh\necho hi\n"})
-	req := &Request{FromTemplate: "img", Steps: []Step{
-		{Type: StepEnv, Args: []string{"A", "1"}},
-		{Type: StepCopy, Args: []string{"tools/hello", "/bin/", "user", "0755"}, FilesHash: hash},
-		{Type: StepWorkdir, Args: []string{"/srv/app"}},
-		{Type: StepRun, Args: []string{"make it"}},
+	req := &wire.BuildStart{FromTemplate: "img", Steps: []wire.Step{
+		{Type: wire.StepEnv, Args: []string{"A", "1"}},
+		{Type: wire.StepCopy, Args: []string{"tools/hello", "/bin/", "user", "0755"}, FilesHash: hash},
+		{Type: wire.StepWorkdir, Args: []string{"/srv/app"}},
+		{Type: wire.StepRun, Args: []string{"make it"}},
 	}}
-	build := func() (*fsState, []Entry) {
+	build := func() (*fsState, []wire.BuildLogEntry) {
 		l, err := newLog(filepath.Join(work, "log"))
 		if err != nil {
 			t.Fatal(err)
@@ -140,7 +141,7 @@ func TestBuildSteps(t *testing.T) {
 		t.Fatalf("rebuild: %d cached, %d runs", cached, len(run.runs))
 	}
 	// A failing RUN names its exit code and its own output.
-	req.Steps = append(req.Steps, Step{Type: StepRun, Args: []string{"exit 3"}})
+	req.Steps = append(req.Steps, wire.Step{Type: wire.StepRun, Args: []string{"exit 3"}})
 	l, _ := newLog(filepath.Join(work, "log2"))
 	_, err = b.run(ctx, &job{log: l}, req)
 	if err == nil || !strings.Contains(err.Error(), "exited with code 3") || !strings.Contains(err.Error(), "failing now") || strings.Contains(err.Error(), "make it") {
@@ -171,9 +172,9 @@ func TestBuildManyLayers(t *testing.T) {
 	}
 	hash := strings.Repeat("cd", 32)
 	uploadTar(t, b, hash, map[string]string{"f": "layer"})
-	req := &Request{FromTemplate: "img"}
+	req := &wire.BuildStart{FromTemplate: "img"}
 	for i := range maxTemplateLayers - 1 {
-		req.Steps = append(req.Steps, Step{Type: StepCopy, Args: []string{"f", fmt.Sprintf("/d/%d", i)}, FilesHash: hash})
+		req.Steps = append(req.Steps, wire.Step{Type: wire.StepCopy, Args: []string{"f", fmt.Sprintf("/d/%d", i)}, FilesHash: hash})
 	}
 	l, _ := newLog(filepath.Join(work, "log"))
 	res, err := b.run(ctx, &job{log: l}, req)
@@ -183,7 +184,7 @@ func TestBuildManyLayers(t *testing.T) {
 	if len(res.layers) != maxTemplateLayers {
 		t.Fatalf("%d layers, want %d", len(res.layers), maxTemplateLayers)
 	}
-	req.Steps = append(req.Steps, Step{Type: StepCopy, Args: []string{"f", "/d/last"}, FilesHash: hash})
+	req.Steps = append(req.Steps, wire.Step{Type: wire.StepCopy, Args: []string{"f", "/d/last"}, FilesHash: hash})
 	l, _ = newLog(filepath.Join(work, "log2"))
 	_, err = b.run(ctx, &job{log: l}, req)
 	if err == nil || !strings.Contains(err.Error(), "too many layers") || !strings.Contains(err.Error(), "combine RUN and COPY") {

@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"path"
 	"strconv"
 	"strings"
@@ -11,7 +12,7 @@ import (
 
 // validate refuses a malformed request before anything runs, so the SDK's
 // triggerBuild gets a 400 naming the problem.
-func (b *Builder) validate(req *Request) error {
+func (b *Builder) validate(req *wire.BuildStart) error {
 	names := map[string]bool{}
 	for _, st := range req.Stages {
 		if st.Name == "" || names[st.Name] {
@@ -37,18 +38,18 @@ func (b *Builder) validate(req *Request) error {
 	return checkSteps(req.Steps, names)
 }
 
-func checkRegistryAuth(r *RegistryAuth) error {
+func checkRegistryAuth(r *wire.RegistryAuth) error {
 	if r == nil {
 		return nil
 	}
 	switch r.Type {
-	case "", AuthRegistry:
+	case "", wire.AuthRegistry:
 		return nil
-	case AuthGCP:
+	case wire.AuthGCP:
 		if r.ServiceAccountJSON == "" {
 			return invalid("fromImageRegistry type \"gcp\" needs serviceAccountJson")
 		}
-	case AuthAWS:
+	case wire.AuthAWS:
 		if r.AWSAccessKeyID == "" || r.AWSSecretAccessKey == "" || r.AWSRegion == "" {
 			return invalid("fromImageRegistry type \"aws\" needs awsAccessKeyId, awsSecretAccessKey and awsRegion")
 		}
@@ -76,10 +77,10 @@ func checkFrom(image, template, stage string, stages map[string]bool) error {
 
 // wantArgs are the least and most args of each step type (-1: no limit).
 var wantArgs = map[string][2]int{
-	StepRun: {1, 2}, StepCopy: {2, 4}, StepEnv: {2, -1}, StepWorkdir: {1, 1}, StepUser: {1, 1},
+	wire.StepRun: {1, 2}, wire.StepCopy: {2, 4}, wire.StepEnv: {2, -1}, wire.StepWorkdir: {1, 1}, wire.StepUser: {1, 1},
 }
 
-func checkSteps(steps []Step, stages map[string]bool) error {
+func checkSteps(steps []wire.Step, stages map[string]bool) error {
 	for i, s := range steps {
 		if err := checkStep(s, stages); err != nil {
 			if s.Line > 0 {
@@ -91,7 +92,7 @@ func checkSteps(steps []Step, stages map[string]bool) error {
 	return nil
 }
 
-func checkStep(s Step, stages map[string]bool) error {
+func checkStep(s wire.Step, stages map[string]bool) error {
 	want, ok := wantArgs[s.Type]
 	if !ok {
 		return invalid("unknown step type %q (want RUN, COPY, ENV, WORKDIR or USER)", s.Type)
@@ -100,25 +101,25 @@ func checkStep(s Step, stages map[string]bool) error {
 		return invalid("%s takes %d to %d arguments, got %d", s.Type, want[0], want[1], len(s.Args))
 	}
 	switch s.Type {
-	case StepEnv:
+	case wire.StepEnv:
 		if len(s.Args)%2 != 0 {
 			return invalid("ENV takes key/value pairs")
 		}
-	case StepRun:
+	case wire.StepRun:
 		if strings.TrimSpace(s.Args[0]) == "" {
 			return invalid("RUN has an empty command")
 		}
-	case StepWorkdir, StepUser:
+	case wire.StepWorkdir, wire.StepUser:
 		if strings.TrimSpace(s.Args[0]) == "" {
 			return invalid("%s is empty", s.Type)
 		}
-	case StepCopy:
+	case wire.StepCopy:
 		return checkCopy(s, stages)
 	}
 	return nil
 }
 
-func checkCopy(s Step, stages map[string]bool) error {
+func checkCopy(s wire.Step, stages map[string]bool) error {
 	src := s.Args[0]
 	if s.FromStage != "" {
 		if !stages[s.FromStage] {

@@ -1,6 +1,6 @@
 // Package dockerfile is the front end of `warren template build -f
 // Dockerfile`: it runs in the CLI, reads a Dockerfile with BuildKit's own
-// parser, and turns it into the build.Request the server builds, the same
+// parser, and turns it into the wire.BuildStart the server builds, the same
 // request the E2B SDK sends plus warren's extensions (stages, COPY --from,
 // build args for RUN, labels, ports). COPY sources are read from a build
 // Context, which lists, hashes and tars them exactly as the SDK does, so
@@ -18,6 +18,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"sort"
 	"strings"
 
@@ -25,8 +26,6 @@ import (
 	"github.com/moby/buildkit/frontend/dockerfile/linter"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
-
-	"github.com/warren-sandbox/warren/internal/build"
 )
 
 // Options are the inputs of a conversion besides the Dockerfile.
@@ -54,7 +53,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // Convert turns a Dockerfile into a build request. Warnings are for
 // instructions that were ignored or values left for the server to resolve;
 // each starts with "Dockerfile:<line>:".
-func Convert(dockerfile []byte, opts Options) (*build.Request, []string, error) {
+func Convert(dockerfile []byte, opts Options) (*wire.BuildStart, []string, error) {
 	res, err := parser.Parse(bytes.NewReader(dockerfile))
 	if err != nil {
 		return nil, nil, &Error{Line: errorLine(err), Err: unwrapLocation(err)}
@@ -137,7 +136,7 @@ type converter struct {
 	stages      []*stage
 	// earlier collects finished non-final stages and the implicit stages of
 	// COPY --from=<image>, in the order the server must build them.
-	earlier []build.Stage
+	earlier []wire.Stage
 	// implicit maps an image of COPY --from to the name of its stage.
 	implicit map[string]string
 	// allNames are the AS names of every stage in the file, to tell a
@@ -221,18 +220,18 @@ func (c *converter) warnf(line int, format string, args ...any) {
 }
 
 // finish closes the final stage and assembles the request.
-func (c *converter) finish() (*build.Request, error) {
+func (c *converter) finish() (*wire.BuildStart, error) {
 	if c.cur == nil {
 		return nil, &Error{Line: 1, Err: errors.New("no FROM instruction")}
 	}
 	final := c.cur
 	if !final.cfg.userSet {
-		final.addStep(build.Step{Type: build.StepUser, Args: []string{"user"}, Line: final.line})
+		final.addStep(wire.Step{Type: wire.StepUser, Args: []string{"user"}, Line: final.line})
 	}
 	if !final.cfg.workdirSet {
-		final.addStep(build.Step{Type: build.StepWorkdir, Args: []string{"/home/user"}, Line: final.line})
+		final.addStep(wire.Step{Type: wire.StepWorkdir, Args: []string{"/home/user"}, Line: final.line})
 	}
-	req := &build.Request{
+	req := &wire.BuildStart{
 		FromImage: final.out.FromImage,
 		FromStage: final.out.FromStage,
 		Steps:     final.out.Steps,
@@ -246,11 +245,11 @@ func (c *converter) finish() (*build.Request, error) {
 	req.Stages = neededStages(c.earlier, req)
 	// "steps" has no omitempty: send [] rather than null.
 	if req.Steps == nil {
-		req.Steps = []build.Step{}
+		req.Steps = []wire.Step{}
 	}
 	for i := range req.Stages {
 		if req.Stages[i].Steps == nil {
-			req.Stages[i].Steps = []build.Step{}
+			req.Stages[i].Steps = []wire.Step{}
 		}
 	}
 	c.warnUnusedArgs()
@@ -260,14 +259,14 @@ func (c *converter) finish() (*build.Request, error) {
 // neededStages keeps the earlier stages the final one depends on, as
 // BuildKit builds only those: a Dockerfile may hold stages for other
 // targets that must not slow down or break this build.
-func neededStages(all []build.Stage, req *build.Request) []build.Stage {
-	byName := make(map[string]*build.Stage, len(all))
+func neededStages(all []wire.Stage, req *wire.BuildStart) []wire.Stage {
+	byName := make(map[string]*wire.Stage, len(all))
 	for i := range all {
 		byName[all[i].Name] = &all[i]
 	}
 	need := map[string]bool{}
-	var visit func(from string, steps []build.Step)
-	visit = func(from string, steps []build.Step) {
+	var visit func(from string, steps []wire.Step)
+	visit = func(from string, steps []wire.Step) {
 		refs := []string{from}
 		for _, s := range steps {
 			refs = append(refs, s.FromStage)
@@ -280,7 +279,7 @@ func neededStages(all []build.Stage, req *build.Request) []build.Stage {
 		}
 	}
 	visit(req.FromStage, req.Steps)
-	var out []build.Stage
+	var out []wire.Stage
 	for _, st := range all {
 		if need[st.Name] {
 			out = append(out, st)

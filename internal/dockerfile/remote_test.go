@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,8 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/warren-sandbox/warren/internal/build"
 )
 
 // fileServer serves name with body on loopback, with a Last-Modified date.
@@ -68,9 +67,9 @@ func TestAddURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var copies []build.Step
+	var copies []wire.Step
 	for _, s := range req.Steps {
-		if s.Type == build.StepCopy {
+		if s.Type == wire.StepCopy {
 			copies = append(copies, s)
 		}
 	}

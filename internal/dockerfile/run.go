@@ -2,13 +2,12 @@ package dockerfile
 
 import (
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"slices"
 	"strings"
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
-
-	"github.com/warren-sandbox/warren/internal/build"
 )
 
 func (c *converter) run(cmd *instructions.RunCommand, line int) error {
@@ -19,7 +18,7 @@ func (c *converter) run(cmd *instructions.RunCommand, line int) error {
 	if strings.TrimSpace(script) == "" {
 		return c.errorf(line, "RUN needs a command")
 	}
-	c.cur.addStep(build.Step{Type: build.StepRun, Args: []string{script}, Env: c.cur.runEnv(), Line: line})
+	c.cur.addStep(wire.Step{Type: wire.StepRun, Args: []string{script}, Env: c.cur.runEnv(), Line: line})
 	return nil
 }
 

@@ -1,14 +1,13 @@
 package dockerfile
 
 import (
+	"github.com/warren-sandbox/warren/internal/wire"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
-
-	"github.com/warren-sandbox/warren/internal/build"
 )
 
 // stage is one FROM section while it is being converted.
@@ -17,7 +16,7 @@ type stage struct {
 	name  string // the AS name, or the index for an unnamed stage
 	named bool
 	line  int // of the FROM
-	out   build.Stage
+	out   wire.Stage
 	// args are this stage's ARGs that have a value; unlike ENV they are
 	// neither inherited by child stages nor stored in the template.
 	args *vars
@@ -51,7 +50,7 @@ func (c config) clone() config {
 	return c
 }
 
-func (s *stage) addStep(step build.Step) { s.out.Steps = append(s.out.Steps, step) }
+func (s *stage) addStep(step wire.Step) { s.out.Steps = append(s.out.Steps, step) }
 
 // Get resolves a variable for expansion: ENV wins over ARG, as in Docker.
 func (s *stage) Get(key string) (string, bool) {
@@ -126,8 +125,8 @@ func (c *converter) from(s *instructions.Stage, line int) error {
 		// As the SDK's parseDockerfile: Docker runs steps as root in /,
 		// whatever the sandbox default is.
 		st.cfg = config{env: newVars(), user: "root", workdir: "/"}
-		st.addStep(build.Step{Type: build.StepUser, Args: []string{"root"}, Line: line})
-		st.addStep(build.Step{Type: build.StepWorkdir, Args: []string{"/"}, Line: line})
+		st.addStep(wire.Step{Type: wire.StepUser, Args: []string{"root"}, Line: line})
+		st.addStep(wire.Step{Type: wire.StepWorkdir, Args: []string{"/"}, Line: line})
 	}
 	c.stages = append(c.stages, st)
 	c.cur = st

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"path/filepath"
 
 	"github.com/warren-sandbox/warren/internal/build"
@@ -27,7 +28,7 @@ func openImages(cfg *Config) (*image.Puller, error) {
 // imageResolver adapts image.Puller to build.Images.
 type imageResolver struct{ p *image.Puller }
 
-func (r imageResolver) Resolve(ctx context.Context, ref string, auth *build.RegistryAuth, progress func(string)) (*build.BaseImage, error) {
+func (r imageResolver) Resolve(ctx context.Context, ref string, auth *wire.RegistryAuth, progress func(string)) (*build.BaseImage, error) {
 	a, err := imageAuth(auth)
 	if err != nil {
 		return nil, err
@@ -44,13 +45,13 @@ func (r imageResolver) Resolve(ctx context.Context, ref string, auth *build.Regi
 }
 
 // imageAuth turns a build's registry credentials into a registry login.
-func imageAuth(auth *build.RegistryAuth) (*image.Auth, error) {
+func imageAuth(auth *wire.RegistryAuth) (*image.Auth, error) {
 	switch {
 	case auth == nil:
 		return nil, nil
-	case auth.Type == build.AuthGCP:
+	case auth.Type == wire.AuthGCP:
 		return image.GCPAuth(auth.ServiceAccountJSON)
-	case auth.Type == build.AuthAWS:
+	case auth.Type == wire.AuthAWS:
 		return &image.Auth{AWS: &image.AWSKeys{AccessKeyID: auth.AWSAccessKeyID, SecretAccessKey: auth.AWSSecretAccessKey, Region: auth.AWSRegion}}, nil
 	case auth.Username != "" || auth.Password != "":
 		return &image.Auth{Username: auth.Username, Password: auth.Password}, nil

@@ -2,16 +2,13 @@ package tplclient
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/warren-sandbox/warren/internal/build"
 )
 
 // BuildRef names a requested build.
@@ -24,17 +21,8 @@ type BuildRef struct {
 // RequestBuild asks for a new build of template name (POST /v3/templates).
 // Zero cpu or memMB leaves the choice to the server.
 func (c *Client) RequestBuild(ctx context.Context, name string, tags []string, cpu, memMB int) (*BuildRef, error) {
-	in := struct {
-		Name     string   `json:"name"`
-		Tags     []string `json:"tags,omitempty"`
-		CPUCount int      `json:"cpuCount,omitempty"`
-		MemoryMB int      `json:"memoryMB,omitempty"`
-	}{name, tags, cpu, memMB}
-	var out struct {
-		TemplateID string   `json:"templateID"`
-		BuildID    string   `json:"buildID"`
-		Tags       []string `json:"tags"`
-	}
+	in := wire.BuildRequest{Name: name, Tags: tags, CPUCount: cpu, MemoryMB: memMB}
+	var out wire.BuildRequested
 	if err := c.call(ctx, http.MethodPost, "/v3/templates", nil, in, &out); err != nil {
 		return nil, fmt.Errorf("requesting build of %s: %w", name, err)
 	}
@@ -44,11 +32,7 @@ func (c *Client) RequestBuild(ctx context.Context, name string, tags []string, c
 // FileLink asks whether the files with this hash are already on the server
 // and, if not, where to upload them (GET /templates/{id}/files/{hash}).
 func (c *Client) FileLink(ctx context.Context, templateID, hash string) (present bool, uploadURL string, headers map[string]string, err error) {
-	var out struct {
-		Present bool              `json:"present"`
-		URL     string            `json:"url"`
-		Headers map[string]string `json:"headers"`
-	}
+	var out wire.FileLink
 	if err := c.call(ctx, http.MethodGet, apiPath("templates", templateID, "files", hash), nil, nil, &out); err != nil {
 		return false, "", nil, fmt.Errorf("getting upload link for %s: %w", hash, err)
 	}
@@ -98,95 +82,18 @@ func (c *Client) Upload(ctx context.Context, uploadURL string, headers map[strin
 
 // StartBuild sends the template definition and starts the build
 // (POST /v2/templates/{id}/builds/{build}).
-func (c *Client) StartBuild(ctx context.Context, templateID, buildID string, req *build.Request) error {
+func (c *Client) StartBuild(ctx context.Context, templateID, buildID string, req *wire.BuildStart) error {
 	if err := c.call(ctx, http.MethodPost, apiPath("v2", "templates", templateID, "builds", buildID), nil, req, nil); err != nil {
 		return fmt.Errorf("starting build %s: %w", buildID, err)
 	}
 	return nil
 }
 
-// Build states of Status.Status.
-const (
-	StatusBuilding = "building"
-	StatusWaiting  = "waiting"
-	StatusReady    = "ready"
-	StatusError    = "error"
-)
-
-// Status is a build's state and its log lines from the requested offset.
-type Status struct {
-	TemplateID string     `json:"templateID"`
-	BuildID    string     `json:"buildID"`
-	Status     string     `json:"status"`
-	Logs       []string   `json:"logs"`
-	LogEntries []LogEntry `json:"logEntries"`
-	Reason     *Reason    `json:"reason,omitempty"`
-}
-
-// LogEntry is one build log line.
-type LogEntry struct {
-	Timestamp time.Time `json:"timestamp"`
-	Level     string    `json:"level"`
-	Message   string    `json:"message"`
-	// Step is the build step the line belongs to: "base", "finalize" or a
-	// step number, as the SDK reads it.
-	Step string `json:"step,omitempty"`
-}
-
-// UnmarshalJSON accepts the step as a string (as E2B sends it) or a number.
-func (e *LogEntry) UnmarshalJSON(b []byte) error {
-	type plain LogEntry
-	var w struct {
-		plain
-		Step json.RawMessage `json:"step"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*e = LogEntry(w.plain)
-	e.Step = stepString(w.Step)
-	return nil
-}
-
-// Reason explains a failed build.
-type Reason struct {
-	Message    string     `json:"message"`
-	Step       string     `json:"step,omitempty"`
-	LogEntries []LogEntry `json:"logEntries,omitempty"`
-}
-
-// UnmarshalJSON accepts the step as a string or a number.
-func (r *Reason) UnmarshalJSON(b []byte) error {
-	type plain Reason
-	var w struct {
-		plain
-		Step json.RawMessage `json:"step"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*r = Reason(w.plain)
-	r.Step = stepString(w.Step)
-	return nil
-}
-
-func stepString(raw json.RawMessage) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var n json.Number
-	if json.Unmarshal(raw, &n) == nil {
-		return n.String()
-	}
-	return ""
-}
-
 // Status gets a build's state with the log entries from logsOffset on
 // (GET /templates/{id}/builds/{build}/status).
-func (c *Client) Status(ctx context.Context, templateID, buildID string, logsOffset int) (*Status, error) {
+func (c *Client) Status(ctx context.Context, templateID, buildID string, logsOffset int) (*wire.BuildStatus, error) {
 	q := url.Values{"logsOffset": {strconv.Itoa(logsOffset)}}
-	var st Status
+	var st wire.BuildStatus
 	if err := c.call(ctx, http.MethodGet, apiPath("templates", templateID, "builds", buildID, "status"), q, nil, &st); err != nil {
 		return nil, fmt.Errorf("getting status of build %s: %w", buildID, err)
 	}

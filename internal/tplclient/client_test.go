@@ -3,6 +3,7 @@ package tplclient
 import (
 	"context"
 	"errors"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"slices"
 	"strings"
@@ -155,11 +156,11 @@ func TestWait(t *testing.T) {
 		logs    []string
 		wantErr string
 	}{
-		{"ready, log drained after the end", StatusReady, nil, []string{"a", "b", "c", "d", "e", "f", "g"}, ""},
-		{"ready without log", StatusReady, nil, nil, ""},
-		{"failed with reason and step", StatusError, map[string]any{"message": "exit status 1", "step": "3"}, []string{"x"}, "build failed at step 3: exit status 1"},
-		{"failed with a numeric step", StatusError, map[string]any{"message": "boom", "step": 2}, nil, "build failed at step 2: boom"},
-		{"failed without reason", StatusError, nil, nil, "build failed: unknown error"},
+		{"ready, log drained after the end", wire.BuildReady, nil, []string{"a", "b", "c", "d", "e", "f", "g"}, ""},
+		{"ready without log", wire.BuildReady, nil, nil, ""},
+		{"failed with reason and step", wire.BuildError, map[string]any{"message": "exit status 1", "step": "3"}, []string{"x"}, "build failed at step 3: exit status 1"},
+		{"failed with a numeric step", wire.BuildError, map[string]any{"message": "boom", "step": 2}, nil, "build failed at step 2: boom"},
+		{"failed without reason", wire.BuildError, nil, nil, "build failed: unknown error"},
 		{"unknown status", "exploded", nil, nil, `build build-1: unknown status "exploded"`},
 	}
 	for _, tc := range cases {
@@ -168,7 +169,7 @@ func TestWait(t *testing.T) {
 			f := newFakeAPI(t)
 			f.finalStatus, f.reason, f.logs = tc.final, tc.reason, tc.logs
 			var got []string
-			st, err := f.client().Wait(t.Context(), "tpl", "build-1", func(e LogEntry) {
+			st, err := f.client().Wait(t.Context(), "tpl", "build-1", func(e wire.BuildLogEntry) {
 				got = append(got, e.Message)
 				if e.Timestamp.IsZero() || e.Level != "info" {
 					t.Errorf("entry %+v", e)

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"os"
 	"strconv"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/build"
 	"github.com/warren-sandbox/warren/internal/dockerfile"
 )
 
@@ -19,10 +19,10 @@ import (
 // the build and follow its log. onLog (may be nil) gets the server's log
 // and a few progress lines of its own. A failed build is a *BuildError
 // with the server's reason.
-func BuildDockerfile(ctx context.Context, c *Client, req *build.Request, bctx *dockerfile.Context, name string, tags []string, cpu, mem int, onLog func(LogEntry)) error {
+func BuildDockerfile(ctx context.Context, c *Client, req *wire.BuildStart, bctx *dockerfile.Context, name string, tags []string, cpu, mem int, onLog func(wire.BuildLogEntry)) error {
 	logf := func(format string, args ...any) {
 		if onLog != nil {
-			onLog(LogEntry{Timestamp: time.Now(), Level: "info", Message: fmt.Sprintf(format, args...)})
+			onLog(wire.BuildLogEntry{Timestamp: time.Now(), Level: "info", Message: fmt.Sprintf(format, args...)})
 		}
 	}
 	logf("Requesting build for template: %s", name)
@@ -48,7 +48,7 @@ func BuildDockerfile(ctx context.Context, c *Client, req *build.Request, bctx *d
 
 // uploadFiles uploads the sources of every COPY step with a files hash,
 // in the final stage and the earlier ones, unless the server has them.
-func uploadFiles(ctx context.Context, c *Client, templateID string, req *build.Request, bctx *dockerfile.Context, logf func(string, ...any)) error {
+func uploadFiles(ctx context.Context, c *Client, templateID string, req *wire.BuildStart, bctx *dockerfile.Context, logf func(string, ...any)) error {
 	done := map[string]bool{}
 	for _, step := range copySteps(req) {
 		if done[step.FilesHash] {
@@ -79,11 +79,11 @@ func uploadFiles(ctx context.Context, c *Client, templateID string, req *build.R
 }
 
 // copySteps lists the COPY steps whose files come from the build context.
-func copySteps(req *build.Request) []build.Step {
-	var out []build.Step
-	add := func(steps []build.Step) {
+func copySteps(req *wire.BuildStart) []wire.Step {
+	var out []wire.Step
+	add := func(steps []wire.Step) {
 		for _, s := range steps {
-			if s.Type == build.StepCopy && s.FilesHash != "" && len(s.Args) > 0 {
+			if s.Type == wire.StepCopy && s.FilesHash != "" && len(s.Args) > 0 {
 				out = append(out, s)
 			}
 		}
@@ -120,7 +120,7 @@ func uploadTar(ctx context.Context, c *Client, bctx *dockerfile.Context, src, ur
 // stepLine maps the server's failed-step reference to a Dockerfile line.
 // Step n is Steps[n-1] (0 is the base image), as the SDK counts; with
 // earlier stages the numbering is the server's own, so no line is guessed.
-func stepLine(req *build.Request, step string) int {
+func stepLine(req *wire.BuildStart, step string) int {
 	n, err := strconv.Atoi(step)
 	if err != nil || len(req.Stages) > 0 || n < 1 || n > len(req.Steps) {
 		return 0

@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/warren-sandbox/warren/internal/build"
 	"github.com/warren-sandbox/warren/internal/dockerfile"
 )
 
@@ -30,7 +30,7 @@ RUN exit 1
 `
 
 // convert writes a build context and converts the Dockerfile in it.
-func convert(t *testing.T, df string) (*build.Request, *dockerfile.Context) {
+func convert(t *testing.T, df string) (*wire.BuildStart, *dockerfile.Context) {
 	t.Helper()
 	dir := t.TempDir()
 	for name, content := range map[string]string{"go.mod": "module x\n", "main.go": "package main\n", "static/index.html": "<h1>hi</h1>"} {
@@ -52,7 +52,7 @@ func convert(t *testing.T, df string) (*build.Request, *dockerfile.Context) {
 }
 
 // hashOf finds the files hash of the COPY of src.
-func hashOf(t *testing.T, req *build.Request, src string) string {
+func hashOf(t *testing.T, req *wire.BuildStart, src string) string {
 	t.Helper()
 	for _, s := range copySteps(req) {
 		if s.Args[0] == src {
@@ -74,7 +74,7 @@ func TestBuildDockerfile(t *testing.T) {
 			f.logs = []string{"step 1", "step 2", "step 3"}
 			f.setPresent(hashOf(t, req, "main.go")) // only main.go is cached
 			var logs []string
-			err := BuildDockerfile(t.Context(), f.client(), req, bctx, "web", []string{"v1"}, 2, 1024, func(e LogEntry) {
+			err := BuildDockerfile(t.Context(), f.client(), req, bctx, "web", []string{"v1"}, 2, 1024, func(e wire.BuildLogEntry) {
 				logs = append(logs, e.Message)
 			})
 			if err != nil {
@@ -143,7 +143,7 @@ func TestBuildDockerfileFailures(t *testing.T) {
 				bctx = nil
 			}
 			f := newFakeAPI(t)
-			f.finalStatus, f.reason = StatusError, tc.reason
+			f.finalStatus, f.reason = wire.BuildError, tc.reason
 			err := BuildDockerfile(t.Context(), f.client(), req, bctx, tc.buildName, nil, 0, 0, nil)
 			if err == nil || err.Error() != tc.want {
 				t.Fatalf("error %v, want %q", err, tc.want)

@@ -2,6 +2,7 @@ package tplclient
 
 import (
 	"encoding/json"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,8 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/warren-sandbox/warren/internal/build"
 )
 
 const testKey = "e2b_0123456789abcdef0123456789abcdef01234567"
@@ -34,7 +33,7 @@ type fakeAPI struct {
 	mu       sync.Mutex
 	uploads  map[string]upload // guarded by mu; by files hash
 	present  map[string]bool   // guarded by mu; hashes the server already has
-	started  *build.Request    // guarded by mu
+	started  *wire.BuildStart  // guarded by mu
 	requests []string          // guarded by mu; "METHOD path"
 	polls    int               // guarded by mu
 	lastBody map[string]any    // guarded by mu; JSON body of the last POST/DELETE
@@ -47,7 +46,7 @@ type upload struct {
 }
 
 func newFakeAPI(t *testing.T) *fakeAPI {
-	f := &fakeAPI{finalStatus: StatusReady, uploads: map[string]upload{}, present: map[string]bool{}}
+	f := &fakeAPI{finalStatus: wire.BuildReady, uploads: map[string]upload{}, present: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v3/templates", f.requestBuild)
 	mux.HandleFunc("GET /templates/{id}/files/{hash}", f.fileLink)
@@ -156,7 +155,7 @@ func (f *fakeAPI) upload(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeAPI) startBuild(w http.ResponseWriter, r *http.Request) {
-	var req build.Request
+	var req wire.BuildStart
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		apiError(w, http.StatusBadRequest, err.Error())
 		return
@@ -175,7 +174,7 @@ func (f *fakeAPI) status(w http.ResponseWriter, r *http.Request) {
 	offset, _ := strconv.Atoi(r.URL.Query().Get("logsOffset"))
 	f.mu.Lock()
 	f.polls++
-	st := StatusBuilding
+	st := wire.BuildBuilding
 	if f.polls > 2 {
 		st = f.finalStatus
 	}
@@ -185,7 +184,7 @@ func (f *fakeAPI) status(w http.ResponseWriter, r *http.Request) {
 		entries = append(entries, map[string]any{"timestamp": "2025-01-02T03:04:05Z", "level": "info", "message": f.logs[i], "step": i})
 	}
 	out := map[string]any{"templateID": r.PathValue("id"), "buildID": "build-1", "status": st, "logs": []string{}, "logEntries": entries}
-	if st == StatusError {
+	if st == wire.BuildError {
 		out["reason"] = f.reason
 	}
 	reply(w, http.StatusOK, out)
@@ -267,7 +266,7 @@ func (f *fakeAPI) body() map[string]any {
 	return f.lastBody
 }
 
-func (f *fakeAPI) startedRequest() *build.Request {
+func (f *fakeAPI) startedRequest() *wire.BuildStart {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.started

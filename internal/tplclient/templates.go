@@ -4,78 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
-	"time"
 )
 
-// Template is an element of GET /templates.
-type Template struct {
-	TemplateID    string     `json:"templateID"`
-	BuildID       string     `json:"buildID"`
-	Names         []string   `json:"names"`
-	Aliases       []string   `json:"aliases"`
-	Public        bool       `json:"public"`
-	CPUCount      int        `json:"cpuCount"`
-	MemoryMB      int        `json:"memoryMB"`
-	DiskSizeMB    int        `json:"diskSizeMB"`
-	EnvdVersion   string     `json:"envdVersion"`
-	BuildStatus   string     `json:"buildStatus"`
-	BuildCount    int        `json:"buildCount"`
-	SpawnCount    int        `json:"spawnCount"`
-	CreatedAt     time.Time  `json:"createdAt"`
-	UpdatedAt     time.Time  `json:"updatedAt"`
-	LastSpawnedAt *time.Time `json:"lastSpawnedAt"`
-	CreatedBy     *TeamUser  `json:"createdBy"`
-}
-
-// TeamUser is who created a template.
-type TeamUser struct {
-	ID    string `json:"id"`
-	Email string `json:"email"`
-}
-
-// TemplateDetail is GET /templates/{id}: the template with its builds.
-type TemplateDetail struct {
-	TemplateID    string          `json:"templateID"`
-	Names         []string        `json:"names"`
-	Aliases       []string        `json:"aliases"`
-	Public        bool            `json:"public"`
-	SpawnCount    int             `json:"spawnCount"`
-	CreatedAt     time.Time       `json:"createdAt"`
-	UpdatedAt     time.Time       `json:"updatedAt"`
-	LastSpawnedAt *time.Time      `json:"lastSpawnedAt"`
-	Builds        []TemplateBuild `json:"builds"`
-}
-
-// TemplateBuild is one build of a template.
-type TemplateBuild struct {
-	BuildID     string     `json:"buildID"`
-	Status      string     `json:"status"`
-	CPUCount    int        `json:"cpuCount"`
-	MemoryMB    int        `json:"memoryMB"`
-	DiskSizeMB  int        `json:"diskSizeMB"`
-	EnvdVersion string     `json:"envdVersion"`
-	CreatedAt   time.Time  `json:"createdAt"`
-	UpdatedAt   time.Time  `json:"updatedAt"`
-	FinishedAt  *time.Time `json:"finishedAt"`
-}
-
-// Tag is a tag of a template and the build it points at.
-type Tag struct {
-	Tag       string    `json:"tag"`
-	BuildID   string    `json:"buildID"`
-	CreatedAt time.Time `json:"createdAt"`
-}
-
-// TagAssignment is the answer of AssignTags.
-type TagAssignment struct {
-	BuildID string   `json:"buildID"`
-	Tags    []string `json:"tags"`
-}
-
 // List returns the team's templates (GET /templates).
-func (c *Client) List(ctx context.Context) ([]Template, error) {
-	var out []Template
+func (c *Client) List(ctx context.Context) ([]wire.Template, error) {
+	var out []wire.Template
 	if err := c.call(ctx, http.MethodGet, "/templates", nil, nil, &out); err != nil {
 		return nil, fmt.Errorf("listing templates: %w", err)
 	}
@@ -83,8 +18,8 @@ func (c *Client) List(ctx context.Context) ([]Template, error) {
 }
 
 // Get returns a template and its builds by ID or name (GET /templates/{id}).
-func (c *Client) Get(ctx context.Context, idOrAlias string) (*TemplateDetail, error) {
-	var out TemplateDetail
+func (c *Client) Get(ctx context.Context, idOrAlias string) (*wire.Template, error) {
+	var out wire.Template
 	if err := c.call(ctx, http.MethodGet, apiPath("templates", idOrAlias), nil, nil, &out); err != nil {
 		return nil, fmt.Errorf("getting template %s: %w", idOrAlias, err)
 	}
@@ -102,12 +37,12 @@ func (c *Client) Delete(ctx context.Context, id string) error {
 
 // AssignTags points tags at the build target names ("name:tag", or "name"
 // for its default tag) (POST /templates/tags).
-func (c *Client) AssignTags(ctx context.Context, target string, tags []string) (*TagAssignment, error) {
+func (c *Client) AssignTags(ctx context.Context, target string, tags []string) (*wire.TagAssignment, error) {
 	in := struct {
 		Target string   `json:"target"`
 		Tags   []string `json:"tags"`
 	}{target, tags}
-	var out TagAssignment
+	var out wire.TagAssignment
 	if err := c.call(ctx, http.MethodPost, "/templates/tags", nil, in, &out); err != nil {
 		return nil, fmt.Errorf("tagging %s: %w", target, err)
 	}
@@ -127,8 +62,8 @@ func (c *Client) RemoveTags(ctx context.Context, name string, tags []string) err
 }
 
 // Tags lists a template's tags (GET /templates/{id}/tags).
-func (c *Client) Tags(ctx context.Context, id string) ([]Tag, error) {
-	var out []Tag
+func (c *Client) Tags(ctx context.Context, id string) ([]wire.Tag, error) {
+	var out []wire.Tag
 	if err := c.call(ctx, http.MethodGet, apiPath("templates", id, "tags"), nil, nil, &out); err != nil {
 		return nil, fmt.Errorf("listing tags of %s: %w", id, err)
 	}

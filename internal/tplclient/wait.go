@@ -3,6 +3,7 @@ package tplclient
 import (
 	"context"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"strings"
 	"time"
 )
@@ -39,9 +40,9 @@ func (e *BuildError) Error() string {
 // once the build is over it keeps reading until no log entries are left,
 // so the tail of the log is not lost. A failed build returns its final
 // status and a *BuildError.
-func (c *Client) Wait(ctx context.Context, templateID, buildID string, onLog func(LogEntry)) (*Status, error) {
+func (c *Client) Wait(ctx context.Context, templateID, buildID string, onLog func(wire.BuildLogEntry)) (*wire.BuildStatus, error) {
 	offset := 0
-	poll := func() (*Status, error) {
+	poll := func() (*wire.BuildStatus, error) {
 		st, err := c.Status(ctx, templateID, buildID, offset)
 		if err != nil {
 			return nil, err
@@ -60,14 +61,14 @@ func (c *Client) Wait(ctx context.Context, templateID, buildID string, onLog fun
 			return nil, err
 		}
 		switch st.Status {
-		case StatusReady, StatusError:
+		case wire.BuildReady, wire.BuildError:
 			for tail := st; len(tail.LogEntries) > 0; {
 				if tail, err = poll(); err != nil {
 					return nil, err
 				}
 			}
 			return st, buildErr(st)
-		case StatusBuilding, StatusWaiting:
+		case wire.BuildBuilding, wire.BuildWaiting:
 		default:
 			return st, fmt.Errorf("build %s: unknown status %q", buildID, st.Status)
 		}
@@ -77,8 +78,8 @@ func (c *Client) Wait(ctx context.Context, templateID, buildID string, onLog fun
 	}
 }
 
-func buildErr(st *Status) error {
-	if st.Status != StatusError {
+func buildErr(st *wire.BuildStatus) error {
+	if st.Status != wire.BuildError {
 		return nil
 	}
 	be := &BuildError{Message: "unknown error"}

@@ -1,17 +1,10 @@
-// Package build turns a template definition (the E2B SDK's build request, or
-// a Dockerfile converted to one) into a stack of read-only rootfs layers.
-// Every RUN executes in a build sandbox made by the sandbox manager, so it
-// has the same isolation as a user's sandbox; COPY is written on the host
-// into a fresh layer from the uploaded files. Layers are cached by a key
-// chained from the parent's key and the step, so an unchanged rebuild
-// reuses them all and templates share the layers they have in common.
-package build
+package wire
 
-// Request is the body of POST /v2/templates/{templateID}/builds/{buildID}
+// BuildStart is the body of POST /v2/templates/{templateID}/builds/{buildID}
 // (the SDK's TemplateBuildStartV2), plus warren's extensions for what
 // Dockerfiles need and the SDK does not send: earlier stages of a
 // multi-stage build, RUN-only variables (ARG), labels and ports.
-type Request struct {
+type BuildStart struct {
 	FromImage         string        `json:"fromImage,omitempty"`
 	FromTemplate      string        `json:"fromTemplate,omitempty"`
 	FromImageRegistry *RegistryAuth `json:"fromImageRegistry,omitempty"`
@@ -101,8 +94,8 @@ const (
 	AuthAWS      = "aws"
 )
 
-// redacted returns a with its secrets replaced, for what is kept on disk.
-func (a *RegistryAuth) redacted() *RegistryAuth {
+// Redacted returns a with its secrets replaced, for what is kept on disk.
+func (a *RegistryAuth) Redacted() *RegistryAuth {
 	if a == nil {
 		return nil
 	}
@@ -115,15 +108,45 @@ func (a *RegistryAuth) redacted() *RegistryAuth {
 	return &c
 }
 
-// redacted returns a copy of r whose registry secrets are replaced, so the
+// Redacted returns a copy of r whose registry secrets are replaced, so the
 // request recorded with the build holds no credentials.
-func (r *Request) redacted() *Request {
+func (r *BuildStart) Redacted() *BuildStart {
 	c := *r
-	c.FromImageRegistry = r.FromImageRegistry.redacted()
+	c.FromImageRegistry = r.FromImageRegistry.Redacted()
 	c.Stages = make([]Stage, len(r.Stages))
 	for i, st := range r.Stages {
-		st.FromImageRegistry = st.FromImageRegistry.redacted()
+		st.FromImageRegistry = st.FromImageRegistry.Redacted()
 		c.Stages[i] = st
 	}
 	return &c
+}
+
+// BuildRequest is the body of POST /v3/templates: a new build of the
+// template called Name (created when the name is new).
+type BuildRequest struct {
+	Name     string   `json:"name"`
+	Tags     []string `json:"tags,omitempty"`
+	CPUCount int      `json:"cpuCount,omitempty"`
+	MemoryMB int      `json:"memoryMB,omitempty"`
+	// MinFreeDiskMB is minFreeDiskMb (SDK 2.51): absent means the default.
+	MinFreeDiskMB *int `json:"minFreeDiskMb,omitempty"`
+}
+
+// BuildRequested answers POST /v3/templates: the build waits for its
+// steps (POST /v2/templates/{templateID}/builds/{buildID}).
+type BuildRequested struct {
+	TemplateID string   `json:"templateID"`
+	BuildID    string   `json:"buildID"`
+	Public     bool     `json:"public"`
+	Names      []string `json:"names"`
+	Aliases    []string `json:"aliases"`
+	Tags       []string `json:"tags"`
+}
+
+// FileLink answers GET /templates/{templateID}/files/{hash}: whether the
+// COPY sources with that hash are stored, and if not where to PUT them.
+type FileLink struct {
+	Present bool              `json:"present"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
 }
