@@ -15,8 +15,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/dockerfile"
-	"github.com/warren-sandbox/warren/internal/tplclient"
+	"github.com/warren-sandbox/warren/internal/template/dockerfile"
+	"github.com/warren-sandbox/warren/internal/template/tplclient"
 )
 
 const templateUsage = `usage: warren template <command> [flags]

@@ -6,7 +6,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/build"
+	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/sandboxlog"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -36,9 +36,9 @@ type Sandboxes interface {
 	Logs(ctx context.Context, id string, q sandboxlog.Query) ([]sandboxlog.Entry, error)
 }
 
-// Builder is what the API asks of the template builder (*build.Builder).
+// Builder is what the API asks of the template builder (*builder.Builder).
 type Builder interface {
-	RequestBuild(ctx context.Context, req build.BuildRequest) (*store.Template, *store.Build, error)
+	RequestBuild(ctx context.Context, req builder.BuildRequest) (*store.Template, *store.Build, error)
 	Start(ctx context.Context, templateID, buildID string, req *wire.BuildStart) error
 	Cancel(buildID string) bool
 	Logs(buildID string, offset int) ([]wire.BuildLogEntry, error)

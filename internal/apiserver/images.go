@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
-	"github.com/warren-sandbox/warren/internal/image"
-	"github.com/warren-sandbox/warren/internal/layer"
+	"github.com/warren-sandbox/warren/internal/template/image"
+	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
 // maxImage bounds one image import upload.

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
-	"github.com/warren-sandbox/warren/internal/build"
+	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
@@ -69,7 +69,7 @@ func newLogsEnv(t *testing.T) *logsEnv {
 	must(t, b.WriteLog(sb.ID, []byte(log.String())))
 
 	work := t.TempDir()
-	bld, err := build.New(build.Options{Store: st, FilesDir: t.TempDir(), WorkDir: work})
+	bld, err := builder.New(builder.Options{Store: st, FilesDir: t.TempDir(), WorkDir: work})
 	must(t, err)
 	must(t, st.CreateBuild(ctx, &store.Build{ID: "b1", TemplateID: "base", Status: store.BuildReady, CreatedAt: logT0}))
 	var blog strings.Builder

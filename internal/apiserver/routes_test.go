@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
-	"github.com/warren-sandbox/warren/internal/build"
-	"github.com/warren-sandbox/warren/internal/image"
-	"github.com/warren-sandbox/warren/internal/layer"
+	"github.com/warren-sandbox/warren/internal/template/builder"
+	"github.com/warren-sandbox/warren/internal/template/image"
+	"github.com/warren-sandbox/warren/internal/template/layer"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
@@ -221,7 +221,7 @@ func newRouteFixture(t *testing.T) *routeFixture {
 	t.Cleanup(mgr.Shutdown)
 	layers, err := layer.NewStore(filepath.Join(dir, "layers"))
 	check(err)
-	bld, err := build.New(build.Options{
+	bld, err := builder.New(builder.Options{
 		Store: st, Runner: blockingRunner{}, Layers: layers,
 		FilesDir: filepath.Join(dir, "files"), WorkDir: filepath.Join(dir, "builds"),
 		BuiltIn: []string{"base"}, DefaultDiskMB: 1024,
@@ -242,7 +242,7 @@ func newRouteFixture(t *testing.T) *routeFixture {
 // blockingRunner holds every RUN step until its build is cancelled.
 type blockingRunner struct{}
 
-func (blockingRunner) RunBuildStep(ctx context.Context, _ sandbox.BuildStep) (int, error) {
+func (blockingRunner) RunBuildStep(ctx context.Context, _ builder.RunStep) (int, error) {
 	<-ctx.Done()
 	return -1, ctx.Err()
 }

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/build"
+	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
 
@@ -27,7 +27,7 @@ func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("cpuCount and memoryMB may be at most %d and %d on this server", s.opts.MaxCPUCount, s.opts.MaxMemoryMB)))
 		return
 	}
-	tpl, bl, err := s.opts.Builder.RequestBuild(r.Context(), build.BuildRequest{
+	tpl, bl, err := s.opts.Builder.RequestBuild(r.Context(), builder.BuildRequest{
 		Name: body.Name, Tags: body.Tags, CPUCount: body.CPUCount, MemoryMB: body.MemoryMB, MinFreeDiskMB: body.MinFreeDiskMB,
 	})
 	if err != nil {

@@ -11,9 +11,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/dockerfile"
+	"github.com/warren-sandbox/warren/internal/template/dockerfile"
 	"github.com/warren-sandbox/warren/internal/selftest"
-	"github.com/warren-sandbox/warren/internal/tplclient"
+	"github.com/warren-sandbox/warren/internal/template/tplclient"
 )
 
 // benchDockerfile is "a small Python template": a virtualenv, the app's

@@ -5,23 +5,23 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/warren-sandbox/warren/internal/build"
-	"github.com/warren-sandbox/warren/internal/image"
-	"github.com/warren-sandbox/warren/internal/layer"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/template/builder"
+	"github.com/warren-sandbox/warren/internal/template/image"
+	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
 // newBuilder wires the template builder: build layers and uploads in the
 // data dir, RUN steps in the manager's sandboxes, images from imagesDir.
-func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *sandbox.Manager, images *image.Puller) (*build.Builder, error) {
+func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *sandbox.Manager, images *image.Puller) (*builder.Builder, error) {
 	layerRoot := filepath.Join(cfg.DataDir, "layers")
 	layers, err := layer.NewStore(layerRoot)
 	if err != nil {
 		return nil, err
 	}
-	b, err := build.New(build.Options{
-		Store: st, Runner: mgr, Images: imageResolver{images}, Layers: layers, LayerRoot: layerRoot,
+	b, err := builder.New(builder.Options{
+		Store: st, Runner: buildRunner{mgr}, Images: imageResolver{images}, Layers: layers, LayerRoot: layerRoot,
 		FilesDir:      filepath.Join(cfg.DataDir, "build-files"),
 		WorkDir:       filepath.Join(cfg.DataDir, "builds"),
 		AllowInternet: true,
@@ -36,4 +36,16 @@ func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *sandbox.M
 		return nil, err
 	}
 	return b, nil
+}
+
+// buildRunner runs the builder's RUN steps in the manager's build
+// sandboxes.
+type buildRunner struct{ m *sandbox.Manager }
+
+func (r buildRunner) RunBuildStep(ctx context.Context, s builder.RunStep) (int, error) {
+	return r.m.RunBuildStep(ctx, sandbox.BuildStep{
+		Layers: s.Layers, Env: s.Env, User: s.User, Workdir: s.Workdir, Shell: s.Shell,
+		Command: s.Command, CPUCount: s.CPUCount, MemoryMB: s.MemoryMB,
+		AllowInternet: s.AllowInternet, Output: s.Output, LayerDir: s.LayerDir,
+	})
 }

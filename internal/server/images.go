@@ -5,9 +5,9 @@ import (
 	"github.com/warren-sandbox/warren/internal/wire"
 	"path/filepath"
 
-	"github.com/warren-sandbox/warren/internal/build"
-	"github.com/warren-sandbox/warren/internal/image"
-	"github.com/warren-sandbox/warren/internal/layer"
+	"github.com/warren-sandbox/warren/internal/template/builder"
+	"github.com/warren-sandbox/warren/internal/template/image"
+	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
 // imagesDir holds pulled and imported images: their layers (a layer store
@@ -25,10 +25,10 @@ func openImages(cfg *Config) (*image.Puller, error) {
 	return image.New(imagesDir(cfg), layers)
 }
 
-// imageResolver adapts image.Puller to build.Images.
+// imageResolver adapts image.Puller to builder.Images.
 type imageResolver struct{ p *image.Puller }
 
-func (r imageResolver) Resolve(ctx context.Context, ref string, auth *wire.RegistryAuth, progress func(string)) (*build.BaseImage, error) {
+func (r imageResolver) Resolve(ctx context.Context, ref string, auth *wire.RegistryAuth, progress func(string)) (*builder.BaseImage, error) {
 	a, err := imageAuth(auth)
 	if err != nil {
 		return nil, err
@@ -38,7 +38,7 @@ func (r imageResolver) Resolve(ctx context.Context, ref string, auth *wire.Regis
 		return nil, err
 	}
 	c := img.Config
-	return &build.BaseImage{
+	return &builder.BaseImage{
 		Digest: img.Digest, Layers: img.Layers, Env: c.Env, WorkingDir: c.WorkingDir,
 		User: c.User, Entrypoint: c.Entrypoint, Cmd: c.Cmd,
 	}, nil

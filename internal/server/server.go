@@ -11,13 +11,13 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/apiserver"
-	"github.com/warren-sandbox/warren/internal/build"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
 	"github.com/warren-sandbox/warren/internal/proxy"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store/sqlite"
 	"github.com/warren-sandbox/warren/internal/subreaper"
+	"github.com/warren-sandbox/warren/internal/template/builder"
 )
 
 // Run serves until ctx ends: it opens the listener first (GET /health
@@ -97,7 +97,7 @@ func Run(ctx context.Context, cfg Config) error {
 type parts struct {
 	net     *network.Manager
 	mgr     *sandbox.Manager
-	builder *build.Builder
+	builder *builder.Builder
 	api     *apiserver.Server
 }
 

@@ -1,4 +1,4 @@
-package build
+package builder
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/overlay"
-	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
@@ -248,7 +247,7 @@ func (b *Builder) runStep(ctx context.Context, j *job, st *fsState, s wire.Step,
 	}
 	out := j.log.writer(label)
 	first := j.log.Len()
-	code, err := b.opts.Runner.RunBuildStep(ctx, sandbox.BuildStep{
+	code, err := b.opts.Runner.RunBuildStep(ctx, RunStep{
 		Layers: st.layers, Env: env, User: user, Workdir: st.workdirOrRoot(),
 		Shell: b.shell(st), Command: s.Args[0], CPUCount: st.cpu, MemoryMB: st.memory,
 		AllowInternet: b.opts.AllowInternet, Output: out, LayerDir: dir,

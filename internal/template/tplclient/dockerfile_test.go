@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/warren-sandbox/warren/internal/dockerfile"
+	"github.com/warren-sandbox/warren/internal/template/dockerfile"
 )
 
 const multiStage = `FROM golang:1.22 AS builder

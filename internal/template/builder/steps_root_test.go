@@ -1,4 +1,4 @@
-package build
+package builder
 
 import (
 	"archive/tar"
@@ -14,18 +14,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/layer"
-	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/template/layer"
 	"github.com/warren-sandbox/warren/internal/testutil"
 )
 
 // fakeRunner stands in for the sandbox manager: a RUN "succeeds" by
 // writing the step's settings into its layer.
-type fakeRunner struct{ runs []sandbox.BuildStep }
+type fakeRunner struct{ runs []RunStep }
 
-func (f *fakeRunner) RunBuildStep(ctx context.Context, s sandbox.BuildStep) (int, error) {
+func (f *fakeRunner) RunBuildStep(ctx context.Context, s RunStep) (int, error) {
 	f.runs = append(f.runs, s)
 	if strings.Contains(s.Command, "exit 3") {
 		_, _ = s.Output.Write([]byte("failing now\n"))

@@ -1,11 +1,11 @@
-// Package build turns a template definition (the E2B SDK's build request, or
+// Package builder turns a template definition (the E2B SDK's build request, or
 // a Dockerfile converted to one) into a stack of read-only rootfs layers.
 // Every RUN executes in a build sandbox made by the sandbox manager, so it
 // has the same isolation as a user's sandbox; COPY is written on the host
 // into a fresh layer from the uploaded files. Layers are cached by a key
 // chained from the parent's key and the step, so an unchanged rebuild
 // reuses them all and templates share the layers they have in common.
-package build
+package builder
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/warren-sandbox/warren/internal/wire"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -20,13 +21,30 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
-	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
-// Runner runs RUN steps in build sandboxes (the sandbox manager).
+// Runner runs RUN steps in build sandboxes. The server adapts the sandbox
+// manager to it, so the builder never imports the manager.
 type Runner interface {
-	RunBuildStep(ctx context.Context, s sandbox.BuildStep) (int, error)
+	RunBuildStep(ctx context.Context, s RunStep) (int, error)
+}
+
+// RunStep is one RUN: a command in a fresh sandbox over read-only layers.
+type RunStep struct {
+	Layers        []string // read-only layers, top first
+	Env           map[string]string
+	User          string // "" = root
+	Workdir       string // "" = /
+	Shell         []string
+	Command       string
+	CPUCount      int
+	MemoryMB      int
+	AllowInternet bool
+	Output        io.Writer // stdout and stderr, as they come
+	// LayerDir receives the sandbox's writable layer when the command
+	// succeeds; it must not exist.
+	LayerDir string
 }
 
 // LayerStore keeps layers by cache key (layer.Store).

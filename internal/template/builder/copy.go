@@ -1,4 +1,4 @@
-package build
+package builder
 
 import (
 	"archive/tar"
@@ -15,7 +15,7 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
-	"github.com/warren-sandbox/warren/internal/layer"
+	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
 // copySrc is where a COPY reads: uploaded files or an earlier stage.

@@ -1,4 +1,4 @@
-package build
+package builder
 
 import (
 	"archive/tar"
@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
-	"github.com/warren-sandbox/warren/internal/layer"
+	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
 // stageTree serves COPY --from: the matched paths of an earlier stage's

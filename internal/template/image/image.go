@@ -22,7 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
-	"github.com/warren-sandbox/warren/internal/layer"
+	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
 // Image is a resolved image, ready to mount.

@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/dockerfile"
+	"github.com/warren-sandbox/warren/internal/template/dockerfile"
 )
 
 // BuildDockerfile builds req (a converted Dockerfile) as template name and

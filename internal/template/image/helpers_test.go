@@ -22,7 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
-	"github.com/warren-sandbox/warren/internal/layer"
+	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
 // env is a Puller over a fresh store, all under one temp dir so tests can
