@@ -6,10 +6,10 @@ import (
 	"io"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/sandboxlog"
 	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/template/builder"
 )
 
 // Sandboxes is what the API asks of the sandbox manager

@@ -17,12 +17,12 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
-	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/template/builder"
 )
 
 // logsEnv is a server whose manager runs sandboxes on the fake backend

@@ -15,14 +15,14 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
-	"github.com/warren-sandbox/warren/internal/template/builder"
-	"github.com/warren-sandbox/warren/internal/template/image"
-	"github.com/warren-sandbox/warren/internal/template/layer"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/template/builder"
+	"github.com/warren-sandbox/warren/internal/template/image"
+	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
 // routeCase is one request of TestEveryRoute. Cases run in order and

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/template/builder"
 )
 
 // requestBuild serves POST /v3/templates: it creates the template when the

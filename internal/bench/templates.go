@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/template/dockerfile"
 	"github.com/warren-sandbox/warren/internal/selftest"
+	"github.com/warren-sandbox/warren/internal/template/dockerfile"
 	"github.com/warren-sandbox/warren/internal/template/tplclient"
 )
 

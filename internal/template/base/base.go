@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"io"
 	"os"
 	"path/filepath"
@@ -122,7 +123,7 @@ func Ensure(ctx context.Context, opts Options) (rootfs string, err error) {
 	if err := os.MkdirAll(l.templates, 0o755); err != nil {
 		return "", fmt.Errorf("creating template cache: %w", err)
 	}
-	lock, err := acquireLock(ctx, l.lock, opts.Progress)
+	lock, err := cachedfs.AcquireLock(ctx, "base", l.lock, opts.Progress)
 	if err != nil {
 		return "", err
 	}
@@ -133,7 +134,7 @@ func Ensure(ctx context.Context, opts Options) (rootfs string, err error) {
 		reportCached(opts.Progress, l.final, m)
 		return filepath.Join(l.final, "rootfs"), nil
 	}
-	if err := removeLeftovers(l); err != nil {
+	if err := cachedfs.RemoveLeftovers(l.templates, "base", l.final); err != nil {
 		return "", err
 	}
 	m, err := build(ctx, opts, r, l, lock)
@@ -167,7 +168,7 @@ func Inspect(opts Options) (rootfs string, m *Marker, err error) {
 
 func reportCached(w io.Writer, dir string, m *Marker) {
 	fmt.Fprintf(w, "base: using cached rootfs %s (%s, built %s)\n",
-		filepath.Join(dir, "rootfs"), humanBytes(m.SizeBytes), m.BuiltAt.Format(time.DateOnly))
+		filepath.Join(dir, "rootfs"), cachedfs.HumanBytes(m.SizeBytes), m.BuiltAt.Format(time.DateOnly))
 }
 
 // checkHost fails early, with the fix in the message, when this host cannot
@@ -185,35 +186,4 @@ func checkHost() error {
 			"Debian archive keyring %s is missing; install it with `apt-get install debian-archive-keyring`", archiveKeyring))
 	}
 	return nil
-}
-
-// removeLeftovers deletes what interrupted builds left behind: .tmp
-// directories (unmounting anything still mounted inside first) and a final
-// directory without a marker. The caller holds the lock, so no live build
-// owns any of it. A final directory whose marker exists but does not parse
-// is left alone with an error: sandboxes may be using it, and our own builds
-// never produce one.
-func removeLeftovers(l layout) error {
-	tmps, err := filepath.Glob(filepath.Join(l.templates, "base-*.tmp-*"))
-	if err != nil {
-		return fmt.Errorf("listing interrupted builds: %w", err)
-	}
-	if _, err := os.Lstat(l.final); err == nil {
-		_, err := os.Lstat(filepath.Join(l.final, markerName))
-		if !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("%s has an unreadable marker; remove it by hand to rebuild: %w", l.final, err)
-		}
-		tmps = append(tmps, l.final)
-	}
-	for _, dir := range tmps {
-		if err := removeTree(dir); err != nil {
-			return fmt.Errorf("removing interrupted build %s: %w", dir, err)
-		}
-	}
-	return nil
-}
-
-func humanBytes(n int64) string {
-	const mib = 1 << 20
-	return fmt.Sprintf("%.0f MiB", float64(n)/mib)
 }

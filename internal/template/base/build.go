@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"io"
 	"os"
 	"path/filepath"
@@ -28,7 +29,7 @@ func build(ctx context.Context, opts Options, r recipe, l layout, lock *os.File)
 		if retErr == nil {
 			return
 		}
-		if err := removeTree(tmp); err != nil {
+		if err := cachedfs.RemoveTree(tmp); err != nil {
 			// The next Ensure retries this under the lock.
 			log.G(ctx).Error("cleaning up failed base build", "dir", tmp, "error", err)
 		}
@@ -42,7 +43,7 @@ func build(ctx context.Context, opts Options, r recipe, l layout, lock *os.File)
 	if err := bootstrap(ctx, opts, r, l, rootfs, lock, p); err != nil {
 		return nil, err
 	}
-	installed, err := installedPackages(rootfs)
+	installed, err := cachedfs.InstalledPackages(rootfs)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +52,7 @@ func build(ctx context.Context, opts Options, r recipe, l layout, lock *os.File)
 		return nil, fmt.Errorf("configuring rootfs: %w", err)
 	}
 	p.Enter(stepFinish)
-	if err := trim(rootfs); err != nil {
+	if err := cachedfs.Trim(rootfs); err != nil {
 		return nil, fmt.Errorf("trimming rootfs: %w", err)
 	}
 	m, err = publish(tmp, l, r, opts.Mirror, installed, start)
@@ -60,7 +61,7 @@ func build(ctx context.Context, opts Options, r recipe, l layout, lock *os.File)
 	}
 	stop()
 	p.Printf("done: %s, %d packages, %s, in %s", filepath.Join(l.final, "rootfs"),
-		len(installed), humanBytes(m.SizeBytes), time.Since(start).Round(time.Second))
+		len(installed), cachedfs.HumanBytes(m.SizeBytes), time.Since(start).Round(time.Second))
 	return m, nil
 }
 
@@ -78,7 +79,7 @@ func bootstrap(ctx context.Context, opts Options, r recipe, l layout, rootfs str
 	defer logf.Close()
 	p.Enter(stepIndex)
 	runErr := runDebootstrap(ctx, debootstrapArgs(opts, r, rootfs, l.debs), lock, logf, p)
-	if err := unmountUnder(rootfs); err != nil {
+	if err := cachedfs.UnmountUnder(rootfs); err != nil {
 		return errors.Join(runErr, fmt.Errorf("cleaning up debootstrap mounts: %w", err))
 	}
 	if runErr != nil {
@@ -131,7 +132,7 @@ func pruneDebCache(cache, used string) error {
 // The rename is the commit point: a crash before it leaves only a .tmp
 // directory, which the next Ensure removes.
 func publish(tmp string, l layout, r recipe, mirror string, installed []string, start time.Time) (*Marker, error) {
-	size, err := diskUsage(filepath.Join(tmp, "rootfs"))
+	size, err := cachedfs.DiskUsage(filepath.Join(tmp, "rootfs"))
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +151,7 @@ func publish(tmp string, l layout, r recipe, mirror string, installed []string, 
 	// Flush the tree before the marker says it is complete, so a power
 	// cut cannot leave a marked rootfs with empty files.
 	syscall.Sync()
-	if err := writeMarker(tmp, m); err != nil {
+	if err := cachedfs.WriteMarker(tmp, m); err != nil {
 		return nil, err
 	}
 	if err := os.Rename(tmp, l.final); err != nil {

@@ -3,6 +3,7 @@ package base
 import (
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"io/fs"
 	"os"
 	"path"
@@ -87,7 +88,7 @@ func configure(rootfs string) error {
 	}
 	defer r.Close()
 	for _, f := range configFiles {
-		if err := putFile(r, f.name, []byte(f.data), f.mode); err != nil {
+		if err := cachedfs.PutFile(r, f.name, []byte(f.data), f.mode); err != nil {
 			return err
 		}
 	}
@@ -116,7 +117,7 @@ func speedUpProfile(r *os.Root) error {
 		return fmt.Errorf("reading /etc/profile: %w", err)
 	}
 	fast := strings.ReplaceAll(string(data), `"$(id -u)"`, `"${EUID:-$(id -u)}"`)
-	return putFile(r, "etc/profile", []byte(fast), 0o644)
+	return cachedfs.PutFile(r, "etc/profile", []byte(fast), 0o644)
 }
 
 // makeDirs creates or fixes the directories the runtime relies on.
@@ -174,7 +175,7 @@ func copySkelEntry(r *os.Root, src, dst string, d fs.DirEntry) error {
 		if err != nil {
 			return err
 		}
-		return putFile(r, dst, data, info.Mode().Perm())
+		return cachedfs.PutFile(r, dst, data, info.Mode().Perm())
 	case d.Type()&fs.ModeSymlink != 0:
 		target, err := r.Readlink(src)
 		if err != nil {
@@ -196,27 +197,4 @@ func chownTree(r *os.Root, dir string, uid, gid int) error {
 		}
 		return nil
 	})
-}
-
-// putFile replaces name with a regular file holding data and mode.
-func putFile(r *os.Root, name string, data []byte, mode fs.FileMode) error {
-	if err := r.MkdirAll(path.Dir(name), 0o755); err != nil {
-		return fmt.Errorf("creating /%s: %w", path.Dir(name), err)
-	}
-	if err := r.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("replacing /%s: %w", name, err)
-	}
-	f, err := r.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return fmt.Errorf("writing /%s: %w", name, err)
-	}
-	_, werr := f.Write(data)
-	if err := errors.Join(werr, f.Close()); err != nil {
-		return fmt.Errorf("writing /%s: %w", name, err)
-	}
-	// OpenFile's mode passes through the umask; set it exactly.
-	if err := r.Chmod(name, mode); err != nil {
-		return fmt.Errorf("setting mode of /%s: %w", name, err)
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 package base
 
 import (
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,7 +204,7 @@ func TestTrim(t *testing.T) {
 	for _, p := range append(slices.Concat(keep, gone), "var/lib/apt/lists/lock") {
 		writeTestFile(t, filepath.Join(rootfs, p), "x")
 	}
-	if err := trim(rootfs); err != nil {
+	if err := cachedfs.Trim(rootfs); err != nil {
 		t.Fatalf("trim: %v", err)
 	}
 	for _, p := range keep {

@@ -2,6 +2,7 @@ package base
 
 import (
 	"bytes"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +52,7 @@ func TestEnsureRealBuild(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Inspect: %v", err)
 	}
-	t.Logf("rootfs %s: %d installed packages, %s, built in %.0fs", rootfs, len(m.Installed), humanBytes(m.SizeBytes), m.BuildSeconds)
+	t.Logf("rootfs %s: %d installed packages, %s, built in %.0fs", rootfs, len(m.Installed), cachedfs.HumanBytes(m.SizeBytes), m.BuildSeconds)
 	if m.SizeBytes < 100<<20 || m.SizeBytes > 1<<30 {
 		t.Errorf("recorded size %d bytes is implausible", m.SizeBytes)
 	}
@@ -109,11 +110,11 @@ func chrootOutput(rootfs string, args ...string) (string, error) {
 
 func assertNoMountsUnder(t *testing.T, dir string) {
 	t.Helper()
-	dir, err := realPath(dir)
+	dir, err := cachedfs.RealPath(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	left, err := mountsUnder(dir)
+	left, err := cachedfs.MountsUnder(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,17 +2,13 @@ package base
 
 import (
 	"bytes"
-	"context"
 	"errors"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
-
-	"github.com/warren-sandbox/warren/internal/mountinfo"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
@@ -75,29 +71,6 @@ func TestProgressLines(t *testing.T) {
 	}
 }
 
-func TestDeepestFirst(t *testing.T) {
-	t.Parallel()
-	const info = `22 1 8:1 / / rw - ext4 /dev/sda1 rw
-60 22 0:5 / /var/cache/warren/templates/base-x.tmp-1/rootfs/proc rw - proc proc rw
-61 22 0:6 / /var/cache/warren/templates/base-x.tmp-1/rootfs/proc/sys/fs/binfmt_misc rw - binfmt_misc b rw
-62 22 0:7 / /var/cache/warren/templates/base-x.tmp-1/rootfs/dir\040with\040space rw - tmpfs t rw
-63 22 0:8 / /var/cache/warren/templates/base-x.tmp-10 rw - tmpfs t rw
-`
-	found, err := mountinfo.Parse(strings.NewReader(info), "/var/cache/warren/templates/base-x.tmp-1")
-	got := deepestFirst(found)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []string{
-		"/var/cache/warren/templates/base-x.tmp-1/rootfs/proc/sys/fs/binfmt_misc",
-		"/var/cache/warren/templates/base-x.tmp-1/rootfs/proc",
-		"/var/cache/warren/templates/base-x.tmp-1/rootfs/dir with space",
-	}
-	if !slices.Equal(got, want) {
-		t.Errorf("got %q\nwant %q", got, want)
-	}
-}
-
 // TestRemoveLeftovers mounts a tmpfs inside a fake interrupted build, as a
 // killed debootstrap leaves /proc, and checks the cleanup unmounts it
 // instead of deleting through it.
@@ -118,7 +91,7 @@ func TestRemoveLeftovers(t *testing.T) {
 	writeTestFile(t, filepath.Join(mp, "inside-mount"), "x")
 	writeTestFile(t, filepath.Join(l.final, "rootfs/etc/passwd"), "half-published, no marker")
 
-	if err := removeLeftovers(l); err != nil {
+	if err := cachedfs.RemoveLeftovers(l.templates, "base", l.final); err != nil {
 		t.Fatalf("removeLeftovers: %v", err)
 	}
 	assertNoMountsUnder(t, l.templates)
@@ -131,11 +104,11 @@ func TestRemoveLeftovers(t *testing.T) {
 func TestRemoveLeftoversKeepsMarkedBuilds(t *testing.T) {
 	t.Parallel()
 	l := newLayout(t.TempDir(), "0123456789abcdef")
-	writeTestFile(t, filepath.Join(l.final, markerName), "{not json")
-	if err := removeLeftovers(l); err == nil {
+	writeTestFile(t, filepath.Join(l.final, cachedfs.MarkerName), "{not json")
+	if err := cachedfs.RemoveLeftovers(l.templates, "base", l.final); err == nil {
 		t.Error("want an error for an unreadable marker")
 	}
-	if _, err := os.Stat(filepath.Join(l.final, markerName)); err != nil {
+	if _, err := os.Stat(filepath.Join(l.final, cachedfs.MarkerName)); err != nil {
 		t.Errorf("marked build was removed: %v", err)
 	}
 }
@@ -151,7 +124,7 @@ func TestMarkerAndCacheHit(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(l.final, "rootfs"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeMarker(l.final, &Marker{Recipe: r.hash(), SizeBytes: 42}); err != nil {
+	if err := cachedfs.WriteMarker(l.final, &Marker{Recipe: r.hash(), SizeBytes: 42}); err != nil {
 		t.Fatal(err)
 	}
 	// A cache hit needs neither root nor debootstrap, and takes no lock.
@@ -180,61 +153,5 @@ func TestMissingDebootstrapSaysHowToInstall(t *testing.T) {
 	}
 	if !errors.Is(err, errdefs.ErrFailedPrecondition) {
 		t.Errorf("err = %v, want class ErrFailedPrecondition", err)
-	}
-}
-
-func TestDiskUsageCountsHardLinksOnce(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	writeTestFile(t, filepath.Join(dir, "a"), strings.Repeat("x", 64<<10))
-	one, err := diskUsage(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Link(filepath.Join(dir, "a"), filepath.Join(dir, "b")); err != nil {
-		t.Fatal(err)
-	}
-	two, err := diskUsage(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if one < 64<<10 || two != one {
-		t.Errorf("du with one link %d, with two %d; want equal and >= 64 KiB", one, two)
-	}
-}
-
-func TestLockIsExclusive(t *testing.T) {
-	t.Parallel()
-	path := filepath.Join(t.TempDir(), "base.lock")
-	first, err := acquireLock(t.Context(), path, &bytes.Buffer{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
-	defer cancel()
-	var waiting bytes.Buffer
-	if _, err := acquireLock(ctx, path, &waiting); err == nil {
-		t.Fatal("second lock acquired while the first is held")
-	}
-	if !strings.Contains(waiting.String(), "waiting for another build") {
-		t.Errorf("no waiting notice: %q", waiting.String())
-	}
-	done := make(chan error, 1)
-	go func() {
-		second, err := acquireLock(t.Context(), path, &bytes.Buffer{})
-		if err == nil {
-			second.Close()
-		}
-		done <- err
-	}()
-	time.Sleep(100 * time.Millisecond)
-	first.Close()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("lock not acquired after release")
 	}
 }

@@ -1,9 +1,8 @@
 package base
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"runtime"
 	"slices"
 	"strings"
@@ -77,6 +76,5 @@ func newRecipe(suite string, packages []string) recipe {
 func (r recipe) hash() string {
 	text := fmt.Sprintf("suite=%s\narch=%s\nconfig=%d\npackages=%s\n",
 		r.Suite, r.Arch, r.ConfigVersion, strings.Join(r.Packages, ","))
-	sum := sha256.Sum256([]byte(text))
-	return hex.EncodeToString(sum[:])[:16]
+	return cachedfs.Hash(text)
 }

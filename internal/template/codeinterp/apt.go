@@ -3,15 +3,13 @@ package codeinterp
 import (
 	"context"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
-	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/template/buildlog"
 )
 
@@ -37,24 +35,6 @@ chroot "$R" apt-get -q -y install "/var/cache/apt/archives/$STUB"
 chroot "$R" apt-get -q -y --no-install-recommends -o Dpkg::Options::=--force-confold install "$@"
 `
 
-// aptEnv is a clean environment for apt and maintainer scripts, plus the
-// host's proxy settings.
-func aptEnv() []string {
-	env := []string{
-		"PATH=/usr/sbin:/usr/bin:/sbin:/bin",
-		"HOME=/root",
-		"LC_ALL=C",
-		"DEBIAN_FRONTEND=noninteractive",
-		"DEBCONF_NONINTERACTIVE_SEEN=true",
-	}
-	for _, k := range []string{"http_proxy", "https_proxy", "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
-}
-
 // aptInstall installs packages into rootfs, logging to logw and reporting
 // to p. The lock file is inherited by every process of the install so the
 // build lock stays held as long as any of them lives.
@@ -74,32 +54,8 @@ func aptInstall(ctx context.Context, rootfs string, l layout, packages []string,
 	argv := []string{unshare, "--mount", "--propagation", "private", "--pid", "--fork", "--",
 		"/bin/sh", "-c", aptScript, "sh", rootfs, l.debs, l.lists, stubDebName}
 	argv = append(argv, packages...)
-	tl := &buildlog.TailLines{Max: 25}
-	logger := log.G(ctx)
-	out := &buildlog.LineWriter{Fn: func(line string) {
-		fmt.Fprintln(logw, line)
-		tl.Add(line)
-		logger.Debug("apt-get", "line", line)
-		observe(p, line)
-	}}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.Env = aptEnv()
-	cmd.Dir = "/"
-	cmd.Stdout, cmd.Stderr = out, out
-	cmd.ExtraFiles = []*os.File{lock}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 30 * time.Second
-	logger.Info("installing packages", "packages", packages)
-	err = cmd.Run()
-	out.Flush()
-	if err != nil {
-		if ctxErr := context.Cause(ctx); ctxErr != nil {
-			return fmt.Errorf("apt-get interrupted: %w", ctxErr)
-		}
-		return fmt.Errorf("apt-get install failed (%w); last output:\n%s", err, tl.String())
-	}
-	return nil
+	return cachedfs.Tool{Name: "apt-get install", Argv: argv, Env: cachedfs.ToolEnv(), Lock: lock, Log: logw,
+		Observe: func(line string) { observe(p, line) }}.Run(ctx)
 }
 
 // pruneDebCache removes the .debs that are not the installed version of

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"io"
 	"os"
 	"os/exec"
@@ -13,7 +14,6 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/log"
-	"github.com/warren-sandbox/warren/internal/template/base"
 	"github.com/warren-sandbox/warren/internal/template/buildlog"
 )
 
@@ -28,7 +28,7 @@ func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs str
 	}
 	defer func() {
 		if retErr != nil {
-			if err := base.RemoveTree(tmp); err != nil {
+			if err := cachedfs.RemoveTree(tmp); err != nil {
 				log.G(ctx).Error("cleaning up failed build", "dir", tmp, "error", err)
 			}
 		}
@@ -62,7 +62,7 @@ func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs str
 		return nil, fmt.Errorf("configuring rootfs: %w", err)
 	}
 	p.Enter(stepFinish)
-	if err := base.Trim(rootfs); err != nil {
+	if err := cachedfs.Trim(rootfs); err != nil {
 		return nil, fmt.Errorf("trimming rootfs: %w", err)
 	}
 	m = &Marker{Deno: deno, Installed: installed}
@@ -74,7 +74,7 @@ func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs str
 	}
 	stop()
 	p.Printf("done: %s, %s, kernels %v, in %s", filepath.Join(l.final, "rootfs"),
-		base.HumanBytes(m.SizeBytes), m.Kernels, time.Since(start).Round(time.Second))
+		cachedfs.HumanBytes(m.SizeBytes), m.Kernels, time.Since(start).Round(time.Second))
 	return m, nil
 }
 
@@ -92,13 +92,13 @@ func installPackages(ctx context.Context, baseRootfs, rootfs string, l layout, r
 	p.Enter(stepLists)
 	runErr := aptInstall(ctx, rootfs, l, r.Packages, lock, logw, p)
 	// The namespace is gone with apt; this only proves it.
-	if err := base.UnmountUnder(rootfs); err != nil {
+	if err := cachedfs.UnmountUnder(rootfs); err != nil {
 		return nil, errors.Join(runErr, fmt.Errorf("cleaning up apt mounts: %w", err))
 	}
 	if runErr != nil {
 		return nil, fmt.Errorf("%w\n(full log: %s)", runErr, l.log)
 	}
-	installed, err := base.InstalledPackages(rootfs)
+	installed, err := cachedfs.InstalledPackages(rootfs)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +111,7 @@ func installPackages(ctx context.Context, baseRootfs, rootfs string, l layout, r
 // publish completes m, writes it and renames tmp to l.final, the commit
 // point of a build.
 func publish(tmp string, l layout, r recipe, m *Marker, start time.Time) error {
-	size, err := base.DiskUsage(filepath.Join(tmp, "rootfs"))
+	size, err := cachedfs.DiskUsage(filepath.Join(tmp, "rootfs"))
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func publish(tmp string, l layout, r recipe, m *Marker, start time.Time) error {
 	m.BuildSeconds = time.Since(start).Round(time.Millisecond).Seconds()
 	// Flush the tree before the marker says it is complete.
 	syscall.Sync()
-	if err := writeMarker(tmp, m); err != nil {
+	if err := cachedfs.WriteMarker(tmp, m); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, l.final); err != nil {

@@ -30,6 +30,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"io"
 	"os"
 	"path/filepath"
@@ -141,7 +142,7 @@ func Ensure(ctx context.Context, opts Options) (rootfs string, err error) {
 	if err := checkHost(); err != nil {
 		return "", err
 	}
-	lock, err := base.AcquireLock(ctx, prefix, l.lock, opts.Progress)
+	lock, err := cachedfs.AcquireLock(ctx, prefix, l.lock, opts.Progress)
 	if err != nil {
 		return "", err
 	}
@@ -150,7 +151,7 @@ func Ensure(ctx context.Context, opts Options) (rootfs string, err error) {
 		reportCached(opts.Progress, l.final, m)
 		return filepath.Join(l.final, "rootfs"), nil
 	}
-	if err := removeLeftovers(l); err != nil {
+	if err := cachedfs.RemoveLeftovers(l.templates, prefix, l.final); err != nil {
 		return "", err
 	}
 	m, err := build(ctx, opts, r, l, baseRootfs, lock)
@@ -195,7 +196,7 @@ func reportCached(w io.Writer, dir string, m *Marker) {
 		deno = "WITHOUT Deno (" + m.DenoError + "); remove the directory to retry"
 	}
 	fmt.Fprintf(w, "%s: using cached rootfs %s (%s, %s, built %s)\n", prefix,
-		filepath.Join(dir, "rootfs"), base.HumanBytes(m.SizeBytes), deno, m.BuiltAt.Format(time.DateOnly))
+		filepath.Join(dir, "rootfs"), cachedfs.HumanBytes(m.SizeBytes), deno, m.BuiltAt.Format(time.DateOnly))
 }
 
 // checkHost fails early, with the fix in the message, when this host
@@ -205,28 +206,6 @@ func checkHost() error {
 		if _, err := lookPath(tool); err != nil {
 			return errdefs.New(errdefs.ErrFailedPrecondition, fmt.Sprintf(
 				"%s not found; building the %s template needs it (util-linux / coreutils)", tool, TemplateID))
-		}
-	}
-	return nil
-}
-
-// removeLeftovers deletes interrupted builds and an unmarked final
-// directory; the caller holds the lock, so no live build owns them.
-func removeLeftovers(l layout) error {
-	tmps, err := filepath.Glob(filepath.Join(l.templates, prefix+"-*.tmp-*"))
-	if err != nil {
-		return fmt.Errorf("listing interrupted builds: %w", err)
-	}
-	if _, err := os.Lstat(l.final); err == nil {
-		_, err := os.Lstat(filepath.Join(l.final, base.MarkerName))
-		if !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("%s has an unreadable marker; remove it by hand to rebuild: %w", l.final, err)
-		}
-		tmps = append(tmps, l.final)
-	}
-	for _, dir := range tmps {
-		if err := base.RemoveTree(dir); err != nil {
-			return fmt.Errorf("removing interrupted build %s: %w", dir, err)
 		}
 	}
 	return nil

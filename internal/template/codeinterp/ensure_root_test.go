@@ -3,6 +3,7 @@ package codeinterp
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,7 +52,7 @@ func TestEnsureRealBuild(t *testing.T) {
 		t.Fatalf("Inspect: %v", err)
 	}
 	t.Logf("rootfs %s: %d installed packages, %s, deno %q (error %q), kernels %v, built in %.0fs",
-		rootfs, len(m.Installed), base.HumanBytes(m.SizeBytes), m.Deno, m.DenoError, m.Kernels, m.BuildSeconds)
+		rootfs, len(m.Installed), cachedfs.HumanBytes(m.SizeBytes), m.Deno, m.DenoError, m.Kernels, m.BuildSeconds)
 	checkPython(t, rootfs)
 	checkKernels(t, rootfs, m)
 	checkCharts(t, rootfs)

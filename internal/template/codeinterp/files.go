@@ -4,11 +4,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"io/fs"
 	"os"
 	"strings"
-
-	"github.com/warren-sandbox/warren/internal/template/base"
 )
 
 // Paths in the rootfs that the interpreter server and kernels rely on.
@@ -139,7 +138,7 @@ func writeConfig(rootfs string, withDeno bool) error {
 	}
 	defer r.Close()
 	for _, f := range files {
-		if err := base.PutFile(r, f.name, f.data, f.mode); err != nil {
+		if err := cachedfs.PutFile(r, f.name, f.data, f.mode); err != nil {
 			return err
 		}
 	}

@@ -1,15 +1,8 @@
 package codeinterp
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"time"
-
-	"github.com/warren-sandbox/warren/internal/template/base"
 )
 
 // Marker is the JSON record written next to a complete rootfs; its
@@ -28,38 +21,11 @@ type Marker struct {
 	BuildSeconds  float64   `json:"build_seconds"`
 }
 
+// readMarker loads dir's marker, which must be for recipe hash.
 func readMarker(dir, hash string) (*Marker, error) {
-	data, err := os.ReadFile(filepath.Join(dir, base.MarkerName))
-	if err != nil {
-		return nil, fmt.Errorf("reading build marker: %w", err)
-	}
 	var m Marker
-	if err := json.Unmarshal(data, &m); err != nil {
-		return nil, fmt.Errorf("parsing build marker in %s: %w", dir, err)
-	}
-	if m.Recipe != hash {
-		return nil, fmt.Errorf("build marker in %s is for recipe %q, want %q", dir, m.Recipe, hash)
-	}
-	if fi, err := os.Stat(filepath.Join(dir, "rootfs")); err != nil || !fi.IsDir() {
-		return nil, fmt.Errorf("rootfs of %s missing: %w", dir, errors.Join(err, fs.ErrNotExist))
+	if err := cachedfs.ReadMarker(dir, hash, &m); err != nil {
+		return nil, err
 	}
 	return &m, nil
-}
-
-// writeMarker writes and fsyncs dir's marker, the last write of a build
-// before the rename that publishes it.
-func writeMarker(dir string, m *Marker) error {
-	data, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding build marker: %w", err)
-	}
-	f, err := os.OpenFile(filepath.Join(dir, base.MarkerName), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return fmt.Errorf("writing build marker: %w", err)
-	}
-	_, werr := f.Write(append(data, '\n'))
-	if err := errors.Join(werr, f.Sync(), f.Close()); err != nil {
-		return fmt.Errorf("writing build marker: %w", err)
-	}
-	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"slices"
 	"strings"
 )
@@ -81,6 +82,5 @@ func (r recipe) hash() string {
 	text := fmt.Sprintf("base=%s\nconfig=%d\npackages=%s\ndeno=%s@%s %s\nfiles=%s\n",
 		r.BaseRecipe, r.ConfigVersion, strings.Join(r.Packages, ","),
 		r.Deno.Package, r.Deno.Version, r.Deno.Integrity, r.Files)
-	sum := sha256.Sum256([]byte(text))
-	return hex.EncodeToString(sum[:])[:16]
+	return cachedfs.Hash(text)
 }

@@ -1,4 +1,4 @@
-package base
+package cachedfs
 
 import (
 	"errors"
@@ -19,8 +19,8 @@ import (
 // leave them mounted on the host. os.RemoveAll crosses mount points, so no
 // tree is removed before these helpers have proved nothing is mounted in it.
 
-// mountsUnder lists the mount points at or below dir, deepest first.
-func mountsUnder(dir string) ([]string, error) {
+// MountsUnder lists the mount points at or below dir, deepest first.
+func MountsUnder(dir string) ([]string, error) {
 	found, err := mountinfo.Under(dir)
 	if err != nil {
 		return nil, err
@@ -36,14 +36,14 @@ func deepestFirst(mps []string) []string {
 	return slices.Compact(mps)
 }
 
-// unmountUnder unmounts everything mounted at or below dir and then checks
+// UnmountUnder unmounts everything mounted at or below dir and then checks
 // the mount table again; it fails if anything is still there.
-func unmountUnder(dir string) error {
-	dir, err := realPath(dir)
+func UnmountUnder(dir string) error {
+	dir, err := RealPath(dir)
 	if err != nil {
 		return err
 	}
-	mps, err := mountsUnder(dir)
+	mps, err := MountsUnder(dir)
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func unmountUnder(dir string) error {
 			}
 		}
 	}
-	left, err := mountsUnder(dir)
+	left, err := MountsUnder(dir)
 	if err != nil {
 		return err
 	}
@@ -66,9 +66,9 @@ func unmountUnder(dir string) error {
 	return nil
 }
 
-// removeTree removes dir after making sure nothing is mounted inside it.
-func removeTree(dir string) error {
-	if err := unmountUnder(dir); err != nil {
+// RemoveTree removes dir after making sure nothing is mounted inside it.
+func RemoveTree(dir string) error {
+	if err := UnmountUnder(dir); err != nil {
 		return err
 	}
 	if err := os.RemoveAll(dir); err != nil {
@@ -77,9 +77,9 @@ func removeTree(dir string) error {
 	return nil
 }
 
-// realPath resolves symlinks in dir, because the mount table lists resolved
+// RealPath resolves symlinks in dir, because the mount table lists resolved
 // paths; a directory that no longer exists is returned cleaned as is.
-func realPath(dir string) (string, error) {
+func RealPath(dir string) (string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", fmt.Errorf("resolving %s: %w", dir, err)
@@ -92,4 +92,31 @@ func realPath(dir string) (string, error) {
 		return "", fmt.Errorf("resolving %s: %w", dir, err)
 	}
 	return real, nil
+}
+
+// RemoveLeftovers deletes what interrupted builds of the template name
+// left behind in templates: .tmp
+// directories (unmounting anything still mounted inside first) and a final
+// directory without a marker. The caller holds the lock, so no live build
+// owns any of it. A final directory whose marker exists but does not parse
+// is left alone with an error: sandboxes may be using it, and our own builds
+// never produce one.
+func RemoveLeftovers(templates, name, final string) error {
+	tmps, err := filepath.Glob(filepath.Join(templates, name+"-*.tmp-*"))
+	if err != nil {
+		return fmt.Errorf("listing interrupted builds: %w", err)
+	}
+	if _, err := os.Lstat(final); err == nil {
+		_, err := os.Lstat(filepath.Join(final, MarkerName))
+		if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%s has an unreadable marker; remove it by hand to rebuild: %w", final, err)
+		}
+		tmps = append(tmps, final)
+	}
+	for _, dir := range tmps {
+		if err := RemoveTree(dir); err != nil {
+			return fmt.Errorf("removing interrupted build %s: %w", dir, err)
+		}
+	}
+	return nil
 }

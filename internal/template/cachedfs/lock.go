@@ -1,4 +1,4 @@
-package base
+package cachedfs
 
 import (
 	"context"
@@ -10,18 +10,13 @@ import (
 	"time"
 )
 
-// acquireLock takes an exclusive flock on path, waiting (and saying so on
-// progress) while another process holds it. The kernel drops the lock when
-// every descriptor of the open file is closed, so a crashed builder never
-// leaves it stuck; build passes the file to debootstrap as well, so the lock
-// lasts as long as any process of an orphaned build is still writing.
-func acquireLock(ctx context.Context, path string, progress io.Writer) (*os.File, error) {
-	return acquireNamedLock(ctx, "base", path, progress)
-}
-
-// acquireNamedLock is acquireLock with name prefixing its progress lines,
-// so other templates' builders can share the code (see AcquireLock).
-func acquireNamedLock(ctx context.Context, name, path string, progress io.Writer) (*os.File, error) {
+// AcquireLock takes an exclusive flock on path, waiting (and writing
+// "<name>: waiting ..." lines to progress) while another process holds it.
+// The kernel drops the lock when every descriptor of the open file is
+// closed, so a crashed builder never leaves it stuck; builds pass the file
+// to the tools they run as well, so the lock lasts as long as any process of
+// an orphaned build is still writing.
+func AcquireLock(ctx context.Context, name, path string, progress io.Writer) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening build lock: %w", err)

@@ -1,4 +1,4 @@
-package base
+package cachedfs
 
 import (
 	"errors"
@@ -43,9 +43,9 @@ func keepNames(names ...string) func(string) bool {
 	}
 }
 
-// trim deletes what trimRules name, and all of /usr/share/doc but the
+// Trim deletes what trimRules name, and all of /usr/share/doc but the
 // copyright files (which the licenses ask us to ship with the binaries).
-func trim(rootfs string) error {
+func Trim(rootfs string) error {
 	r, err := os.OpenRoot(rootfs)
 	if err != nil {
 		return fmt.Errorf("opening rootfs: %w", err)
