@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"context"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"time"
@@ -24,7 +25,7 @@ type Sandboxes interface {
 	Pause(ctx context.Context, id string, keepMemory bool) error
 	SetTimeout(ctx context.Context, id string, d time.Duration) error
 	Refresh(ctx context.Context, id string, d time.Duration) error
-	UpdateNetwork(ctx context.Context, id string, raw []byte, allowInternet bool) error
+	UpdateNetwork(ctx context.Context, id string, egress netpolicy.Egress) error
 
 	Snapshot(ctx context.Context, id, name string) (*store.Snapshot, error)
 	ListSnapshots(ctx context.Context, sandboxID, name string) ([]*store.Snapshot, error)

@@ -87,7 +87,7 @@ func (s *Server) detailResponse(sb *store.Sandbox, full bool) detailJSON {
 		Metadata:    md,
 	}
 	if full {
-		allow := sb.AllowInternet
+		allow := sb.Network.AllowInternet
 		onTimeout := "kill"
 		if sb.AutoPause {
 			onTimeout = "pause"
@@ -96,9 +96,7 @@ func (s *Server) detailResponse(sb *store.Sandbox, full bool) detailJSON {
 		out.Domain = s.domain()
 		out.AllowInternetAccess = &allow
 		out.Lifecycle = &lifecycleJSON{AutoResume: sb.AutoResume, OnTimeout: onTimeout}
-		if len(sb.Network) > 0 {
-			out.Network = json.RawMessage(sb.Network)
-		}
+		out.Network = renderNetwork(sb.Network)
 	}
 	return out
 }

@@ -85,13 +85,12 @@ func (s *Server) createRequest(b *newSandboxJSON, v2 bool) (sandbox.CreateReques
 		return req, err
 	}
 	req = sandbox.CreateRequest{
-		TemplateID:    *b.TemplateID,
-		Timeout:       timeout,
-		Metadata:      b.Metadata,
-		EnvVars:       b.EnvVars,
-		Secure:        v2 || (b.Secure != nil && *b.Secure),
-		AllowInternet: b.AllowInternetAccess == nil || *b.AllowInternetAccess,
-		AutoPause:     b.AutoPause != nil && *b.AutoPause,
+		TemplateID: *b.TemplateID,
+		Timeout:    timeout,
+		Metadata:   b.Metadata,
+		EnvVars:    b.EnvVars,
+		Secure:     v2 || (b.Secure != nil && *b.Secure),
+		AutoPause:  b.AutoPause != nil && *b.AutoPause,
 		// autoPauseMemory comes only with a pause on timeout; absent means
 		// the memory is kept.
 		AutoPauseNoMemory: b.AutoPauseMemory != nil && !*b.AutoPauseMemory,
@@ -111,13 +110,8 @@ func (s *Server) createRequest(b *newSandboxJSON, v2 bool) (sandbox.CreateReques
 	if req.MemoryMB > 0 && req.MemoryMB < minMemoryMB {
 		return req, invalid(fmt.Sprintf("memoryMB must be at least %d", minMemoryMB))
 	}
-	if len(b.Network) > 0 && string(b.Network) != "null" {
-		if _, err := sandbox.ParseNetwork(b.Network); err != nil {
-			return req, err
-		}
-		req.Network = b.Network
-	}
-	return req, nil
+	req.Network, err = parseNetwork(b.Network, b.AllowInternetAccess == nil || *b.AllowInternetAccess)
+	return req, err
 }
 
 // timeout validates a timeout in seconds; nil gives def.

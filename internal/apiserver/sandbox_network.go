@@ -9,6 +9,7 @@ import (
 // updateNetwork serves PUT /sandboxes/{id}/network: the egress settings
 // (allowOut, denyOut, allow_internet_access) are replaced as a whole, an
 // omitted field is cleared (no internet switch means internet allowed).
+// The public-traffic settings of the create stay.
 func (s *Server) updateNetwork(w http.ResponseWriter, r *http.Request) {
 	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
@@ -24,8 +25,12 @@ func (s *Server) updateNetwork(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	allow := body.AllowInternetAccess == nil || *body.AllowInternetAccess
-	if err := s.opts.Manager.UpdateNetwork(r.Context(), r.PathValue("id"), raw, allow); err != nil {
+	upd, err := parseNetwork(raw, body.AllowInternetAccess == nil || *body.AllowInternetAccess)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	if err := s.opts.Manager.UpdateNetwork(r.Context(), r.PathValue("id"), upd.Egress); err != nil {
 		fail(w, r, err)
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"net/netip"
 
 	"github.com/vishvananda/netlink"
@@ -13,24 +14,10 @@ import (
 	"github.com/warren-sandbox/warren/internal/log"
 )
 
-// AttachOptions are a sandbox's network choices.
-type AttachOptions struct {
-	// AllowInternet lets the sandbox's traffic leave the bridge (NATed).
-	AllowInternet bool
-	// Allow and Deny are its allowOut and denyOut ranges (see Egress).
-	Allow, Deny []netip.Prefix
-	// Domains are its allowOut names (see Egress).
-	Domains []string
-}
-
-func (o AttachOptions) egress() Egress {
-	return Egress{AllowInternet: o.AllowInternet, Allow: o.Allow, Deny: o.Deny, Domains: o.Domains}
-}
-
 // Attach gives sandbox id an address, a pinned netns with eth0 and lo up and
 // a default route, and a bridge port. On error nothing is left behind.
 // errdefs.ErrAlreadyExists when id is attached already.
-func (m *Manager) Attach(ctx context.Context, id string, o AttachOptions) (_ *Attachment, retErr error) {
+func (m *Manager) Attach(ctx context.Context, id string, o netpolicy.Egress) (_ *Attachment, retErr error) {
 	if !m.claim(id) {
 		return nil, fmt.Errorf("attaching %s: %w", id, errdefs.ErrAlreadyExists)
 	}
@@ -76,7 +63,7 @@ func (m *Manager) Attach(ctx context.Context, id string, o AttachOptions) (_ *At
 		return nil, err
 	}
 	undo = append(undo, func() error { return deleteLink(a.HostVeth) })
-	if eg := o.egress(); eg.rules() {
+	if eg := o; eg.HasRules() {
 		// Before the sandbox's first process: no window without its rules.
 		if err := m.applyEgress(ctx, a, eg); err != nil {
 			return nil, err
@@ -182,7 +169,7 @@ func (m *Manager) unpinNeighbor(ip netip.Addr) {
 // marks ip as id's and restores id's nftables entries (New replaced the
 // tables). It is idempotent. The netns and veth are left as they are; if
 // they are gone, Detach still cleans up.
-func (m *Manager) Reserve(ctx context.Context, id string, ip netip.Addr, o AttachOptions) (*Attachment, error) {
+func (m *Manager) Reserve(ctx context.Context, id string, ip netip.Addr, o netpolicy.Egress) (*Attachment, error) {
 	allowInternet := o.AllowInternet
 	if a, ok := m.Lookup(id); ok {
 		if a.IP != ip {
@@ -202,7 +189,7 @@ func (m *Manager) Reserve(ctx context.Context, id string, ip netip.Addr, o Attac
 	if err == nil {
 		err = m.pinNeighbor(ip)
 	}
-	if eg := o.egress(); err == nil && eg.rules() {
+	if eg := o; err == nil && eg.HasRules() {
 		if err = m.applyEgress(ctx, a, eg); err == nil {
 			a.Egress, a.chain = eg, true
 		}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"io"
 	"net"
 	"net/http"
@@ -36,11 +37,11 @@ func BenchmarkDomainEgress(b *testing.B) {
 		_ = m.Teardown(context.Background())
 	})
 	deny := []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}
-	byIP, err := m.Attach(b.Context(), "byip", AttachOptions{Deny: deny, Allow: []netip.Prefix{netip.PrefixFrom(outIP, 32)}})
+	byIP, err := m.Attach(b.Context(), "byip", netpolicy.Egress{DenyOut: deny, AllowOut: []netip.Prefix{netip.PrefixFrom(outIP, 32)}})
 	if err != nil {
 		b.Fatal(err)
 	}
-	byName, err := m.Attach(b.Context(), "byname", AttachOptions{Deny: deny, Domains: []string{"bench.test"}})
+	byName, err := m.Attach(b.Context(), "byname", netpolicy.Egress{DenyOut: deny, AllowDomains: []string{"bench.test"}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package network
 import (
 	"context"
 	"crypto/tls"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"io"
 	"net"
 	"net/http"
@@ -31,7 +32,7 @@ func TestDomainEgress(t *testing.T) {
 		return []netip.Addr{outIP}, nil // every name is the outside server
 	}
 	m := newTestManagerWith(t, o)
-	a, err := m.Attach(t.Context(), "dom", AttachOptions{Deny: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}, Domains: []string{"allowed.test", "*.wild.test"}})
+	a, err := m.Attach(t.Context(), "dom", netpolicy.Egress{DenyOut: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}, AllowDomains: []string{"allowed.test", "*.wild.test"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestDomainEgress(t *testing.T) {
 		t.Errorf("DNS for a name not allowed = %q, want refused", got)
 	}
 	// Rules change live: without domains nothing goes through.
-	if err := m.SetEgress(t.Context(), "dom", Egress{Deny: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}}); err != nil {
+	if err := m.SetEgress(t.Context(), "dom", netpolicy.Egress{DenyOut: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}}); err != nil {
 		t.Fatal(err)
 	}
 	if got := fetchFrom(t, a.NetnsPath, outIP, "http://allowed.test/"); got != "" {

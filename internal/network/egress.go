@@ -3,6 +3,7 @@ package network
 import (
 	"context"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"net/netip"
 	"strings"
 
@@ -11,26 +12,10 @@ import (
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
 
-// Egress is a sandbox's outbound policy: which destinations it may reach.
-// Allow wins over Deny, Deny over AllowInternet (E2B's precedence: a
-// sandbox denied 0.0.0.0/0 reaches exactly its allowOut ranges). Neither
-// opens the host or other sandboxes, which other rules close first.
-type Egress struct {
-	AllowInternet bool
-	Allow         []netip.Prefix
-	Deny          []netip.Prefix
-	// Domains are allowOut names ("example.com", "*.example.com"): HTTP
-	// and HTTPS connections the rules above would drop go through the
-	// egress proxy, which lets those naming an allowed host through.
-	Domains []string
-}
-
-func (e Egress) rules() bool { return len(e.Allow) > 0 || len(e.Deny) > 0 || len(e.Domains) > 0 }
-
 // SetEgress replaces sandbox id's egress policy at once: the internet
 // switch (a set element) and the allow/deny rules (a chain of its own,
 // reached through the egress verdict map), each in one transaction.
-func (m *Manager) SetEgress(ctx context.Context, id string, e Egress) error {
+func (m *Manager) SetEgress(ctx context.Context, id string, e netpolicy.Egress) error {
 	a, ok := m.Lookup(id)
 	if !ok {
 		return fmt.Errorf("egress of %s: not attached: %w", id, errdefs.ErrNotFound)
@@ -42,14 +27,14 @@ func (m *Manager) SetEgress(ctx context.Context, id string, e Egress) error {
 	if cur := m.attached[id]; cur != nil {
 		cur.AllowInternet = e.AllowInternet
 		cur.Egress = e
-		cur.chain = cur.chain || e.rules()
+		cur.chain = cur.chain || e.HasRules()
 	}
 	m.mu.Unlock()
 	return nil
 }
 
 // applyEgress makes the kernel's state match e for attachment a.
-func (m *Manager) applyEgress(ctx context.Context, a *Attachment, e Egress) error {
+func (m *Manager) applyEgress(ctx context.Context, a *Attachment, e netpolicy.Egress) error {
 	ip4 := a.IP.As4()
 	internet := setElement{&nftables.Set{Table: &nftables.Table{Name: m.opts.Table, Family: nftables.TableFamilyINet}, Name: "internet"}, ip4[:]}
 	var err error
@@ -61,7 +46,7 @@ func (m *Manager) applyEgress(ctx context.Context, a *Attachment, e Egress) erro
 	if err != nil {
 		return fmt.Errorf("egress of %s: %w", a.ID, err)
 	}
-	if !e.rules() && !a.chain {
+	if !e.HasRules() && !a.chain {
 		return nil // no rules, no chain to empty
 	}
 	if err := nft(ctx, egressScript(m.opts.Table, a.IP, e, m.opts.ProxyPort)); err != nil {
@@ -78,14 +63,14 @@ func egressChain(ip netip.Addr) string {
 // egressScript (re)writes ip's chain and map entry in one nft transaction.
 // The chain is emptied rather than deleted when the rules go, so the
 // transaction never depends on what exists.
-func egressScript(table string, ip netip.Addr, e Egress, proxyPort int) string {
+func egressScript(table string, ip netip.Addr, e netpolicy.Egress, proxyPort int) string {
 	chain := egressChain(ip)
 	var b strings.Builder
 	fmt.Fprintf(&b, "add chain inet %s %s\nflush chain inet %[1]s %[2]s\n", table, chain)
 	for _, r := range []struct {
 		set     []netip.Prefix
 		verdict string
-	}{{e.Allow, "accept"}, {e.Deny, "counter drop"}} {
+	}{{e.AllowOut, "accept"}, {e.DenyOut, "counter drop"}} {
 		if len(r.set) > 0 {
 			fmt.Fprintf(&b, "add rule inet %s %s ip daddr { %s } %s\n", table, chain, prefixList(r.set), r.verdict)
 		}
@@ -101,18 +86,18 @@ func natChain(ip netip.Addr) string { return "nat_" + strings.ReplaceAll(ip.Stri
 // natScript (re)writes ip's redirect chain: with allowOut domains, the HTTP
 // and HTTPS connections its IP rules would drop go to the egress proxy
 // (allowOut ranges never do; with internet access only denied ones do).
-func natScript(b *strings.Builder, table string, ip netip.Addr, e Egress, proxyPort int) {
+func natScript(b *strings.Builder, table string, ip netip.Addr, e netpolicy.Egress, proxyPort int) {
 	chain := natChain(ip)
 	fmt.Fprintf(b, "add chain inet %s %s\nflush chain inet %[1]s %[2]s\n", table, chain)
-	if len(e.Domains) > 0 && proxyPort > 0 {
-		if len(e.Allow) > 0 {
-			fmt.Fprintf(b, "add rule inet %s %s ip daddr { %s } return\n", table, chain, prefixList(e.Allow))
+	if len(e.AllowDomains) > 0 && proxyPort > 0 {
+		if len(e.AllowOut) > 0 {
+			fmt.Fprintf(b, "add rule inet %s %s ip daddr { %s } return\n", table, chain, prefixList(e.AllowOut))
 		}
 		match := ""
 		if e.AllowInternet {
-			match = "ip daddr { " + prefixList(e.Deny) + " } "
+			match = "ip daddr { " + prefixList(e.DenyOut) + " } "
 		}
-		if !e.AllowInternet || len(e.Deny) > 0 {
+		if !e.AllowInternet || len(e.DenyOut) > 0 {
 			fmt.Fprintf(b, "add rule inet %s %s %stcp dport { 80, 443 } redirect to :%d\n", table, chain, match, proxyPort)
 		}
 	}

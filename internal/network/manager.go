@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"io"
 	"net/netip"
 	"path/filepath"
@@ -36,8 +37,8 @@ type Attachment struct {
 	NetnsPath     string       // the pinned netns, for the OCI spec
 	HostVeth      string       // the bridge port
 	AllowInternet bool
-	Egress        Egress // the rules applied; AllowInternet mirrors the field above
-	chain         bool   // an egress chain and map entry exist for IP
+	Egress        netpolicy.Egress // the rules applied; AllowInternet mirrors the field above
+	chain         bool             // an egress chain and map entry exist for IP
 }
 
 // New sets up (or re-adopts) the host side: it refuses a subnet overlapping

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"net"
 	"net/netip"
 	"os"
@@ -58,7 +59,7 @@ func newTestManagerWith(t *testing.T, o Options) *Manager {
 
 func attach(t *testing.T, m *Manager, id string, internet bool) *Attachment {
 	t.Helper()
-	a, err := m.Attach(t.Context(), id, AttachOptions{AllowInternet: internet})
+	a, err := m.Attach(t.Context(), id, netpolicy.Egress{AllowInternet: internet})
 	if err != nil {
 		t.Fatalf("Attach(%s): %v", id, err)
 	}
@@ -137,7 +138,7 @@ func TestEgressRulesFollowTheAddress(t *testing.T) {
 	m := newTestManager(t)
 	outside := nettest.Outside(t)
 	deny := []netip.Prefix{netip.PrefixFrom(outside.Addr(), 32)}
-	a, err := m.Attach(t.Context(), "ruled", AttachOptions{AllowInternet: true, Deny: deny})
+	a, err := m.Attach(t.Context(), "ruled", netpolicy.Egress{AllowInternet: true, DenyOut: deny})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +149,7 @@ func TestEgressRulesFollowTheAddress(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m2.Reserve(t.Context(), a.ID, a.IP, AttachOptions{AllowInternet: true, Deny: deny}); err != nil {
+	if _, err := m2.Reserve(t.Context(), a.ID, a.IP, netpolicy.Egress{AllowInternet: true, DenyOut: deny}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := nettest.DialFrom(a.NetnsPath, outside, dialTimeout); err == nil {
@@ -160,7 +161,7 @@ func TestEgressRulesFollowTheAddress(t *testing.T) {
 	if err := nft(t.Context(), fmt.Sprintf("list chain inet %s %s\n", m2.opts.Table, egressChain(a.IP))); err == nil {
 		t.Fatalf("egress chain of %s left after Detach", a.IP)
 	}
-	b, err := m2.Attach(t.Context(), "next", AttachOptions{AllowInternet: true})
+	b, err := m2.Attach(t.Context(), "next", netpolicy.Egress{AllowInternet: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +235,7 @@ func TestLinkLocalBlocked(t *testing.T) {
 	if got, err := nettest.DialFrom("", ll, connectTimeout); err != nil || got != nettest.OutsideGreeting {
 		t.Fatalf("control: the host cannot reach %s: %q, %v", ll, got, err)
 	}
-	a, err := m.Attach(t.Context(), "ll", AttachOptions{AllowInternet: true, Allow: []netip.Prefix{netip.PrefixFrom(ll.Addr(), 32)}})
+	a, err := m.Attach(t.Context(), "ll", netpolicy.Egress{AllowInternet: true, AllowOut: []netip.Prefix{netip.PrefixFrom(ll.Addr(), 32)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +264,7 @@ func assertDetached(t *testing.T, m *Manager, a *Attachment) {
 func TestAttachTwiceIsAlreadyExists(t *testing.T) {
 	m := newTestManager(t)
 	attach(t, m, "twice", false)
-	if _, err := m.Attach(t.Context(), "twice", AttachOptions{}); !errors.Is(err, errdefs.ErrAlreadyExists) {
+	if _, err := m.Attach(t.Context(), "twice", netpolicy.Egress{}); !errors.Is(err, errdefs.ErrAlreadyExists) {
 		t.Fatalf("second Attach = %v, want ErrAlreadyExists", err)
 	}
 }
@@ -277,7 +278,7 @@ func TestFailedAttachLeavesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer netlink.LinkDel(squatter)
-	if _, err := m.Attach(t.Context(), "fails", AttachOptions{}); err == nil {
+	if _, err := m.Attach(t.Context(), "fails", netpolicy.Egress{}); err == nil {
 		t.Fatal("Attach succeeded despite the name clash")
 	}
 	if _, err := os.Stat(m.NetnsPath("fails")); !errors.Is(err, os.ErrNotExist) {
@@ -304,10 +305,10 @@ func TestRestartReadoptsWithReserve(t *testing.T) {
 	if _, err := nettest.DialFrom(a.NetnsPath, outside, dialTimeout); err == nil {
 		t.Fatal("egress allowed before the address was re-reserved")
 	}
-	if _, err := m2.Reserve(t.Context(), a.ID, a.IP, AttachOptions{AllowInternet: true}); err != nil {
+	if _, err := m2.Reserve(t.Context(), a.ID, a.IP, netpolicy.Egress{AllowInternet: true}); err != nil {
 		t.Fatalf("Reserve: %v", err)
 	}
-	if _, err := m2.Reserve(t.Context(), a.ID, a.IP, AttachOptions{AllowInternet: true}); err != nil {
+	if _, err := m2.Reserve(t.Context(), a.ID, a.IP, netpolicy.Egress{AllowInternet: true}); err != nil {
 		t.Fatalf("Reserve again: %v", err)
 	}
 	if got, err := nettest.DialFrom(a.NetnsPath, outside, connectTimeout); err != nil || got != nettest.OutsideGreeting {
@@ -316,7 +317,7 @@ func TestRestartReadoptsWithReserve(t *testing.T) {
 	if got, err := nettest.DialFrom("", atA, connectTimeout); err != nil || got != "a" {
 		t.Fatalf("host to sandbox after restart: %q, %v", got, err)
 	}
-	if ip, err := m2.Attach(t.Context(), "other", AttachOptions{}); err != nil || ip.IP == a.IP {
+	if ip, err := m2.Attach(t.Context(), "other", netpolicy.Egress{}); err != nil || ip.IP == a.IP {
 		t.Fatalf("Attach after Reserve = %v, %v; must not reuse %s", ip, err, a.IP)
 	}
 	for _, id := range []string{a.ID, "other"} {
@@ -358,7 +359,7 @@ func TestNewRefusesOverlappingSubnet(t *testing.T) {
 func TestSweepRemovesUnclaimedState(t *testing.T) {
 	m := newTestManager(t)
 	kept := attach(t, m, "kept", false)
-	stray, err := m.Attach(t.Context(), "stray", AttachOptions{})
+	stray, err := m.Attach(t.Context(), "stray", netpolicy.Egress{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func (m *Manager) domainsFor(ip netip.Addr) ([]string, bool) {
 	defer m.mu.Unlock()
 	for _, a := range m.attached {
 		if a != nil && a.IP == ip {
-			return a.Egress.Domains, true
+			return a.Egress.AllowDomains, true
 		}
 	}
 	return nil, false
@@ -90,10 +90,10 @@ func (m *Manager) dnsPolicy(ip netip.Addr) (all bool, domains []string, ok bool)
 		}
 		e := a.Egress
 		restricted := !e.AllowInternet
-		for _, d := range e.Deny {
+		for _, d := range e.DenyOut {
 			restricted = restricted || d.Bits() == 0
 		}
-		return !restricted, e.Domains, true
+		return !restricted, e.AllowDomains, true
 	}
 	return false, nil, false
 }

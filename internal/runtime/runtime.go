@@ -8,6 +8,7 @@ package runtime
 
 import (
 	"context"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"io"
 	"net/netip"
 	"time"
@@ -69,7 +70,7 @@ type Backend interface {
 	Capabilities() Capabilities
 
 	// SetNetwork replaces a sandbox's egress policy while it runs.
-	SetNetwork(ctx context.Context, id string, n Network) error
+	SetNetwork(ctx context.Context, id string, n netpolicy.Egress) error
 
 	// Logs opens what the sandbox's init has written to its stdout and
 	// stderr (envd's log lines, which carry the start command's output),
@@ -125,8 +126,8 @@ type Spec struct {
 	Binds []Bind
 	// Resources are the cgroup limits.
 	Resources Resources
-	// Network configures the sandbox's interface and egress.
-	Network Network
+	// Network is what may leave the sandbox.
+	Network netpolicy.Egress
 	// Labels are stored with the instance and returned by List/Inspect, so
 	// the manager can recognise its sandboxes after a restart.
 	Labels map[string]string
@@ -158,19 +159,6 @@ type Resources struct {
 	MemoryMB  int
 	PidsLimit int
 	DiskMB    int // size of the writable layer, where the backend can enforce it
-}
-
-// Network configures the sandbox's network namespace.
-type Network struct {
-	// AllowInternet enables NAT egress from the sandbox to outside the host.
-	AllowInternet bool
-	// AllowOut destinations are reachable whatever else says; DenyOut ones
-	// are not, unless allowed (E2B's allowOut/denyOut, IP ranges only).
-	// Neither reaches the host or other sandboxes.
-	AllowOut, DenyOut []netip.Prefix
-	// AllowDomains are allowOut names: HTTP and HTTPS to them pass the
-	// egress proxy where the ranges above would drop them.
-	AllowDomains []string
 }
 
 // State of a sandbox as the backend sees it.

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"io"
 	"net/netip"
 	"os"
@@ -60,10 +61,10 @@ func (m *Manager) RunBuildStep(ctx context.Context, s BuildStep) (int, error) {
 	}
 	sb := &store.Sandbox{
 		ID: newID(), TemplateID: "build", Backend: name, EnvVars: s.Env,
-		AllowInternet: s.AllowInternet,
-		CPUCount:      orDefault(s.CPUCount, m.opts.DefaultCPUCount),
-		MemoryMB:      orDefault(s.MemoryMB, m.opts.DefaultMemoryMB),
-		DiskMB:        m.opts.DefaultDiskMB,
+		Network:  netpolicy.Policy{Egress: netpolicy.Egress{AllowInternet: s.AllowInternet}},
+		CPUCount: orDefault(s.CPUCount, m.opts.DefaultCPUCount),
+		MemoryMB: orDefault(s.MemoryMB, m.opts.DefaultMemoryMB),
+		DiskMB:   m.opts.DefaultDiskMB,
 	}
 	spec := m.spec(sb, &store.Template{ID: "build", RootfsPath: s.Layers[len(s.Layers)-1]})
 	spec.From = &runtime.Snapshot{Layers: s.Layers}

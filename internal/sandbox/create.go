@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/wire"
 	"maps"
 	"slices"
@@ -17,18 +18,17 @@ import (
 
 // CreateRequest is what the API hands the manager for a new sandbox.
 type CreateRequest struct {
-	TemplateID    string
-	Timeout       time.Duration
-	Metadata      map[string]string
-	EnvVars       map[string]string
-	Secure        bool // mint an envd access token
-	AllowInternet bool
+	TemplateID string
+	Timeout    time.Duration
+	Metadata   map[string]string
+	EnvVars    map[string]string
+	Secure     bool // mint an envd access token
 	// CPUCount and MemoryMB, when set, override the template's.
 	CPUCount, MemoryMB int
 	AutoPause          bool
 	AutoPauseNoMemory  bool
 	AutoResume         bool
-	Network            []byte // SandboxNetworkConfig JSON as given
+	Network            netpolicy.Policy // with the internet switch
 	APIKeyID           string
 }
 
@@ -80,11 +80,9 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 	if req.Secure {
 		sb.EnvdAccessToken = newToken()
 	}
-	if cfg, err := ParseNetwork(sb.Network); err != nil {
+	if err := m.checkDomains(sb.Network.Egress); err != nil {
 		return nil, err
-	} else if err := m.checkDomains(cfg); err != nil {
-		return nil, err
-	} else if cfg.Private {
+	} else if sb.Network.Private {
 		// allowPublicTraffic: false: every port but envd's wants this token.
 		sb.TrafficAccessToken = newToken()
 	}
@@ -181,7 +179,7 @@ func (m *Manager) spec(sb *store.Sandbox, tpl *store.Template) runtime.Spec {
 			MemoryMB: sb.MemoryMB,
 			DiskMB:   sb.DiskMB,
 		},
-		Network: runtimeNetwork(sb),
+		Network: sb.Network.Egress.Clone(),
 		Labels:  map[string]string{"warren.sandbox": sb.ID, "warren.template": tpl.ID},
 	}
 }
@@ -227,7 +225,6 @@ func newRecord(req CreateRequest, tpl *store.Template, snap *store.Snapshot, bac
 		TemplateID:        tpl.ID,
 		Backend:           backendName,
 		State:             store.SandboxRunning,
-		AllowInternet:     req.AllowInternet,
 		Metadata:          req.Metadata,
 		EnvVars:           req.EnvVars,
 		CPUCount:          orDefault(tpl.CPUCount, opts.DefaultCPUCount),
@@ -238,7 +235,7 @@ func newRecord(req CreateRequest, tpl *store.Template, snap *store.Snapshot, bac
 		AutoPause:         req.AutoPause,
 		AutoPauseNoMemory: req.AutoPauseNoMemory,
 		AutoResume:        req.AutoResume,
-		Network:           req.Network,
+		Network:           req.Network.Clone(),
 		APIKeyID:          req.APIKeyID,
 	}
 	if req.TemplateID != tpl.ID {

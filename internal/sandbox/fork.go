@@ -50,11 +50,10 @@ func (m *Manager) Fork(ctx context.Context, id string, count int, timeout time.D
 		Timeout:           timeout,
 		Metadata:          src.Metadata,
 		Secure:            src.EnvdAccessToken != "",
-		AllowInternet:     src.AllowInternet,
 		AutoPause:         src.AutoPause,
 		AutoPauseNoMemory: src.AutoPauseNoMemory,
 		AutoResume:        src.AutoResume,
-		Network:           src.Network,
+		Network:           src.Network.Clone(),
 		APIKeyID:          src.APIKeyID,
 	}
 	out := make([]ForkResult, count)

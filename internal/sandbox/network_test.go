@@ -1,9 +1,8 @@
 package sandbox
 
 import (
-	"encoding/json"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"net/netip"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,57 +10,17 @@ import (
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
 
-func TestParseNetwork(t *testing.T) {
-	t.Parallel()
-	p := netip.MustParsePrefix
-	tests := []struct {
-		name, raw string
-		want      NetworkConfig
-		err       string // substring of the 400 message; "" for success
-	}{
-		{"empty", ``, NetworkConfig{}, ""},
-		{"null", `null`, NetworkConfig{}, ""},
-		{"ips and cidrs", `{"allowOut":["1.2.3.4","10.0.0.0/8"],"denyOut":["0.0.0.0/0"]}`,
-			NetworkConfig{AllowOut: []netip.Prefix{p("1.2.3.4/32"), p("10.0.0.0/8")}, DenyOut: []netip.Prefix{p("0.0.0.0/0")}}, ""},
-		{"unmasked cidr", `{"denyOut":["10.1.2.3/8"]}`, NetworkConfig{DenyOut: []netip.Prefix{p("10.0.0.0/8")}}, ""},
-		{"private with mask", `{"allowPublicTraffic":false,"maskRequestHost":"localhost:${PORT}"}`,
-			NetworkConfig{Private: true, MaskRequestHost: "localhost:${PORT}"}, ""},
-		{"public explicitly", `{"allowPublicTraffic":true}`, NetworkConfig{}, ""},
-		{"domain in allowOut", `{"allowOut":["*.Example.com","1.2.3.4"],"denyOut":["0.0.0.0/0"]}`,
-			NetworkConfig{AllowOut: []netip.Prefix{p("1.2.3.4/32")}, AllowDomains: []string{"*.example.com"}, DenyOut: []netip.Prefix{p("0.0.0.0/0")}}, ""},
-		{"domain in denyOut", `{"denyOut":["example.com"]}`, NetworkConfig{}, "only allowOut takes domains"},
-		{"garbage entry", `{"allowOut":["not an ip"]}`, NetworkConfig{}, "not an IP address or CIDR"},
-		{"ipv6", `{"denyOut":["::/0"]}`, NetworkConfig{}, "not IPv4"},
-		{"egress proxy", `{"egressProxy":{"address":"p:1080"}}`, NetworkConfig{}, "egressProxy is not supported"},
-		{"rules", `{"rules":{"example.com":[{}]}}`, NetworkConfig{}, "rules (header transforms) are not supported"},
-		{"bad mask", `{"maskRequestHost":"a b"}`, NetworkConfig{}, "not a host name"},
-		{"wrong type", `{"allowOut":"1.2.3.4"}`, NetworkConfig{}, "network:"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			got, err := ParseNetwork([]byte(tc.raw))
-			if tc.err != "" {
-				if !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), tc.err) {
-					t.Fatalf("ParseNetwork(%s) = %v, want a 400 with %q", tc.raw, err, tc.err)
-				}
-				return
-			}
-			if err != nil || !slices.Equal(got.AllowOut, tc.want.AllowOut) || !slices.Equal(got.DenyOut, tc.want.DenyOut) || !slices.Equal(got.AllowDomains, tc.want.AllowDomains) ||
-				got.Private != tc.want.Private || got.MaskRequestHost != tc.want.MaskRequestHost {
-				t.Fatalf("ParseNetwork(%s) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
-			}
-		})
-	}
-}
-
 func TestNetworkAtCreateAndUpdate(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	raw := json.RawMessage(`{"allowPublicTraffic":false,"maskRequestHost":"app.local","denyOut":["0.0.0.0/0"],"allowOut":["1.2.3.4"]}`)
-	sb := e.create(t, CreateRequest{AllowInternet: true, Network: raw})
+	p := netip.MustParsePrefix
+	policy := netpolicy.Policy{
+		Egress:  netpolicy.Egress{AllowInternet: true, DenyOut: []netip.Prefix{p("0.0.0.0/0")}, AllowOut: []netip.Prefix{p("1.2.3.4/32")}},
+		Ingress: netpolicy.Ingress{Private: true, MaskRequestHost: "app.local"},
+	}
+	sb := e.create(t, CreateRequest{Network: policy})
 	if sb.TrafficAccessToken == "" {
-		t.Fatal("allowPublicTraffic:false must mint a traffic token")
+		t.Fatal("a private sandbox must get a traffic token")
 	}
 	n, _ := e.b.Network(sb.ID)
 	if !n.AllowInternet || len(n.DenyOut) != 1 || len(n.AllowOut) != 1 {
@@ -71,7 +30,8 @@ func TestNetworkAtCreateAndUpdate(t *testing.T) {
 	if err != nil || target.MaskRequestHost != "app.local" || target.TrafficAccessToken != sb.TrafficAccessToken {
 		t.Fatalf("Resolve = %+v, %v", target, err)
 	}
-	if err := e.m.UpdateNetwork(e.ctx, sb.ID, []byte(`{"denyOut":["10.0.0.0/8"]}`), false); err != nil {
+	upd := netpolicy.Egress{DenyOut: []netip.Prefix{p("10.0.0.0/8")}}
+	if err := e.m.UpdateNetwork(e.ctx, sb.ID, upd); err != nil {
 		t.Fatal(err)
 	}
 	n, _ = e.b.Network(sb.ID)
@@ -79,20 +39,19 @@ func TestNetworkAtCreateAndUpdate(t *testing.T) {
 		t.Fatalf("backend network after update: %+v", n)
 	}
 	got, _ := e.m.Get(e.ctx, sb.ID)
-	var stored map[string]any
-	_ = json.Unmarshal(got.Network, &stored)
-	if stored["allowPublicTraffic"] != false || stored["maskRequestHost"] != "app.local" || stored["allowOut"] != nil || got.AllowInternet {
-		t.Fatalf("stored network after update: %s (internet %v)", got.Network, got.AllowInternet)
+	if !got.Network.Private || got.Network.MaskRequestHost != "app.local" || len(got.Network.AllowOut) != 0 || got.Network.AllowInternet {
+		t.Fatalf("stored network after update: %+v", got.Network)
 	}
 	// This manager runs no egress proxy: domain rules are refused.
-	if err := e.m.UpdateNetwork(e.ctx, sb.ID, []byte(`{"allowOut":["example.com"]}`), true); !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), "no egress proxy") {
+	dom := netpolicy.Egress{AllowDomains: []string{"example.com"}}
+	if err := e.m.UpdateNetwork(e.ctx, sb.ID, dom); !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), "no egress proxy") {
 		t.Fatalf("update with a domain: %v", err)
 	}
-	if err := e.m.UpdateNetwork(e.ctx, "nosuch", []byte(`{}`), true); !errdefs.IsNotFound(err) {
-		t.Fatalf("update of an unknown sandbox: %v", err)
+	if _, err := e.m.Create(e.ctx, CreateRequest{TemplateID: "base", Timeout: time.Minute, Network: netpolicy.Policy{Egress: dom}}); !errdefs.IsInvalidArgument(err) {
+		t.Fatalf("create with a domain: %v", err)
 	}
-	if _, err := e.m.Create(e.ctx, CreateRequest{TemplateID: "base", Timeout: time.Minute, Network: []byte(`{"denyOut":["x"]}`)}); !errdefs.IsInvalidArgument(err) {
-		t.Fatalf("create with a bad network: %v", err)
+	if err := e.m.UpdateNetwork(e.ctx, "nosuch", netpolicy.Egress{}); !errdefs.IsNotFound(err) {
+		t.Fatalf("update of an unknown sandbox: %v", err)
 	}
 }
 

@@ -39,17 +39,14 @@ func (m *Manager) Resolve(ctx context.Context, id string) (*proxy.Target, error)
 			return nil, err
 		}
 	}
-	var net NetworkConfig
-	if len(e.sb.Network) > 0 {
-		net, _ = ParseNetwork(e.sb.Network) // validated at create
-	}
+	in := e.sb.Network.Ingress
 	return &proxy.Target{
 		ID:                 id,
 		IP:                 e.ip,
 		EnvdAccessToken:    e.sb.EnvdAccessToken,
 		TrafficAccessToken: e.sb.TrafficAccessToken,
-		MaskRequestHost:    net.MaskRequestHost,
-		HTTPSPorts:         net.HTTPSPorts,
+		MaskRequestHost:    in.MaskRequestHost,
+		HTTPSPorts:         in.HTTPSPorts,
 		Track:              e.conns.add,
 	}, nil
 }

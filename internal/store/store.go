@@ -7,6 +7,7 @@ package store
 
 import (
 	"context"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"time"
 )
 
@@ -79,7 +80,6 @@ type Sandbox struct {
 	State              string // SandboxRunning | SandboxPaused
 	EnvdAccessToken    string // empty when created with secure:false
 	TrafficAccessToken string
-	AllowInternet      bool
 	Metadata           map[string]string
 	EnvVars            map[string]string
 	CPUCount           int
@@ -88,11 +88,11 @@ type Sandbox struct {
 	IP                 string // address on the host bridge
 	StartedAt          time.Time
 	EndAt              time.Time
-	AutoPause          bool   // on timeout: pause instead of kill
-	AutoPauseNoMemory  bool   // ...and keep only the disk (autoPauseMemory: false)
-	AutoResume         bool   // traffic to a paused sandbox resumes it
-	Network            []byte // SandboxNetworkConfig JSON as given, or nil
-	APIKeyID           string // the key that created it
+	AutoPause          bool             // on timeout: pause instead of kill
+	AutoPauseNoMemory  bool             // ...and keep only the disk (autoPauseMemory: false)
+	AutoResume         bool             // traffic to a paused sandbox resumes it
+	Network            netpolicy.Policy // with the internet switch
+	APIKeyID           string           // the key that created it
 }
 
 // Template is a sandbox image: a read-only rootfs plus default resources.

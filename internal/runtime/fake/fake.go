@@ -9,6 +9,7 @@ package fake
 import (
 	"context"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"maps"
 	"net/netip"
 	"os"
@@ -62,7 +63,7 @@ type Backend struct {
 type instanceState struct {
 	inst      runtime.Instance
 	resources runtime.Resources
-	network   runtime.Network
+	network   netpolicy.Egress
 	log       []byte // what WriteLog wrote: the init's output
 }
 

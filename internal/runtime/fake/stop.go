@@ -3,6 +3,7 @@ package fake
 import (
 	"context"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"os"
 	"path/filepath"
 	"slices"
@@ -108,7 +109,7 @@ func (b *Backend) Snapshot(ctx context.Context, id, dst string) (*runtime.Snapsh
 }
 
 // SetNetwork implements runtime.Backend; Network returns what it was given.
-func (b *Backend) SetNetwork(ctx context.Context, id string, n runtime.Network) error {
+func (b *Backend) SetNetwork(ctx context.Context, id string, n netpolicy.Egress) error {
 	if err := b.begin(ctx, OpSetNetwork, id); err != nil {
 		return err
 	}
@@ -123,12 +124,12 @@ func (b *Backend) SetNetwork(ctx context.Context, id string, n runtime.Network) 
 }
 
 // Network returns sandbox id's current network settings.
-func (b *Backend) Network(id string) (runtime.Network, bool) {
+func (b *Backend) Network(id string) (netpolicy.Egress, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st, ok := b.instances[id]
 	if !ok {
-		return runtime.Network{}, false
+		return netpolicy.Egress{}, false
 	}
 	return st.network, true
 }

@@ -48,7 +48,7 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (_ *runtime.Ins
 	}()
 	cu.add("removing state dir", func(context.Context) error { return removeStateDir(dir) })
 
-	att, err := b.net.Attach(ctx, spec.ID, attachOptions(spec.Network))
+	att, err := b.net.Attach(ctx, spec.ID, spec.Network)
 	if err != nil {
 		return nil, fmt.Errorf("attaching network: %w", err)
 	}
@@ -120,19 +120,16 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 		return nil, 0, err
 	}
 	rec := &record{
-		ID:            spec.ID,
-		Backend:       b.name,
-		IP:            att.IP,
-		AllowInternet: spec.Network.AllowInternet,
-		AllowOut:      spec.Network.AllowOut,
-		DenyOut:       spec.Network.DenyOut,
-		AllowDomains:  spec.Network.AllowDomains,
-		Labels:        spec.Labels,
-		CreatedAt:     time.Now().UTC(),
-		CPUCount:      spec.Resources.CPUCount,
-		MemoryMB:      spec.Resources.MemoryMB,
-		DiskMB:        spec.Resources.DiskMB,
-		Layers:        layers,
+		ID:        spec.ID,
+		Backend:   b.name,
+		IP:        att.IP,
+		Egress:    spec.Network.Clone(),
+		Labels:    spec.Labels,
+		CreatedAt: time.Now().UTC(),
+		CPUCount:  spec.Resources.CPUCount,
+		MemoryMB:  spec.Resources.MemoryMB,
+		DiskMB:    spec.Resources.DiskMB,
+		Layers:    layers,
 	}
 	if err := writeRecord(dir, rec); err != nil {
 		return nil, 0, err

@@ -3,12 +3,12 @@ package oci
 import (
 	"context"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/network/nettest"
-	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/runtimetest"
 	"github.com/warren-sandbox/warren/internal/testutil"
 )
@@ -32,11 +32,11 @@ func BenchmarkEgress(b *testing.B) {
 	}
 	cases := []struct {
 		name string
-		n    runtime.Network
+		n    netpolicy.Egress
 	}{
-		{"baseline-internet-only", runtime.Network{AllowInternet: true}},
-		{"deny-500-ranges", runtime.Network{AllowInternet: true, DenyOut: deny}},
-		{"deny-all-allow-one", runtime.Network{DenyOut: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}, AllowOut: []netip.Prefix{netip.PrefixFrom(outside.Addr(), 32)}}},
+		{"baseline-internet-only", netpolicy.Egress{AllowInternet: true}},
+		{"deny-500-ranges", netpolicy.Egress{AllowInternet: true, DenyOut: deny}},
+		{"deny-all-allow-one", netpolicy.Egress{DenyOut: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}, AllowOut: []netip.Prefix{netip.PrefixFrom(outside.Addr(), 32)}}},
 	}
 	e := newEnv(b, Runc, bin)
 	fx := runtimetest.NewFixture(b)

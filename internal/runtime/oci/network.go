@@ -3,18 +3,12 @@ package oci
 import (
 	"context"
 	"fmt"
-
-	"github.com/warren-sandbox/warren/internal/network"
-	"github.com/warren-sandbox/warren/internal/runtime"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 )
-
-func attachOptions(n runtime.Network) network.AttachOptions {
-	return network.AttachOptions{AllowInternet: n.AllowInternet, Allow: n.AllowOut, Deny: n.DenyOut, Domains: n.AllowDomains}
-}
 
 // SetNetwork implements runtime.Backend.SetNetwork: the rules change in
 // the kernel first, then in the record that a restart re-applies.
-func (b *Backend) SetNetwork(ctx context.Context, id string, n runtime.Network) error {
+func (b *Backend) SetNetwork(ctx context.Context, id string, n netpolicy.Egress) error {
 	if err := validID(id); err != nil {
 		return err
 	}
@@ -24,10 +18,9 @@ func (b *Backend) SetNetwork(ctx context.Context, id string, n runtime.Network) 
 	if err != nil {
 		return err
 	}
-	eg := network.Egress{AllowInternet: n.AllowInternet, Allow: n.AllowOut, Deny: n.DenyOut, Domains: n.AllowDomains}
-	if err := b.net.SetEgress(ctx, id, eg); err != nil {
+	if err := b.net.SetEgress(ctx, id, n); err != nil {
 		return fmt.Errorf("setting network of sandbox %s: %w", id, err)
 	}
-	rec.AllowInternet, rec.AllowOut, rec.DenyOut, rec.AllowDomains = n.AllowInternet, n.AllowOut, n.DenyOut, n.AllowDomains
+	rec.Egress = n.Clone()
 	return writeRecord(b.dir(id), rec)
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
-	"github.com/warren-sandbox/warren/internal/runtime"
 )
 
 // readopt runs once in New. Sandboxes with an instance record get their
@@ -31,8 +30,7 @@ func (b *Backend) readopt(ctx context.Context) error {
 			log.G(ctx).Error("unreadable sandbox record; leaving it for Destroy", "sandbox", id, "err", err)
 			continue
 		}
-		n := runtime.Network{AllowInternet: rec.AllowInternet, AllowOut: rec.AllowOut, DenyOut: rec.DenyOut, AllowDomains: rec.AllowDomains}
-		if _, err := b.net.Reserve(ctx, id, rec.IP, attachOptions(n)); err != nil {
+		if _, err := b.net.Reserve(ctx, id, rec.IP, rec.Egress); err != nil {
 			return fmt.Errorf("re-reserving %s for sandbox %s: %w", rec.IP, id, err)
 		}
 	}

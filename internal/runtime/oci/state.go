@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"maps"
 	"net/netip"
 	"os"
@@ -29,18 +30,17 @@ const (
 
 // record is what survives a warren restart about one sandbox.
 type record struct {
-	ID            string            `json:"id"`
-	Backend       string            `json:"backend"`
-	IP            netip.Addr        `json:"ip"`
-	AllowInternet bool              `json:"allowInternet"`
-	AllowOut      []netip.Prefix    `json:"allowOut,omitempty"`
-	DenyOut       []netip.Prefix    `json:"denyOut,omitempty"`
-	AllowDomains  []string          `json:"allowDomains,omitempty"`
-	Labels        map[string]string `json:"labels,omitempty"`
-	CreatedAt     time.Time         `json:"createdAt"`
-	CPUCount      int               `json:"cpuCount"`
-	MemoryMB      int               `json:"memoryMB"`
-	DiskMB        int               `json:"diskMB,omitempty"`
+	ID      string     `json:"id"`
+	Backend string     `json:"backend"`
+	IP      netip.Addr `json:"ip"`
+	// Egress is embedded, so its fields stay at the top level of
+	// instance.json as records written before it existed have them.
+	netpolicy.Egress
+	Labels    map[string]string `json:"labels,omitempty"`
+	CreatedAt time.Time         `json:"createdAt"`
+	CPUCount  int               `json:"cpuCount"`
+	MemoryMB  int               `json:"memoryMB"`
+	DiskMB    int               `json:"diskMB,omitempty"`
 	// Layers are the overlay's lower dirs, top first; the template's
 	// rootfs is the last (the only one unless made from a snapshot).
 	Layers []string `json:"layers"`

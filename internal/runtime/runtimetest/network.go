@@ -2,6 +2,7 @@ package runtimetest
 
 import (
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"net/netip"
 	"os"
 	"strings"
@@ -70,14 +71,14 @@ func (s *suite) testEgressRules(t *testing.T, b runtime.Backend, outside netip.A
 	other := netip.MustParsePrefix("198.51.100.0/24") // TEST-NET-2, never contacted: only listed
 	cases := []struct {
 		name  string
-		n     runtime.Network
+		n     netpolicy.Egress
 		reach bool
 	}{
-		{"no internet, allowOut the server", runtime.Network{AllowOut: []netip.Prefix{host}}, true},
-		{"internet, denyOut the server", runtime.Network{AllowInternet: true, DenyOut: []netip.Prefix{host}}, false},
-		{"deny all, allow the server", runtime.Network{AllowInternet: true, DenyOut: []netip.Prefix{all}, AllowOut: []netip.Prefix{host}}, true},
-		{"deny all, allow another range", runtime.Network{AllowInternet: true, DenyOut: []netip.Prefix{all}, AllowOut: []netip.Prefix{other}}, false},
-		{"overlapping allow ranges", runtime.Network{AllowOut: []netip.Prefix{host, netip.PrefixFrom(outside.Addr(), 24), all}}, true},
+		{"no internet, allowOut the server", netpolicy.Egress{AllowOut: []netip.Prefix{host}}, true},
+		{"internet, denyOut the server", netpolicy.Egress{AllowInternet: true, DenyOut: []netip.Prefix{host}}, false},
+		{"deny all, allow the server", netpolicy.Egress{AllowInternet: true, DenyOut: []netip.Prefix{all}, AllowOut: []netip.Prefix{host}}, true},
+		{"deny all, allow another range", netpolicy.Egress{AllowInternet: true, DenyOut: []netip.Prefix{all}, AllowOut: []netip.Prefix{other}}, false},
+		{"overlapping allow ranges", netpolicy.Egress{AllowOut: []netip.Prefix{host, netip.PrefixFrom(outside.Addr(), 24), all}}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -96,13 +97,13 @@ func (s *suite) testEgressRules(t *testing.T, b runtime.Backend, outside netip.A
 		inst := s.create(t, b, spec)
 		checkReach(t, inst, outside, true)
 		for _, step := range []struct {
-			n     runtime.Network
+			n     netpolicy.Egress
 			reach bool
 		}{
-			{runtime.Network{AllowInternet: true, DenyOut: []netip.Prefix{host}}, false},
-			{runtime.Network{DenyOut: []netip.Prefix{all}, AllowOut: []netip.Prefix{host}}, true},
-			{runtime.Network{}, false},
-			{runtime.Network{AllowInternet: true}, true},
+			{netpolicy.Egress{AllowInternet: true, DenyOut: []netip.Prefix{host}}, false},
+			{netpolicy.Egress{DenyOut: []netip.Prefix{all}, AllowOut: []netip.Prefix{host}}, true},
+			{netpolicy.Egress{}, false},
+			{netpolicy.Egress{AllowInternet: true}, true},
 		} {
 			if err := b.SetNetwork(t.Context(), id, step.n); err != nil {
 				t.Fatalf("SetNetwork(%+v): %v", step.n, err)

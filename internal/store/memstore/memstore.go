@@ -9,7 +9,9 @@ package memstore
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"maps"
 	"slices"
 	"sync"
@@ -170,10 +172,7 @@ func cloneSandbox(s *store.Sandbox) *store.Sandbox {
 	c := *s
 	c.Metadata = cloneMap(s.Metadata)
 	c.EnvVars = cloneMap(s.EnvVars)
-	c.Network = nil
-	if len(s.Network) > 0 {
-		c.Network = slices.Clone(s.Network)
-	}
+	c.Network = storedPolicy(s.Network)
 	c.StartedAt = s.StartedAt.UTC()
 	c.EndAt = s.EndAt.UTC()
 	return &c
@@ -193,4 +192,13 @@ func cloneMap(m map[string]string) map[string]string {
 		return nil
 	}
 	return maps.Clone(m)
+}
+
+// storedPolicy is p as the SQLite store reads it back: a JSON round trip,
+// so empty lists come back nil and nothing is shared with the caller.
+func storedPolicy(p netpolicy.Policy) netpolicy.Policy {
+	var out netpolicy.Policy
+	b, _ := json.Marshal(p)
+	_ = json.Unmarshal(b, &out)
+	return out
 }

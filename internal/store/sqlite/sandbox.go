@@ -18,7 +18,7 @@ var sandboxCols = []string{
 	"envd_access_token", "traffic_access_token", "allow_internet",
 	"metadata", "env_vars", "cpu_count", "memory_mb", "disk_mb", "ip",
 	"started_at", "end_at", "auto_pause", "auto_resume", "network", "api_key_id",
-	"auto_pause_no_memory",
+	"auto_pause_no_memory", "network_policy",
 }
 
 var (
@@ -116,16 +116,16 @@ func sandboxArgs(sb *store.Sandbox) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	var network any // NULL when absent
-	if len(sb.Network) > 0 {
-		network = sb.Network
+	policy, err := encodePolicy(sb.Network)
+	if err != nil {
+		return nil, err
 	}
 	return []any{
 		sb.ID, sb.TemplateID, sb.Alias, sb.Backend, sb.State,
-		sb.EnvdAccessToken, sb.TrafficAccessToken, sb.AllowInternet,
+		sb.EnvdAccessToken, sb.TrafficAccessToken, sb.Network.AllowInternet,
 		meta, env, sb.CPUCount, sb.MemoryMB, sb.DiskMB, sb.IP,
 		formatTime(sb.StartedAt), formatTime(sb.EndAt), sb.AutoPause, sb.AutoResume,
-		network, sb.APIKeyID, sb.AutoPauseNoMemory,
+		nil, sb.APIKeyID, sb.AutoPauseNoMemory, policy,
 	}, nil
 }
 
@@ -135,14 +135,15 @@ func scanSandbox(sc scanner) (*store.Sandbox, error) {
 		sb               store.Sandbox
 		meta, env        string
 		startedAt, endAt string
-		network          []byte
+		legacy, policy   []byte
+		allowInternet    bool
 	)
 	err := sc.Scan(
 		&sb.ID, &sb.TemplateID, &sb.Alias, &sb.Backend, &sb.State,
-		&sb.EnvdAccessToken, &sb.TrafficAccessToken, &sb.AllowInternet,
+		&sb.EnvdAccessToken, &sb.TrafficAccessToken, &allowInternet,
 		&meta, &env, &sb.CPUCount, &sb.MemoryMB, &sb.DiskMB, &sb.IP,
 		&startedAt, &endAt, &sb.AutoPause, &sb.AutoResume,
-		&network, &sb.APIKeyID, &sb.AutoPauseNoMemory,
+		&legacy, &sb.APIKeyID, &sb.AutoPauseNoMemory, &policy,
 	)
 	if err != nil {
 		return nil, err
@@ -159,8 +160,9 @@ func scanSandbox(sc scanner) (*store.Sandbox, error) {
 	if sb.EndAt, err = parseTime(endAt); err != nil {
 		return nil, err
 	}
-	if len(network) > 0 {
-		sb.Network = network
+	if sb.Network, err = decodePolicy(policy, legacy); err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", sb.ID, err)
 	}
+	sb.Network.AllowInternet = allowInternet
 	return &sb, nil
 }

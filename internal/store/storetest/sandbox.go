@@ -2,8 +2,9 @@ package storetest
 
 import (
 	"context"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"maps"
-	"slices"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -21,7 +22,6 @@ func newSandbox(id string, startedMin int) *store.Sandbox {
 		State:              store.SandboxRunning,
 		EnvdAccessToken:    "envd-" + id,
 		TrafficAccessToken: "traffic-" + id,
-		AllowInternet:      true,
 		Metadata:           map[string]string{"owner": "suite", "id": id},
 		EnvVars:            map[string]string{"LANG": "C.UTF-8"},
 		CPUCount:           2,
@@ -33,8 +33,16 @@ func newSandbox(id string, startedMin int) *store.Sandbox {
 		AutoPause:          true,
 		AutoPauseNoMemory:  true,
 		AutoResume:         true,
-		Network:            []byte(`{"allowOut":["1.1.1.1"]}`),
-		APIKeyID:           "key1",
+		Network: netpolicy.Policy{
+			Egress: netpolicy.Egress{
+				AllowInternet: true,
+				AllowOut:      []netip.Prefix{netip.MustParsePrefix("1.1.1.1/32")},
+				DenyOut:       []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")},
+				AllowDomains:  []string{"*.example.com"},
+			},
+			Ingress: netpolicy.Ingress{Private: true, MaskRequestHost: "app.local:${PORT}", HTTPSPorts: []int{8443}},
+		},
+		APIKeyID: "key1",
 	}
 }
 
@@ -43,7 +51,7 @@ func stored(s *store.Sandbox) *store.Sandbox {
 	c := *s
 	c.Metadata = maps.Clone(s.Metadata)
 	c.EnvVars = maps.Clone(s.EnvVars)
-	c.Network = slices.Clone(s.Network)
+	c.Network = s.Network.Clone()
 	c.StartedAt = s.StartedAt.UTC()
 	c.EndAt = s.EndAt.UTC()
 	return &c
@@ -67,7 +75,7 @@ var sandboxTests = []test{
 		wantEqual(t, "GetSandbox", got, sb)
 	}},
 	{"EmptyCollectionsComeBackNil", func(ctx context.Context, t *testing.T, s store.Store) {
-		sb := &store.Sandbox{ID: "empty", Metadata: map[string]string{}, EnvVars: map[string]string{}, Network: []byte{}}
+		sb := &store.Sandbox{ID: "empty", Metadata: map[string]string{}, EnvVars: map[string]string{}, Network: netpolicy.Policy{Egress: netpolicy.Egress{AllowOut: []netip.Prefix{}}}}
 		must(t, "CreateSandbox", s.CreateSandbox(ctx, sb))
 		got, err := s.GetSandbox(ctx, "empty")
 		must(t, "GetSandbox", err)
@@ -101,8 +109,7 @@ var sandboxTests = []test{
 		up.EndAt = at(60)
 		up.Metadata = map[string]string{"new": "value"}
 		up.EnvVars = nil
-		up.Network = nil
-		up.AllowInternet = false
+		up.Network = netpolicy.Policy{} // internet off, no rules
 		must(t, "UpdateSandbox", s.UpdateSandbox(ctx, up))
 		got, err := s.GetSandbox(ctx, "sb1")
 		must(t, "GetSandbox", err)
@@ -163,7 +170,7 @@ func testSandboxCopies(ctx context.Context, t *testing.T, s store.Store) {
 	// The caller keeps using the record it passed in.
 	in.Metadata["owner"] = "changed"
 	in.EnvVars["LANG"] = "changed"
-	in.Network[0] = 'X'
+	in.Network.AllowOut[0] = netip.MustParsePrefix("9.9.9.9/32")
 	in.State = store.SandboxPaused
 
 	got, err := s.GetSandbox(ctx, "sb1")
@@ -173,7 +180,7 @@ func testSandboxCopies(ctx context.Context, t *testing.T, s store.Store) {
 	// And changes what it got back.
 	got.Metadata["owner"] = "changed"
 	got.EnvVars["new"] = "x"
-	got.Network[0] = 'X'
+	got.Network.HTTPSPorts[0] = 1
 	list, err := s.ListSandboxes(ctx)
 	must(t, "ListSandboxes", err)
 	list[0].Metadata["owner"] = "changed"

@@ -1,0 +1,86 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"net/netip"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
+)
+
+// TestParseNetwork: E2B's SandboxNetworkConfig becomes warren's policy,
+// or a 400 that names the field.
+func TestParseNetwork(t *testing.T) {
+	t.Parallel()
+	p := netip.MustParsePrefix
+	tests := []struct {
+		name, raw string
+		want      netpolicy.Policy
+		err       string // substring of the 400 message; "" for success
+	}{
+		{"empty", ``, netpolicy.Policy{}, ""},
+		{"null", `null`, netpolicy.Policy{}, ""},
+		{"ips and cidrs", `{"allowOut":["1.2.3.4","10.0.0.0/8"],"denyOut":["0.0.0.0/0"]}`,
+			netpolicy.Policy{Egress: netpolicy.Egress{AllowOut: []netip.Prefix{p("1.2.3.4/32"), p("10.0.0.0/8")}, DenyOut: []netip.Prefix{p("0.0.0.0/0")}}}, ""},
+		{"unmasked cidr", `{"denyOut":["10.1.2.3/8"]}`, netpolicy.Policy{Egress: netpolicy.Egress{DenyOut: []netip.Prefix{p("10.0.0.0/8")}}}, ""},
+		{"private with mask", `{"allowPublicTraffic":false,"maskRequestHost":"localhost:${PORT}"}`,
+			netpolicy.Policy{Ingress: netpolicy.Ingress{Private: true, MaskRequestHost: "localhost:${PORT}"}}, ""},
+		{"public explicitly", `{"allowPublicTraffic":true}`, netpolicy.Policy{}, ""},
+		{"domain in allowOut", `{"allowOut":["*.Example.com","1.2.3.4"],"denyOut":["0.0.0.0/0"]}`,
+			netpolicy.Policy{Egress: netpolicy.Egress{AllowOut: []netip.Prefix{p("1.2.3.4/32")}, AllowDomains: []string{"*.example.com"}, DenyOut: []netip.Prefix{p("0.0.0.0/0")}}}, ""},
+		{"domain in denyOut", `{"denyOut":["example.com"]}`, netpolicy.Policy{}, "only allowOut takes domains"},
+		{"garbage entry", `{"allowOut":["not an ip"]}`, netpolicy.Policy{}, "not an IP address or CIDR"},
+		{"ipv6", `{"denyOut":["::/0"]}`, netpolicy.Policy{}, "not IPv4"},
+		{"egress proxy", `{"egressProxy":{"address":"p:1080"}}`, netpolicy.Policy{}, "egressProxy is not supported"},
+		{"rules", `{"rules":{"example.com":[{}]}}`, netpolicy.Policy{}, "rules (header transforms) are not supported"},
+		{"bad mask", `{"maskRequestHost":"a b"}`, netpolicy.Policy{}, "not a host name"},
+		{"wrong type", `{"allowOut":"1.2.3.4"}`, netpolicy.Policy{}, "network:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := parseNetwork(json.RawMessage(tc.raw), false)
+			if tc.err != "" {
+				if !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("parseNetwork(%s) = %v, want a 400 with %q", tc.raw, err, tc.err)
+				}
+				return
+			}
+			if err != nil || !slices.Equal(got.AllowOut, tc.want.AllowOut) || !slices.Equal(got.DenyOut, tc.want.DenyOut) || !slices.Equal(got.AllowDomains, tc.want.AllowDomains) ||
+				got.Private != tc.want.Private || got.MaskRequestHost != tc.want.MaskRequestHost {
+				t.Fatalf("parseNetwork(%s) = %+v, %v; want %+v", tc.raw, got, err, tc.want)
+			}
+		})
+	}
+}
+
+// TestRenderNetwork: the info's `network` is E2B's shape of the stored
+// policy, entries normalised, and parses back to the same policy.
+func TestRenderNetwork(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ given, want string }{
+		{``, ``},
+		{`{}`, ``},
+		{`{"allowPublicTraffic":true}`, ``},
+		{`{"denyOut":["0.0.0.0/0"]}`, `{"denyOut":["0.0.0.0/0"]}`},
+		{`{"allowOut":["*.Example.com","1.2.3.4","10.1.2.3/8"]}`, `{"allowOut":["1.2.3.4","10.0.0.0/8","*.example.com"]}`},
+		{`{"allowPublicTraffic":false,"maskRequestHost":"app:${PORT}","httpsPorts":[8443,8443]}`,
+			`{"allowPublicTraffic":false,"maskRequestHost":"app:${PORT}","httpsPorts":[8443]}`},
+	}
+	for _, tc := range tests {
+		p, err := parseNetwork(json.RawMessage(tc.given), true)
+		if err != nil {
+			t.Fatalf("parseNetwork(%s): %v", tc.given, err)
+		}
+		got := renderNetwork(p)
+		if string(got) != tc.want {
+			t.Errorf("renderNetwork(parse(%s)) = %s, want %s", tc.given, got, tc.want)
+		}
+		if again, err := parseNetwork(got, true); err != nil || !slices.Equal(again.AllowOut, p.AllowOut) || !slices.Equal(again.AllowDomains, p.AllowDomains) || again.Ingress.MaskRequestHost != p.MaskRequestHost {
+			t.Errorf("%s does not parse back to the same policy: %+v, %v", got, again, err)
+		}
+	}
+}
