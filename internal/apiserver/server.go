@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"net/http"
 	"strings"
@@ -214,7 +215,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	if (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", retryAfter)
 	}
-	writeJSON(w, status, map[string]any{"code": status, "message": msg})
+	writeJSON(w, status, wire.Error{Code: status, Message: msg})
 }
 
 // fail classifies err once and answers with the matching status.
