@@ -6,12 +6,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"syscall"
-	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/template/image"
@@ -112,18 +112,10 @@ func unpackLayout(r *http.Request, path, dir string) error {
 	return nil
 }
 
-type imageJSON struct {
-	Ref      string    `json:"ref"`
-	Digest   string    `json:"digest"`
-	Layers   int       `json:"layers"`
-	Size     int64     `json:"sizeBytes"`
-	Imported time.Time `json:"importedAt"`
-}
-
 // listImages serves GET /images (warren): the imported images.
 func (s *Server) listImages(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Images == nil {
-		writeJSON(w, http.StatusOK, []imageJSON{})
+		writeJSON(w, http.StatusOK, []wire.Image{})
 		return
 	}
 	imgs, err := s.opts.Images.List()
@@ -131,9 +123,9 @@ func (s *Server) listImages(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	out := make([]imageJSON, 0, len(imgs))
+	out := make([]wire.Image, 0, len(imgs))
 	for _, i := range imgs {
-		out = append(out, imageJSON{Ref: i.Ref, Digest: i.Digest, Layers: len(i.Layers), Size: i.Size, Imported: i.Imported})
+		out = append(out, wire.Image{Ref: i.Ref, Digest: i.Digest, Layers: len(i.Layers), Size: i.Size, Imported: i.Imported})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

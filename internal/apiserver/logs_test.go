@@ -81,7 +81,6 @@ func newLogsEnv(t *testing.T) *logsEnv {
 	must(t, os.WriteFile(filepath.Join(work, "logs", "b1.jsonl"), []byte(blog.String()), 0o600))
 
 	s := New(Options{Store: st, Manager: mgr, Builder: bld, Domain: "example.test"})
-	s.SetReady(true)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return &logsEnv{srv: srv, key: key, sandboxID: sb.ID}

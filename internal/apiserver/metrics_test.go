@@ -53,7 +53,6 @@ func newMetricsServer(t *testing.T) (srv *httptest.Server, key, id string) {
 	sb, err := mgr.Create(ctx, sandbox.CreateRequest{TemplateID: "base", Timeout: time.Minute})
 	check(err)
 	s := New(Options{Store: st, Manager: mgr, Domain: "example.test"})
-	s.SetReady(true)
 	srv = httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return srv, key, sb.ID

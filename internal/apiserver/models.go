@@ -1,8 +1,7 @@
 package apiserver
 
 import (
-	"encoding/json"
-	"time"
+	"github.com/warren-sandbox/warren/internal/wire"
 
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -11,47 +10,8 @@ import (
 // clientID is a deprecated required field of E2B's Sandbox; any constant does.
 const clientID = "warren"
 
-// sandboxJSON is E2B's Sandbox (create, connect).
-type sandboxJSON struct {
-	TemplateID         string  `json:"templateID"`
-	SandboxID          string  `json:"sandboxID"`
-	ClientID           string  `json:"clientID"`
-	EnvdVersion        string  `json:"envdVersion"`
-	Alias              string  `json:"alias,omitempty"`
-	EnvdAccessToken    string  `json:"envdAccessToken,omitempty"`
-	TrafficAccessToken *string `json:"trafficAccessToken"`
-	Domain             *string `json:"domain"`
-}
-
-type lifecycleJSON struct {
-	AutoResume bool   `json:"autoResume"`
-	OnTimeout  string `json:"onTimeout"`
-}
-
-// detailJSON is E2B's SandboxDetail and, with the same required fields,
-// ListedSandbox.
-type detailJSON struct {
-	TemplateID          string            `json:"templateID"`
-	SandboxID           string            `json:"sandboxID"`
-	ClientID            string            `json:"clientID"`
-	EnvdVersion         string            `json:"envdVersion"`
-	Alias               string            `json:"alias,omitempty"`
-	StartedAt           time.Time         `json:"startedAt"`
-	EndAt               time.Time         `json:"endAt"`
-	CPUCount            int               `json:"cpuCount"`
-	MemoryMB            int               `json:"memoryMB"`
-	DiskSizeMB          int               `json:"diskSizeMB"`
-	State               string            `json:"state"`
-	Metadata            map[string]string `json:"metadata"`
-	EnvdAccessToken     string            `json:"envdAccessToken,omitempty"`
-	Domain              *string           `json:"domain,omitempty"`
-	AllowInternetAccess *bool             `json:"allowInternetAccess,omitempty"`
-	Network             json.RawMessage   `json:"network,omitempty"`
-	Lifecycle           *lifecycleJSON    `json:"lifecycle,omitempty"`
-}
-
-func (s *Server) sandboxResponse(sb *store.Sandbox) sandboxJSON {
-	out := sandboxJSON{
+func (s *Server) sandboxResponse(sb *store.Sandbox) wire.Sandbox {
+	out := wire.Sandbox{
 		TemplateID:      sb.TemplateID,
 		SandboxID:       sb.ID,
 		ClientID:        clientID,
@@ -67,12 +27,12 @@ func (s *Server) sandboxResponse(sb *store.Sandbox) sandboxJSON {
 	return out
 }
 
-func (s *Server) detailResponse(sb *store.Sandbox, full bool) detailJSON {
+func (s *Server) detailResponse(sb *store.Sandbox, full bool) wire.SandboxDetail {
 	md := sb.Metadata
 	if md == nil {
 		md = map[string]string{}
 	}
-	out := detailJSON{
+	out := wire.SandboxDetail{
 		TemplateID:  sb.TemplateID,
 		SandboxID:   sb.ID,
 		ClientID:    clientID,
@@ -95,7 +55,7 @@ func (s *Server) detailResponse(sb *store.Sandbox, full bool) detailJSON {
 		out.EnvdAccessToken = sb.EnvdAccessToken
 		out.Domain = s.domain()
 		out.AllowInternetAccess = &allow
-		out.Lifecycle = &lifecycleJSON{AutoResume: sb.AutoResume, OnTimeout: onTimeout}
+		out.Lifecycle = &wire.Lifecycle{AutoResume: sb.AutoResume, OnTimeout: onTimeout}
 		out.Network = renderNetwork(sb.Network)
 	}
 	return out

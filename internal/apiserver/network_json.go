@@ -12,20 +12,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/wire"
 )
 
-// networkJSON is E2B's SandboxNetworkConfig (create) and
-// SandboxNetworkUpdateConfig (PUT /sandboxes/{id}/network). This file is
-// the only place that knows its key names: it becomes a netpolicy.Policy
-// here and is rendered back from one for the sandbox's info.
-type networkJSON struct {
-	AllowOut           []string        `json:"allowOut,omitempty"`
-	DenyOut            []string        `json:"denyOut,omitempty"`
-	AllowPublicTraffic *bool           `json:"allowPublicTraffic,omitempty"`
-	MaskRequestHost    *string         `json:"maskRequestHost,omitempty"`
-	EgressProxy        json.RawMessage `json:"egressProxy,omitempty"`
-	Rules              json.RawMessage `json:"rules,omitempty"`
-	HTTPSPorts         []int           `json:"httpsPorts,omitempty"`
-}
-
 // Bounds on what one sandbox's policy may list.
 const (
 	maxEgressEntries = 1000
@@ -41,7 +27,7 @@ func parseNetwork(raw json.RawMessage, allowInternet bool) (netpolicy.Policy, er
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		return p, nil
 	}
-	var n networkJSON
+	var n wire.SandboxNetwork
 	if err := json.Unmarshal(raw, &n); err != nil {
 		return p, invalid(fmt.Sprintf("network: %v", err))
 	}
@@ -72,6 +58,9 @@ func parseNetwork(raw json.RawMessage, allowInternet bool) (netpolicy.Policy, er
 	return p, nil
 }
 
+// The E2B shape is wire.SandboxNetwork; this file is the only code that
+// maps it to and from warren's policy.
+
 // renderNetwork is the sandbox info's `network`: E2B's shape of p, or nil
 // when p sets nothing. Entries come back normalised: ranges masked, a
 // single address without /32, domains lowercase and after the ranges.
@@ -79,7 +68,7 @@ func renderNetwork(p netpolicy.Policy) json.RawMessage {
 	if p.IsZero() {
 		return nil
 	}
-	n := networkJSON{HTTPSPorts: p.HTTPSPorts}
+	n := wire.SandboxNetwork{HTTPSPorts: p.HTTPSPorts}
 	for _, pr := range p.AllowOut {
 		n.AllowOut = append(n.AllowOut, prefixText(pr))
 	}

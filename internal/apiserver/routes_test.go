@@ -233,7 +233,6 @@ func newRouteFixture(t *testing.T) *routeFixture {
 		MaxCPUCount: 4, MaxMemoryMB: 2048,
 		Builder: bld, Images: fakeImages{}, ScratchDir: t.TempDir(),
 	})
-	s.SetReady(true)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return &routeFixture{srv: srv, key: key}

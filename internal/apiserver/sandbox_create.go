@@ -1,8 +1,8 @@
 package apiserver
 
 import (
-	"encoding/json"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"regexp"
 	"time"
@@ -10,24 +10,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 )
-
-// newSandboxJSON is E2B's NewSandbox (v1) and NewSandboxV2 (no `secure`).
-type newSandboxJSON struct {
-	TemplateID          *string                 `json:"templateID"`
-	Timeout             *int64                  `json:"timeout"`
-	AutoPause           *bool                   `json:"autoPause"`
-	AutoPauseMemory     *bool                   `json:"autoPauseMemory"`
-	AutoResume          *struct{ Enabled bool } `json:"autoResume"`
-	Secure              *bool                   `json:"secure"`
-	AllowInternetAccess *bool                   `json:"allow_internet_access"`
-	Network             json.RawMessage         `json:"network"`
-	Metadata            map[string]string       `json:"metadata"`
-	EnvVars             map[string]string       `json:"envVars"`
-	// warren's extension: per-sandbox resources, within the server's
-	// maximums (E2B sets them per template only).
-	CPUCount *int `json:"cpuCount"`
-	MemoryMB *int `json:"memoryMB"`
-}
 
 // Limits on what one create may carry; documented in docs/api.md.
 const (
@@ -47,7 +29,7 @@ func (s *Server) createV1(w http.ResponseWriter, r *http.Request) { s.create(w, 
 func (s *Server) createV2(w http.ResponseWriter, r *http.Request) { s.create(w, r, true) }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, v2 bool) {
-	var body newSandboxJSON
+	var body wire.NewSandbox
 	if err := decode(r, &body, false); err != nil {
 		fail(w, r, err)
 		return
@@ -66,7 +48,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, v2 bool) {
 	writeJSON(w, http.StatusCreated, s.sandboxResponse(sb))
 }
 
-func (s *Server) createRequest(b *newSandboxJSON, v2 bool) (sandbox.CreateRequest, error) {
+func (s *Server) createRequest(b *wire.NewSandbox, v2 bool) (sandbox.CreateRequest, error) {
 	var req sandbox.CreateRequest
 	if b.TemplateID == nil || *b.TemplateID == "" {
 		return req, invalid("templateID is required")

@@ -1,20 +1,9 @@
 package apiserver
 
 import (
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 )
-
-// forkResultJSON is one entry of the fork response: exactly one field set.
-type forkResultJSON struct {
-	Sandbox *sandboxJSON `json:"sandbox,omitempty"`
-	Error   *errorJSON   `json:"error,omitempty"`
-}
-
-// errorJSON is E2B's error body.
-type errorJSON struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
 
 // fork serves POST /sandboxes/{id}/fork: 201 with one result per fork, or
 // an error when no fork was attempted.
@@ -41,10 +30,10 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	out := make([]forkResultJSON, len(results))
+	out := make([]wire.ForkResult, len(results))
 	for i, res := range results {
 		if res.Err != nil {
-			out[i].Error = &errorJSON{Code: statusOf(res.Err), Message: res.Err.Error()}
+			out[i].Error = &wire.Error{Code: statusOf(res.Err), Message: res.Err.Error()}
 			continue
 		}
 		sb := s.sandboxResponse(res.Sandbox)

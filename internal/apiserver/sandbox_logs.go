@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -18,26 +19,12 @@ const maxSandboxLogs = 1000
 // maxLogSearch is E2B's longest search string.
 const maxLogSearch = 256
 
-// sandboxLogJSON is E2B's SandboxLogEntry; fields is required.
-type sandboxLogJSON struct {
-	Timestamp time.Time         `json:"timestamp"`
-	Level     string            `json:"level"`
-	Message   string            `json:"message"`
-	Fields    map[string]string `json:"fields"`
-}
-
-// sandboxLineJSON is E2B's deprecated SandboxLog: the line as written.
-type sandboxLineJSON struct {
-	Timestamp time.Time `json:"timestamp"`
-	Line      string    `json:"line"`
-}
-
-func toLogJSON(e sandboxlog.Entry) sandboxLogJSON {
+func toLogJSON(e sandboxlog.Entry) wire.SandboxLog {
 	f := e.Fields
 	if f == nil {
 		f = map[string]string{}
 	}
-	return sandboxLogJSON{Timestamp: e.Timestamp, Level: e.Level, Message: e.Message, Fields: f}
+	return wire.SandboxLog{Timestamp: e.Timestamp, Level: e.Level, Message: e.Message, Fields: f}
 }
 
 // sandboxLogsV1 serves the deprecated GET /sandboxes/{id}/logs: up to
@@ -60,9 +47,9 @@ func (s *Server) sandboxLogsV1(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	lines, logs := []sandboxLineJSON{}, []sandboxLogJSON{}
+	lines, logs := []wire.SandboxLogLine{}, []wire.SandboxLog{}
 	for _, e := range entries {
-		lines = append(lines, sandboxLineJSON{Timestamp: e.Timestamp, Line: e.Raw})
+		lines = append(lines, wire.SandboxLogLine{Timestamp: e.Timestamp, Line: e.Raw})
 		logs = append(logs, toLogJSON(e))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"logs": lines, "logEntries": logs})
@@ -85,7 +72,7 @@ func (s *Server) sandboxLogsV2(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	logs := []sandboxLogJSON{}
+	logs := []wire.SandboxLog{}
 	for _, e := range entries {
 		logs = append(logs, toLogJSON(e))
 	}

@@ -2,32 +2,19 @@ package apiserver
 
 import (
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 )
 
-// metricJSON is E2B's SandboxMetric; every key is required by the PY SDK.
-type metricJSON struct {
-	Timestamp     time.Time `json:"timestamp"`
-	TimestampUnix int64     `json:"timestampUnix"`
-	CPUCount      int       `json:"cpuCount"`
-	CPUUsedPct    float64   `json:"cpuUsedPct"`
-	MemUsed       uint64    `json:"memUsed"`
-	MemTotal      uint64    `json:"memTotal"`
-	MemCache      uint64    `json:"memCache"`
-	DiskUsed      uint64    `json:"diskUsed"`
-	DiskTotal     uint64    `json:"diskTotal"`
-}
-
-func toMetricJSON(m *sandbox.Metric) metricJSON {
-	return metricJSON{
+func toMetricJSON(m *sandbox.Metric) wire.SandboxMetric {
+	return wire.SandboxMetric{
 		Timestamp: m.Timestamp, TimestampUnix: m.Timestamp.Unix(),
 		CPUCount: m.CPUCount, CPUUsedPct: m.CPUUsedPct,
 		MemUsed: m.MemUsed, MemTotal: m.MemTotal, MemCache: m.MemCache,
@@ -49,7 +36,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	out := make([]metricJSON, 0, len(samples))
+	out := make([]wire.SandboxMetric, 0, len(samples))
 	for i := range samples {
 		out = append(out, toMetricJSON(&samples[i]))
 	}
@@ -88,7 +75,7 @@ func (s *Server) batchMetrics(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, invalid(fmt.Sprintf("at most 100 sandbox_ids, got %d", len(ids))))
 		return
 	}
-	out := map[string]metricJSON{}
+	out := map[string]wire.SandboxMetric{}
 	for _, id := range ids {
 		if id == "" {
 			continue

@@ -9,10 +9,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
@@ -45,14 +45,17 @@ type Options struct {
 
 // Server serves the REST API.
 type Server struct {
-	opts  Options
-	mux   *http.ServeMux
-	ready atomic.Bool
+	opts Options
+	mux  *http.ServeMux
+	// starting: the listener is open but the sandbox machinery is not
+	// built yet; /health and the authenticated endpoints answer 503.
+	starting bool
 	// uploadKey signs upload links for build files.
 	uploadKey []byte
 }
 
-// New returns a Server; SetReady(true) once sandboxes can be created.
+// New returns a Server with everything it needs in opts: build it once
+// the manager and the builder exist.
 func New(opts Options) *Server {
 	s := &Server{opts: opts, mux: http.NewServeMux(), uploadKey: make([]byte, 32)}
 	_, _ = rand.Read(s.uploadKey)
@@ -60,8 +63,15 @@ func New(opts Options) *Server {
 	return s
 }
 
-// SetReady flips GET /health to 200 and opens the authenticated endpoints.
-func (s *Server) SetReady(ok bool) { s.ready.Store(ok) }
+// Starting returns what the listener serves while warren prepares: GET
+// /health and every authenticated endpoint answer 503 with E2B's error
+// body and Retry-After; an unknown route is 404 and a removed endpoint 410,
+// as on the server New returns, which replaces it once everything is built.
+func Starting() http.Handler {
+	s := &Server{mux: http.NewServeMux(), starting: true}
+	s.routes()
+	return s
+}
 
 func (s *Server) routes() {
 	s.mux.HandleFunc("GET /health", s.health)
@@ -129,7 +139,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
-	if !s.ready.Load() {
+	if s.starting {
 		writeError(w, http.StatusServiceUnavailable, "warren is starting: templates are not ready yet")
 		return
 	}
@@ -142,7 +152,7 @@ type keyCtx struct{}
 // authenticate checks X-API-KEY against the stored key hashes.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.ready.Load() {
+		if s.starting {
 			writeError(w, http.StatusServiceUnavailable, "warren is starting: try again shortly")
 			return
 		}
@@ -214,7 +224,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	if (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", retryAfter)
 	}
-	writeJSON(w, status, map[string]any{"code": status, "message": msg})
+	writeJSON(w, status, wire.Error{Code: status, Message: msg})
 }
 
 // fail classifies err once and answers with the matching status.

@@ -44,7 +44,6 @@ func newTestServer(t *testing.T) (*httptest.Server, string) {
 		t.Fatal(err)
 	}
 	s := New(Options{Store: st, Manager: mgr, Domain: "example.test", MaxTimeout: time.Hour, MaxCPUCount: 4, MaxMemoryMB: 2048})
-	s.SetReady(true)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return srv, key
@@ -140,18 +139,31 @@ func TestErrorsHaveE2BShape(t *testing.T) {
 	}
 }
 
+// TestHealthWaitsForReady: while warren prepares, health and the API
+// answer 503; the server New returns answers for real.
 func TestHealthWaitsForReady(t *testing.T) {
 	t.Parallel()
-	s := New(Options{Store: memstore.New()})
-	srv := httptest.NewServer(s)
-	defer srv.Close()
-	for _, want := range []int{503, 200} {
-		resp := do(t, srv, "GET", "/health", "", "")
+	srv, key := newTestServer(t)
+	starting := httptest.NewServer(Starting())
+	defer starting.Close()
+	tests := []struct {
+		srv          *httptest.Server
+		method, path string
+		want         int
+	}{
+		{starting, "GET", "/health", 503},
+		{starting, "GET", "/v2/sandboxes", 503},
+		{starting, "GET", "/nope", 404},
+		{starting, "POST", "/v2/templates", 410},
+		{srv, "GET", "/health", 200},
+		{srv, "GET", "/v2/sandboxes", 200},
+	}
+	for _, tc := range tests {
+		resp := do(t, tc.srv, tc.method, tc.path, "", key)
 		resp.Body.Close()
-		if resp.StatusCode != want {
-			t.Fatalf("health = %d, want %d", resp.StatusCode, want)
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s = %d, want %d", tc.method, tc.path, resp.StatusCode, tc.want)
 		}
-		s.SetReady(true)
 	}
 }
 
@@ -198,7 +210,7 @@ func bigMap(n int) string {
 // 429 only then); a 503 promises that nothing changed.
 func TestRetryAfterOnBusyAnswers(t *testing.T) {
 	t.Parallel()
-	starting := New(Options{Store: memstore.New()})
+	starting := Starting()
 	tests := []struct {
 		name   string
 		serve  func(w http.ResponseWriter, r *http.Request)

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"strconv"
 
@@ -9,18 +10,12 @@ import (
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
-// snapshotInfoJSON is SnapshotInfo (spec §2.3): both fields required.
-type snapshotInfoJSON struct {
-	SnapshotID string   `json:"snapshotID"`
-	Names      []string `json:"names"`
-}
-
-func toSnapshotInfo(s *store.Snapshot) snapshotInfoJSON {
+func toSnapshotInfo(s *store.Snapshot) wire.SnapshotInfo {
 	names := s.Names
 	if names == nil {
 		names = []string{}
 	}
-	return snapshotInfoJSON{SnapshotID: s.ID, Names: names}
+	return wire.SnapshotInfo{SnapshotID: s.ID, Names: names}
 }
 
 // createSnapshot serves POST /sandboxes/{id}/snapshots: 201 SnapshotInfo.
@@ -70,7 +65,7 @@ func (s *Server) listSnapshots(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	out := []snapshotInfoJSON{}
+	out := []wire.SnapshotInfo{}
 	for i := offset; i < len(all) && len(out) < limit; i++ {
 		out = append(out, toSnapshotInfo(all[i]))
 	}

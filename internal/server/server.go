@@ -58,7 +58,7 @@ func Run(ctx context.Context, cfg Config) error {
 	// Until everything is built, an API with nothing behind it answers:
 	// /health and every authenticated route 503, with Retry-After.
 	root := &switchHandler{}
-	root.set(apiserver.New(apiserver.Options{Store: st}))
+	root.set(apiserver.Starting())
 	srv := &http.Server{Handler: root, ReadHeaderTimeout: 30 * time.Second}
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
@@ -122,7 +122,6 @@ func assemble(ctx context.Context, cfg *Config, st *sqlite.Store) (*parts, error
 		Domain:     cfg.Domain, MaxTimeout: cfg.MaxTimeout,
 		MaxCPUCount: cfg.MaxCPUCount, MaxMemoryMB: cfg.MaxMemoryMB,
 	})
-	api.SetReady(true)
 	return &parts{net: netMgr, mgr: mgr, builder: b, api: api}, nil
 }
 
