@@ -93,6 +93,7 @@ type Sandbox struct {
 	AutoResume         bool             // traffic to a paused sandbox resumes it
 	Network            netpolicy.Policy // with the internet switch
 	APIKeyID           string           // the key that created it
+	TeamID             string           // the team of that key
 }
 
 // Template is a sandbox image: a read-only rootfs plus default resources.
@@ -119,7 +120,8 @@ type Template struct {
 	// returns once it accepts connections.
 	ReadyPort int
 	BuildID   string
-	Public    bool
+	Public    bool   // visible to every team (the built-in templates)
+	TeamID    string // the team that owns it
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	SizeBytes int64
@@ -170,13 +172,30 @@ type Tag struct {
 
 // APIKey is a hashed API key. The secret itself is never stored.
 type APIKey struct {
-	ID        string
-	Name      string
-	Hash      string // hex sha256 of the full key
-	Mask      string // e.g. "e2b_ab12…9f0e", safe to show
-	Admin     bool
+	ID     string
+	Name   string
+	Hash   string // hex sha256 of the full key
+	Mask   string // e.g. "e2b_ab12…9f0e", safe to show
+	Admin  bool   // acts on every team
+	TeamID string // the team whose resources it makes and sees
+	// Scopes limit what the key may do (see docs/security.md); empty
+	// means everything.
+	Scopes    []string
 	CreatedAt time.Time
+	ExpiresAt *time.Time // nil: never
 	RevokedAt *time.Time
+}
+
+// DefaultTeam owns what was made before teams existed, and the admin key.
+const DefaultTeam = "default"
+
+// Team names the team of a record whose TeamID is id: records from before
+// teams existed have none and belong to DefaultTeam.
+func Team(id string) string {
+	if id == "" {
+		return DefaultTeam
+	}
+	return id
 }
 
 // Snapshot is a saved sandbox state that new sandboxes start from, by id or
@@ -197,4 +216,5 @@ type Snapshot struct {
 	DiskMB     int
 	SizeBytes  int64
 	CreatedAt  time.Time
+	TeamID     string // the team of the sandbox it was taken from
 }

@@ -103,6 +103,11 @@ func cloneKey(k *store.APIKey) *store.APIKey {
 	c := *k
 	c.CreatedAt = k.CreatedAt.UTC()
 	c.RevokedAt = utcPtr(k.RevokedAt)
+	c.ExpiresAt = utcPtr(k.ExpiresAt)
+	c.Scopes = nil
+	if len(k.Scopes) > 0 {
+		c.Scopes = slices.Clone(k.Scopes)
+	}
 	return &c
 }
 

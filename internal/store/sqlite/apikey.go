@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
-const selectAPIKey = `SELECT id, name, hash, mask, admin, created_at, revoked_at FROM api_keys`
+const selectAPIKey = `SELECT id, name, hash, mask, admin, created_at, revoked_at, team_id, scopes, expires_at FROM api_keys`
 
 // CreateAPIKey implements store.Store. The id and the hash are both unique:
 // two records for one secret would make revocation incomplete.
@@ -20,9 +21,10 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *store.APIKey) error {
 		return fmt.Errorf("api key without id or hash: %w", errdefs.ErrInvalidArgument)
 	}
 	_, err := s.db.ExecContext(ctx,
-		`INSERT INTO api_keys (id, name, hash, mask, admin, created_at, revoked_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		k.ID, k.Name, k.Hash, k.Mask, k.Admin, formatTime(k.CreatedAt), formatTimePtr(k.RevokedAt))
+		`INSERT INTO api_keys (id, name, hash, mask, admin, created_at, revoked_at, team_id, scopes, expires_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		k.ID, k.Name, k.Hash, k.Mask, k.Admin, formatTime(k.CreatedAt), formatTimePtr(k.RevokedAt),
+		k.TeamID, strings.Join(k.Scopes, " "), formatTimePtr(k.ExpiresAt))
 	if isUniqueViolation(err) {
 		return fmt.Errorf("creating api key %q: id or hash already stored: %w", k.ID, errdefs.ErrAlreadyExists)
 	}
@@ -132,15 +134,21 @@ func scanAPIKey(sc scanner) (*store.APIKey, error) {
 		k         store.APIKey
 		createdAt string
 		revokedAt sql.NullString
+		expiresAt sql.NullString
+		scopes    string
 	)
-	if err := sc.Scan(&k.ID, &k.Name, &k.Hash, &k.Mask, &k.Admin, &createdAt, &revokedAt); err != nil {
+	if err := sc.Scan(&k.ID, &k.Name, &k.Hash, &k.Mask, &k.Admin, &createdAt, &revokedAt, &k.TeamID, &scopes, &expiresAt); err != nil {
 		return nil, err
 	}
+	k.Scopes = strings.Fields(scopes)
 	var err error
 	if k.CreatedAt, err = parseTime(createdAt); err != nil {
 		return nil, err
 	}
 	if k.RevokedAt, err = parseTimePtr(revokedAt); err != nil {
+		return nil, err
+	}
+	if k.ExpiresAt, err = parseTimePtr(expiresAt); err != nil {
 		return nil, err
 	}
 	return &k, nil

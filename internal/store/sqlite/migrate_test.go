@@ -154,7 +154,7 @@ func TestMigrateBuildsKeepsTemplates(t *testing.T) {
 	}
 	want := &store.Template{ID: "t1", Aliases: []string{"python"}, Backend: "oci", RootfsPath: "/r/t1",
 		CPUCount: 2, MemoryMB: 512, DiskMB: 2048, EnvdVersion: "0.2.0", StartCmd: "serve", ReadyPort: 8000,
-		BuildID: "old-build", Public: true, CreatedAt: created, UpdatedAt: created, SizeBytes: 4096}
+		BuildID: "old-build", Public: true, TeamID: store.DefaultTeam, CreatedAt: created, UpdatedAt: created, SizeBytes: 4096}
 	got, err := s.GetTemplate(ctx, "python")
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("GetTemplate after migrating = %+v, %v\nwant %+v", got, err, want)

@@ -18,7 +18,7 @@ var sandboxCols = []string{
 	"envd_access_token", "traffic_access_token", "allow_internet",
 	"metadata", "env_vars", "cpu_count", "memory_mb", "disk_mb", "ip",
 	"started_at", "end_at", "auto_pause", "auto_resume", "network", "api_key_id",
-	"auto_pause_no_memory", "network_policy",
+	"auto_pause_no_memory", "network_policy", "team_id",
 }
 
 var (
@@ -125,7 +125,7 @@ func sandboxArgs(sb *store.Sandbox) ([]any, error) {
 		sb.EnvdAccessToken, sb.TrafficAccessToken, sb.Network.AllowInternet,
 		meta, env, sb.CPUCount, sb.MemoryMB, sb.DiskMB, sb.IP,
 		formatTime(sb.StartedAt), formatTime(sb.EndAt), sb.AutoPause, sb.AutoResume,
-		nil, sb.APIKeyID, sb.AutoPauseNoMemory, policy,
+		nil, sb.APIKeyID, sb.AutoPauseNoMemory, policy, sb.TeamID,
 	}, nil
 }
 
@@ -143,7 +143,7 @@ func scanSandbox(sc scanner) (*store.Sandbox, error) {
 		&sb.EnvdAccessToken, &sb.TrafficAccessToken, &allowInternet,
 		&meta, &env, &sb.CPUCount, &sb.MemoryMB, &sb.DiskMB, &sb.IP,
 		&startedAt, &endAt, &sb.AutoPause, &sb.AutoResume,
-		&legacy, &sb.APIKeyID, &sb.AutoPauseNoMemory, &policy,
+		&legacy, &sb.APIKeyID, &sb.AutoPauseNoMemory, &policy, &sb.TeamID,
 	)
 	if err != nil {
 		return nil, err

@@ -16,15 +16,15 @@ import (
 const selectTemplate = `SELECT t.id, t.backend, t.rootfs_path, t.cpu_count, t.memory_mb,
 	t.disk_mb, t.envd_version, t.start_cmd, t.build_id, t.public, t.created_at,
 	t.updated_at, t.size_bytes, t.ready_port, t.layers, t.env, t.workdir, t.user,
-	t.ready_cmd, t.labels,
+	t.ready_cmd, t.labels, t.team_id,
 	(SELECT json_group_array(a.alias ORDER BY a.position)
 	   FROM template_aliases a WHERE a.template_id = t.id)
 FROM templates t`
 
 const upsertTemplate = `INSERT INTO templates (id, backend, rootfs_path, cpu_count, memory_mb,
 	disk_mb, envd_version, start_cmd, build_id, public, created_at, updated_at, size_bytes,
-	ready_port, layers, env, workdir, user, ready_cmd, labels)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ready_port, layers, env, workdir, user, ready_cmd, labels, team_id)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET
 	backend = excluded.backend, rootfs_path = excluded.rootfs_path,
 	cpu_count = excluded.cpu_count, memory_mb = excluded.memory_mb,
@@ -34,7 +34,7 @@ ON CONFLICT (id) DO UPDATE SET
 	updated_at = excluded.updated_at, size_bytes = excluded.size_bytes,
 	ready_port = excluded.ready_port, layers = excluded.layers,
 	env = excluded.env, workdir = excluded.workdir, user = excluded.user,
-	ready_cmd = excluded.ready_cmd, labels = excluded.labels`
+	ready_cmd = excluded.ready_cmd, labels = excluded.labels, team_id = excluded.team_id`
 
 // PutTemplate implements store.Store. An alias may name only one template,
 // and neither an alias nor an id may equal another template's id or alias,
@@ -77,7 +77,7 @@ func templateArgs(t *store.Template) ([]any, error) {
 		t.ID, t.Backend, t.RootfsPath, t.CPUCount, t.MemoryMB,
 		t.DiskMB, t.EnvdVersion, t.StartCmd, t.BuildID, t.Public,
 		formatTime(t.CreatedAt), formatTime(t.UpdatedAt), t.SizeBytes, t.ReadyPort,
-		layers, env, t.Workdir, t.User, t.ReadyCmd, labels,
+		layers, env, t.Workdir, t.User, t.ReadyCmd, labels, t.TeamID,
 	}, nil
 }
 
@@ -199,7 +199,7 @@ func scanTemplate(sc scanner) (*store.Template, error) {
 	err := sc.Scan(&t.ID, &t.Backend, &t.RootfsPath, &t.CPUCount, &t.MemoryMB,
 		&t.DiskMB, &t.EnvdVersion, &t.StartCmd, &t.BuildID, &t.Public, &createdAt,
 		&updatedAt, &t.SizeBytes, &t.ReadyPort, &layers, &env, &t.Workdir, &t.User,
-		&t.ReadyCmd, &labels, &aliases)
+		&t.ReadyCmd, &labels, &t.TeamID, &aliases)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,13 +19,23 @@ func newKey(id, name string, createdMin int) *store.APIKey {
 		Hash:      "hash-" + id,
 		Mask:      "e2b_ab12…9f0e",
 		Admin:     id == "admin",
+		TeamID:    "team-" + name,
+		Scopes:    []string{"sandboxes:read", "templates:write"},
 		CreatedAt: at(createdMin),
+		ExpiresAt: ptr(at(createdMin + 60)),
 	}
 }
+
+func ptr[T any](v T) *T { return &v }
 
 func storedKey(k *store.APIKey) *store.APIKey {
 	c := *k
 	c.CreatedAt = k.CreatedAt.UTC()
+	c.Scopes = slices.Clone(k.Scopes)
+	if k.ExpiresAt != nil {
+		e := k.ExpiresAt.UTC()
+		c.ExpiresAt = &e
+	}
 	if k.RevokedAt != nil {
 		r := k.RevokedAt.UTC()
 		c.RevokedAt = &r

@@ -32,6 +32,7 @@ func newTemplate(id string, createdMin int, aliases ...string) *store.Template {
 		ReadyPort:   8000,
 		BuildID:     "build-" + id,
 		Public:      true,
+		TeamID:      "team1",
 		CreatedAt:   at(createdMin),
 		UpdatedAt:   at(createdMin + 1),
 		SizeBytes:   1 << 33, // past 32 bits on purpose
