@@ -5,8 +5,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/apikey"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -19,11 +21,14 @@ import (
 // directory's database directly (safe while the server runs: SQLite WAL).
 func runKeys(args []string) error {
 	if len(args) < 1 {
-		return errors.New("usage: warren keys create|list|revoke [--data-dir DIR] [--name NAME] [ID|NAME]")
+		return errors.New("usage: warren keys create|list|revoke [--data-dir DIR] [--name NAME] [--team TEAM] [--scopes S,S] [--expires DURATION] [ID|NAME]")
 	}
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	dataDir := fs.String("data-dir", server.DefaultDataDir, "data directory of the server")
 	name := fs.String("name", "", "name of the new key (create)")
+	team := fs.String("team", store.DefaultTeam, "team of the new key, created when first named (create)")
+	scopes := fs.String("scopes", "", "comma-separated scopes the new key is limited to (create; default: all): "+strings.Join(apikey.Scopes, ", "))
+	expires := fs.Duration("expires", 0, "lifetime of the new key, e.g. 720h (create; default: never expires)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -35,7 +40,11 @@ func runKeys(args []string) error {
 	defer st.Close()
 	switch args[0] {
 	case "create":
-		key, err := server.CreateKey(ctx, st, *name, false)
+		var sc []string
+		if *scopes != "" {
+			sc = strings.Split(*scopes, ",")
+		}
+		key, err := server.CreateKey(ctx, st, apikey.Spec{Name: *name, Team: *team, Scopes: sc, TTL: *expires})
 		if err != nil {
 			return err
 		}
@@ -58,13 +67,26 @@ func listKeys(ctx context.Context, st store.Store) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tKEY\tCREATED\tSTATUS")
+	fmt.Fprintln(tw, "ID\tNAME\tTEAM\tKEY\tSCOPES\tCREATED\tSTATUS")
+	now := time.Now()
 	for _, k := range keys {
 		status := "active"
-		if k.RevokedAt != nil {
+		switch {
+		case k.RevokedAt != nil:
 			status = "revoked " + k.RevokedAt.Format(time.RFC3339)
+		case apikey.Expired(k, now):
+			status = "expired " + k.ExpiresAt.Format(time.RFC3339)
+		case k.ExpiresAt != nil:
+			status = "active until " + k.ExpiresAt.Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, k.Mask, k.CreatedAt.Format(time.RFC3339), status)
+		if k.Admin {
+			status += ", admin"
+		}
+		scopes := "all"
+		if len(k.Scopes) > 0 {
+			scopes = strings.Join(k.Scopes, ",")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, store.Team(k.TeamID), k.Mask, scopes, k.CreatedAt.Format(time.RFC3339), status)
 	}
 	return tw.Flush()
 }

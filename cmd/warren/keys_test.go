@@ -54,9 +54,35 @@ func TestKeysCommands(t *testing.T) {
 	if _, err := st.GetAPIKeyByHash(context.Background(), apikey.Hash(key)); err == nil {
 		t.Fatal("a revoked key must not authenticate")
 	}
-	for _, bad := range [][]string{{}, {"rotate", "--data-dir", dir}, {"revoke", "--data-dir", dir}} {
+	for _, bad := range [][]string{{}, {"rotate", "--data-dir", dir}, {"revoke", "--data-dir", dir},
+		{"create", "--data-dir", dir, "--team", "Not A Team"}, {"create", "--data-dir", dir, "--scopes", "root"}} {
 		if err := runKeys(bad); err == nil {
 			t.Errorf("keys %v: want an error", bad)
 		}
+	}
+}
+
+// TestKeysTeams: `keys create --team` puts the key in that team (made when
+// first named), limited to the scopes given; list shows both. The key is
+// the last line printed.
+func TestKeysTeams(t *testing.T) {
+	dir := t.TempDir()
+	out := captureStdout(t, func() error {
+		return runKeys([]string{"create", "--data-dir", dir, "--name", "ci", "--team", "acme", "--scopes", "sandboxes:read,sandboxes:write", "--expires", "24h"})
+	})
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	key := lines[len(lines)-1]
+	st, err := sqlite.Open(context.Background(), filepath.Join(dir, server.DBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	k, err := st.GetAPIKeyByHash(context.Background(), apikey.Hash(key))
+	if err != nil || k.TeamID != "acme" || len(k.Scopes) != 2 || k.ExpiresAt == nil || k.Admin {
+		t.Fatalf("stored key = %+v, %v", k, err)
+	}
+	list := captureStdout(t, func() error { return runKeys([]string{"list", "--data-dir", dir}) })
+	if !strings.Contains(list, "acme") || !strings.Contains(list, "sandboxes:read,sandboxes:write") || !strings.Contains(list, "active until") {
+		t.Fatalf("list must show the team, scopes and expiry:\n%s", list)
 	}
 }

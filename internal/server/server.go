@@ -129,7 +129,7 @@ func assemble(ctx context.Context, cfg *Config, st *sqlite.Store) (*parts, error
 func adminKey(ctx context.Context, st *sqlite.Store) (key string, generated bool, err error) {
 	key = os.Getenv("WARREN_API_KEY")
 	if key == "" {
-		key, err = CreateKey(ctx, st, "admin-"+time.Now().UTC().Format("20060102-150405"), true)
+		key, err = CreateKey(ctx, st, apikey.Spec{Name: "admin-" + time.Now().UTC().Format("20060102-150405"), Admin: true})
 		return key, true, err
 	}
 	if !apikey.Valid(key) {
@@ -138,7 +138,7 @@ func adminKey(ctx context.Context, st *sqlite.Store) (key string, generated bool
 	if _, err := st.GetAPIKeyByHash(ctx, apikey.Hash(key)); err == nil {
 		return key, false, nil
 	}
-	return key, false, StoreKey(ctx, st, key, "admin-env", true)
+	return key, false, StoreKey(ctx, st, key, apikey.Spec{Name: "admin-env", Admin: true})
 }
 
 // switchHandler lets the listener open (and /health answer 503) before the
