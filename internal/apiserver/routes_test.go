@@ -181,6 +181,20 @@ func saveField(name, field string) func(map[string]string, []byte) {
 type routeFixture struct {
 	srv *httptest.Server
 	key string
+	st  store.Store
+}
+
+// addKey stores a key as spec describes it and returns its secret.
+func (f *routeFixture) addKey(t *testing.T, spec apikey.Spec) string {
+	t.Helper()
+	secret, rec, err := apikey.Create(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.st.CreateAPIKey(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	return secret
 }
 
 // newRouteFixture is a ready server over the fake backend (a stand-in envd
@@ -209,7 +223,7 @@ func newRouteFixture(t *testing.T) *routeFixture {
 	check(os.MkdirAll(filepath.Join(rootfs, "home", "user"), 0o755))
 	check(os.WriteFile(filepath.Join(rootfs, "etc", "passwd"), []byte("root:x:0:0::/root:/bin/sh\nuser:x:1000:1000::/home/user:/bin/sh\n"), 0o644))
 	check(os.WriteFile(filepath.Join(rootfs, "etc", "group"), []byte("root:x:0:\nuser:x:1000:\n"), 0o644))
-	check(st.PutTemplate(ctx, &store.Template{ID: "base", Aliases: []string{"base"}, RootfsPath: rootfs}))
+	check(st.PutTemplate(ctx, &store.Template{ID: "base", Aliases: []string{"base"}, RootfsPath: rootfs, Public: true}))
 	envdBin := filepath.Join(dir, "envd")
 	check(os.WriteFile(envdBin, nil, 0o755))
 	mgr, err := sandbox.New(sandbox.Options{
@@ -235,7 +249,7 @@ func newRouteFixture(t *testing.T) *routeFixture {
 	})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	return &routeFixture{srv: srv, key: key}
+	return &routeFixture{srv: srv, key: key, st: st}
 }
 
 // blockingRunner holds every RUN step until its build is cancelled.

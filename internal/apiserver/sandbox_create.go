@@ -40,6 +40,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, v2 bool) {
 		return
 	}
 	req.APIKeyID = keyID(r.Context())
+	req.TeamID, req.AnyTeam = teamOf(r), isAdmin(r)
 	sb, err := s.opts.Manager.Create(r.Context(), req)
 	if err != nil {
 		fail(w, r, err)

@@ -25,7 +25,7 @@ func (s *Server) listV2(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	all, err := s.opts.Manager.List(r.Context())
+	all, err := s.ownSandboxes(r)
 	if err != nil {
 		fail(w, r, err)
 		return
@@ -65,7 +65,7 @@ func (s *Server) listV1(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.states = map[string]bool{store.SandboxRunning: true}
-	all, err := s.opts.Manager.List(r.Context())
+	all, err := s.ownSandboxes(r)
 	if err != nil {
 		fail(w, r, err)
 		return

@@ -80,6 +80,9 @@ func (s *Server) batchMetrics(w http.ResponseWriter, r *http.Request) {
 		if id == "" {
 			continue
 		}
+		if sb, err := s.opts.Manager.Get(r.Context(), id); err == nil && !owns(r, sb.TeamID) {
+			continue
+		}
 		m, ok, err := s.opts.Manager.LatestMetric(r.Context(), id)
 		if errdefs.IsNotFound(err) {
 			continue

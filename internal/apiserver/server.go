@@ -75,49 +75,53 @@ func Starting() http.Handler {
 
 func (s *Server) routes() {
 	s.mux.HandleFunc("GET /health", s.health)
-	auth := func(pattern string, h func(http.ResponseWriter, *http.Request)) {
-		s.mux.Handle(pattern, s.authenticate(http.HandlerFunc(h)))
+	auth := func(pattern, scope string, h http.HandlerFunc) {
+		s.mux.Handle(pattern, s.authenticate(scope, h))
 	}
-	auth("POST /sandboxes", s.createV1)
-	auth("POST /v2/sandboxes", s.createV2)
-	auth("GET /sandboxes", s.listV1)
-	auth("GET /v2/sandboxes", s.listV2)
-	auth("GET /sandboxes/metrics", s.batchMetrics)
-	auth("GET /sandboxes/{id}", s.getSandbox)
-	auth("DELETE /sandboxes/{id}", s.killSandbox)
-	auth("POST /sandboxes/{id}/timeout", s.setTimeout)
-	auth("POST /sandboxes/{id}/refreshes", s.refresh)
-	auth("POST /sandboxes/{id}/connect", s.connectV1)
-	auth("POST /v2/sandboxes/{id}/connect", s.connectV2)
-	auth("POST /sandboxes/{id}/pause", s.pause)
-	auth("POST /sandboxes/{id}/resume", s.resume)
-	auth("GET /sandboxes/{id}/metrics", s.metrics)
-	auth("GET /sandboxes/{id}/logs", s.sandboxLogsV1)
-	auth("GET /v2/sandboxes/{id}/logs", s.sandboxLogsV2)
-	auth("POST /sandboxes/{id}/snapshots", s.createSnapshot)
-	auth("POST /sandboxes/{id}/fork", s.fork)
-	auth("PUT /sandboxes/{id}/network", s.updateNetwork)
-	auth("GET /snapshots", s.listSnapshots)
-	auth("DELETE /templates/{id}", s.deleteTemplate)
-	auth("GET /templates", s.listTemplates)
-	auth("GET /v2/templates", s.listTemplates)
+	const (
+		sbRead, sbWrite   = apikey.ScopeSandboxesRead, apikey.ScopeSandboxesWrite
+		tplRead, tplWrite = apikey.ScopeTemplatesRead, apikey.ScopeTemplatesWrite
+	)
+	auth("POST /sandboxes", sbWrite, s.createV1)
+	auth("POST /v2/sandboxes", sbWrite, s.createV2)
+	auth("GET /sandboxes", sbRead, s.listV1)
+	auth("GET /v2/sandboxes", sbRead, s.listV2)
+	auth("GET /sandboxes/metrics", sbRead, s.batchMetrics)
+	auth("GET /sandboxes/{id}", sbRead, s.ownSandbox(s.getSandbox))
+	auth("DELETE /sandboxes/{id}", sbWrite, s.ownSandbox(s.killSandbox))
+	auth("POST /sandboxes/{id}/timeout", sbWrite, s.ownSandbox(s.setTimeout))
+	auth("POST /sandboxes/{id}/refreshes", sbWrite, s.ownSandbox(s.refresh))
+	auth("POST /sandboxes/{id}/connect", sbWrite, s.ownSandbox(s.connectV1))
+	auth("POST /v2/sandboxes/{id}/connect", sbWrite, s.ownSandbox(s.connectV2))
+	auth("POST /sandboxes/{id}/pause", sbWrite, s.ownSandbox(s.pause))
+	auth("POST /sandboxes/{id}/resume", sbWrite, s.ownSandbox(s.resume))
+	auth("GET /sandboxes/{id}/metrics", sbRead, s.ownSandbox(s.metrics))
+	auth("GET /sandboxes/{id}/logs", sbRead, s.ownSandbox(s.sandboxLogsV1))
+	auth("GET /v2/sandboxes/{id}/logs", sbRead, s.ownSandbox(s.sandboxLogsV2))
+	auth("POST /sandboxes/{id}/snapshots", sbWrite, s.ownSandbox(s.createSnapshot))
+	auth("POST /sandboxes/{id}/fork", sbWrite, s.ownSandbox(s.fork))
+	auth("PUT /sandboxes/{id}/network", sbWrite, s.ownSandbox(s.updateNetwork))
+	auth("GET /snapshots", sbRead, s.listSnapshots)
+	auth("DELETE /templates/{id}", tplWrite, s.deleteTemplate)
+	auth("GET /templates", tplRead, s.listTemplates)
+	auth("GET /v2/templates", tplRead, s.listTemplates)
 	// One pattern for both: /templates/aliases/tags would match two.
-	auth("GET /templates/{first}/{second}", s.templateSub)
-	auth("GET /templates/{id}", s.getTemplate)
-	auth("POST /v3/templates", s.requestBuild)
+	auth("GET /templates/{first}/{second}", tplRead, s.templateSub)
+	auth("GET /templates/{id}", tplRead, s.getTemplate)
+	auth("POST /v3/templates", tplWrite, s.requestBuild)
 	for _, pattern := range removedEndpoints {
 		s.mux.HandleFunc(pattern, s.gone)
 	}
-	auth("GET /templates/{templateID}/files/{hash}", s.templateFiles)
+	auth("GET /templates/{templateID}/files/{hash}", tplWrite, s.ownTemplate(s.templateFiles))
 	s.mux.HandleFunc("PUT /templates/{templateID}/files/{hash}", s.uploadFiles)
-	auth("POST /v2/templates/{templateID}/builds/{buildID}", s.startBuild)
-	auth("GET /templates/{templateID}/builds/{buildID}/status", s.buildStatus)
-	auth("GET /templates/{templateID}/builds/{buildID}/logs", s.buildLogs)
-	auth("POST /templates/{templateID}/builds/{buildID}/cancel", s.cancelBuild)
-	auth("POST /templates/tags", s.assignTags)
-	auth("POST /images", s.importImage)
-	auth("GET /images", s.listImages)
-	auth("DELETE /templates/tags", s.removeTags)
+	auth("POST /v2/templates/{templateID}/builds/{buildID}", tplWrite, s.ownTemplate(s.startBuild))
+	auth("GET /templates/{templateID}/builds/{buildID}/status", tplRead, s.ownTemplate(s.buildStatus))
+	auth("GET /templates/{templateID}/builds/{buildID}/logs", tplRead, s.ownTemplate(s.buildLogs))
+	auth("POST /templates/{templateID}/builds/{buildID}/cancel", tplWrite, s.ownTemplate(s.cancelBuild))
+	auth("POST /templates/tags", tplWrite, s.assignTags)
+	auth("POST /images", tplWrite, s.importImage)
+	auth("GET /images", tplRead, s.listImages)
+	auth("DELETE /templates/tags", tplWrite, s.removeTags)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
@@ -149,8 +153,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 
 type keyCtx struct{}
 
-// authenticate checks X-API-KEY against the stored key hashes.
-func (s *Server) authenticate(next http.Handler) http.Handler {
+// authenticate checks X-API-KEY against the stored key hashes, then that
+// the key has not expired and holds scope.
+func (s *Server) authenticate(scope string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.starting {
 			writeError(w, http.StatusServiceUnavailable, "warren is starting: try again shortly")
@@ -170,6 +175,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				log.G(r.Context()).Error("looking up API key", "err", err)
 			}
 			writeError(w, http.StatusUnauthorized, "invalid API key")
+			return
+		}
+		now := time.Now()
+		if apikey.Expired(k, now) {
+			writeError(w, http.StatusUnauthorized, "this API key expired at "+k.ExpiresAt.UTC().Format(time.RFC3339))
+			return
+		}
+		if !apikey.Allows(k, scope, now) {
+			writeError(w, http.StatusForbidden, fmt.Sprintf("this API key is limited to %s; %s %s needs the scope %s",
+				strings.Join(k.Scopes, ", "), r.Method, r.URL.Path, scope))
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCtx{}, k)))

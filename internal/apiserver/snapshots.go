@@ -65,6 +65,13 @@ func (s *Server) listSnapshots(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
+	own := all[:0]
+	for _, sn := range all {
+		if owns(r, sn.TeamID) {
+			own = append(own, sn)
+		}
+	}
+	all = own
 	out := []wire.SnapshotInfo{}
 	for i := offset; i < len(all) && len(out) < limit; i++ {
 		out = append(out, toSnapshotInfo(all[i]))
@@ -79,6 +86,15 @@ func (s *Server) listSnapshots(w http.ResponseWriter, r *http.Request) {
 // delete snapshots.
 func (s *Server) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
+	notFound := errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("template or snapshot '%s' not found", id))
+	if sn, err := s.opts.Store.GetSnapshot(r.Context(), id); err == nil && !owns(r, sn.TeamID) {
+		fail(w, r, notFound)
+		return
+	}
+	if t, err := s.opts.Store.GetTemplate(r.Context(), id); err == nil && !owns(r, t.TeamID) {
+		fail(w, r, notFound)
+		return
+	}
 	err := s.opts.Manager.DeleteSnapshot(r.Context(), id)
 	if errdefs.IsNotFound(err) {
 		if _, terr := s.opts.Store.GetTemplate(r.Context(), id); terr != nil {

@@ -29,6 +29,7 @@ func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
 	}
 	tpl, bl, err := s.opts.Builder.RequestBuild(r.Context(), builder.BuildRequest{
 		Name: body.Name, Tags: body.Tags, CPUCount: body.CPUCount, MemoryMB: body.MemoryMB, MinFreeDiskMB: body.MinFreeDiskMB,
+		TeamID: teamOf(r), AnyTeam: isAdmin(r),
 	})
 	if err != nil {
 		fail(w, r, err)

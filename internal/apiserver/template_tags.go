@@ -1,8 +1,10 @@
 package apiserver
 
 import (
+	"fmt"
 	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
+	"strings"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
@@ -22,6 +24,9 @@ func (s *Server) assignTags(w http.ResponseWriter, r *http.Request) {
 	}
 	if body.Target == "" || len(body.Tags) == 0 {
 		fail(w, r, errdefs.New(errdefs.ErrInvalidArgument, "target and at least one tag are required"))
+		return
+	}
+	if !s.ownsName(w, r, body.Target) {
 		return
 	}
 	buildID, err := s.opts.Builder.AssignTags(r.Context(), body.Target, body.Tags)
@@ -49,6 +54,9 @@ func (s *Server) removeTags(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, errdefs.New(errdefs.ErrInvalidArgument, "name and at least one tag are required"))
 		return
 	}
+	if !s.ownsName(w, r, body.Name) {
+		return
+	}
 	if err := s.opts.Builder.RemoveTags(r.Context(), body.Name, body.Tags); err != nil {
 		fail(w, r, err)
 		return
@@ -72,6 +80,9 @@ func (s *Server) templateSub(w http.ResponseWriter, r *http.Request) {
 // listTags serves GET /templates/{templateID}/tags.
 func (s *Server) listTags(w http.ResponseWriter, r *http.Request, id string) {
 	tpl, err := s.opts.Store.GetTemplate(r.Context(), id)
+	if err == nil && !sees(r, tpl) {
+		err = errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("template '%s' not found", id))
+	}
 	if err != nil {
 		fail(w, r, err)
 		return
@@ -86,4 +97,15 @@ func (s *Server) listTags(w http.ResponseWriter, r *http.Request, id string) {
 		out = append(out, wire.Tag{Tag: t.Tag, BuildID: t.BuildID, CreatedAt: t.CreatedAt})
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// ownsName answers 404 (and false) when the template that name ("name" or
+// "name:tag") refers to is another team's.
+func (s *Server) ownsName(w http.ResponseWriter, r *http.Request, name string) bool {
+	base, _, _ := strings.Cut(name, ":")
+	if t, err := s.opts.Store.GetTemplate(r.Context(), base); err == nil && !owns(r, t.TeamID) {
+		fail(w, r, errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("template '%s' not found", base)))
+		return false
+	}
+	return true
 }

@@ -2,6 +2,8 @@ package apiserver
 
 import (
 	"context"
+	"fmt"
+	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 
@@ -59,6 +61,9 @@ func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]wire.Template, 0, len(all))
 	for _, t := range all {
+		if !sees(r, t) {
+			continue
+		}
 		j, err := s.withBuilds(r.Context(), t, false)
 		if err != nil {
 			fail(w, r, err)
@@ -72,7 +77,7 @@ func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) {
 // getTemplate serves GET /templates/{id} (id, alias or "name:tag"), with
 // its builds.
 func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request) {
-	t, err := store.ResolveTemplate(r.Context(), s.opts.Store, r.PathValue("id"))
+	t, err := s.visibleTemplate(r, r.PathValue("id"))
 	if err != nil {
 		fail(w, r, err)
 		return
@@ -89,6 +94,9 @@ func (s *Server) getTemplate(w http.ResponseWriter, r *http.Request) {
 // uses: 200 when the alias exists, 404 when not.
 func (s *Server) templateAlias(w http.ResponseWriter, r *http.Request, alias string) {
 	t, err := s.opts.Store.GetTemplate(r.Context(), alias)
+	if err == nil && !sees(r, t) {
+		err = errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("template '%s' not found", alias))
+	}
 	if err != nil {
 		fail(w, r, err)
 		return

@@ -30,6 +30,10 @@ type CreateRequest struct {
 	AutoResume         bool
 	Network            netpolicy.Policy // with the internet switch
 	APIKeyID           string
+	// TeamID owns the new sandbox; only its own templates and snapshots
+	// (and public templates) are found, unless AnyTeam (the admin key).
+	TeamID  string
+	AnyTeam bool
 }
 
 // Create starts a sandbox from a template, or from a snapshot when
@@ -37,6 +41,9 @@ type CreateRequest struct {
 // On any error nothing is left behind.
 func (m *Manager) Create(ctx context.Context, req CreateRequest) (*store.Sandbox, error) {
 	tpl, err := store.ResolveTemplate(ctx, m.opts.Store, req.TemplateID)
+	if err == nil && !req.AnyTeam && !tpl.Public && store.Team(tpl.TeamID) != store.Team(req.TeamID) {
+		err = errdefs.New(errdefs.ErrNotFound, "another team's template")
+	}
 	if err == nil {
 		if tpl.RootfsPath == "" {
 			return nil, errdefs.New(errdefs.ErrFailedPrecondition, fmt.Sprintf("template '%s' has no ready build yet", req.TemplateID))
@@ -50,6 +57,9 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (*store.Sandbox
 	m.snapMu.RLock()
 	defer m.snapMu.RUnlock()
 	snap, err := m.opts.Store.GetSnapshot(ctx, req.TemplateID)
+	if err == nil && !req.AnyTeam && store.Team(snap.TeamID) != store.Team(req.TeamID) {
+		err = errdefs.New(errdefs.ErrNotFound, "another team's snapshot")
+	}
 	if errdefs.IsNotFound(err) {
 		return nil, errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("template '%s' not found", req.TemplateID))
 	}
@@ -237,6 +247,7 @@ func newRecord(req CreateRequest, tpl *store.Template, snap *store.Snapshot, bac
 		AutoResume:        req.AutoResume,
 		Network:           req.Network.Clone(),
 		APIKeyID:          req.APIKeyID,
+		TeamID:            store.Team(req.TeamID),
 	}
 	if req.TemplateID != tpl.ID {
 		sb.Alias = req.TemplateID

@@ -55,6 +55,8 @@ func (m *Manager) Fork(ctx context.Context, id string, count int, timeout time.D
 		AutoResume:        src.AutoResume,
 		Network:           src.Network.Clone(),
 		APIKeyID:          src.APIKeyID,
+		TeamID:            src.TeamID,
+		AnyTeam:           true, // the source's own snapshot
 	}
 	out := make([]ForkResult, count)
 	for i := range out {

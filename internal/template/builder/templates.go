@@ -26,6 +26,10 @@ type BuildRequest struct {
 	// must have on their disk (minFreeDiskMb): the disk grows to hold it,
 	// never shrinks. 0 asks for no growth.
 	MinFreeDiskMB *int
+	// TeamID owns a template this request creates; a name another team
+	// owns is refused unless AnyTeam (the admin key).
+	TeamID  string
+	AnyTeam bool
 }
 
 // maxMinFreeDiskMB bounds minFreeDiskMb (1 TiB). Disks are sparse, so a
@@ -63,9 +67,12 @@ func (b *Builder) RequestBuild(ctx context.Context, req BuildRequest) (*store.Te
 	switch {
 	case errdefs.IsNotFound(err):
 		now := time.Now().UTC()
-		tpl = &store.Template{ID: newID(20), Aliases: []string{name}, CreatedAt: now, UpdatedAt: now, EnvdVersion: b.opts.EnvdVersion}
+		tpl = &store.Template{ID: newID(20), Aliases: []string{name}, CreatedAt: now, UpdatedAt: now,
+			EnvdVersion: b.opts.EnvdVersion, TeamID: store.Team(req.TeamID)}
 	case err != nil:
 		return nil, nil, err
+	case !req.AnyTeam && store.Team(tpl.TeamID) != store.Team(req.TeamID) && !b.builtin(tpl.ID):
+		return nil, nil, errdefs.New(errdefs.ErrConflict, fmt.Sprintf("the template name '%s' is taken; choose another name", name))
 	case b.builtin(tpl.ID):
 		return nil, nil, errdefs.New(errdefs.ErrConflict, fmt.Sprintf("template '%s' is built into warren and cannot be rebuilt; choose another name", name))
 	}

@@ -1,0 +1,155 @@
+package apiserver
+
+import (
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/apikey"
+)
+
+// call makes one request and returns its status and body.
+func (f *routeFixture) call(t *testing.T, key, method, path, body string) (int, string) {
+	t.Helper()
+	resp := do(t, f.srv, method, path, body, key)
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
+}
+
+// field returns the JSON string field name of body.
+func field(body, name string) string {
+	var m map[string]any
+	_ = json.Unmarshal([]byte(body), &m)
+	s, _ := m[name].(string)
+	return s
+}
+
+// TestTeamsIsolation: what one team's key made is, to another team's key,
+// exactly absent: every route that names it answers 404 with E2B's body,
+// lists leave it out, and its names cannot be taken over; the public
+// template stays usable by all and the admin key sees everything.
+func TestTeamsIsolation(t *testing.T) {
+	f := newRouteFixture(t)
+	mine := f.key // team default
+	other := f.addKey(t, apikey.Spec{Name: "b", Team: "beta"})
+	admin := f.addKey(t, apikey.Spec{Name: "root", Admin: true})
+
+	st, body := f.call(t, mine, "POST", "/v2/sandboxes", `{"templateID":"base","timeout":60}`)
+	sb := field(body, "sandboxID")
+	if st != 201 || sb == "" {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	st, body = f.call(t, mine, "POST", "/sandboxes/"+sb+"/snapshots", `{"name":"mine-snap"}`)
+	snap := field(body, "snapshotID")
+	if st != 201 {
+		t.Fatalf("snapshot: %d %s", st, body)
+	}
+	st, body = f.call(t, mine, "POST", "/v3/templates", `{"name":"mine-tpl"}`)
+	tpl, build := field(body, "templateID"), field(body, "buildID")
+	if st != 202 {
+		t.Fatalf("request build: %d %s", st, body)
+	}
+
+	hidden := []struct{ method, path, body string }{
+		{"GET", "/sandboxes/" + sb, ""},
+		{"DELETE", "/sandboxes/" + sb, ""},
+		{"POST", "/sandboxes/" + sb + "/timeout", `{"timeout":60}`},
+		{"POST", "/sandboxes/" + sb + "/refreshes", `{"duration":60}`},
+		{"POST", "/sandboxes/" + sb + "/connect", `{"timeout":60}`},
+		{"POST", "/v2/sandboxes/" + sb + "/connect", `{}`},
+		{"POST", "/sandboxes/" + sb + "/pause", ""},
+		{"POST", "/sandboxes/" + sb + "/resume", `{}`},
+		{"GET", "/sandboxes/" + sb + "/metrics", ""},
+		{"GET", "/sandboxes/" + sb + "/logs", ""},
+		{"GET", "/v2/sandboxes/" + sb + "/logs", ""},
+		{"POST", "/sandboxes/" + sb + "/snapshots", `{}`},
+		{"POST", "/sandboxes/" + sb + "/fork", `{"count":1}`},
+		{"PUT", "/sandboxes/" + sb + "/network", `{}`},
+		{"POST", "/v2/sandboxes", `{"templateID":"` + snap + `"}`},
+		{"POST", "/v2/sandboxes", `{"templateID":"mine-snap"}`},
+		{"POST", "/v2/sandboxes", `{"templateID":"mine-tpl"}`},
+		{"DELETE", "/templates/" + snap, ""},
+		{"DELETE", "/templates/" + tpl, ""},
+		{"GET", "/templates/" + tpl, ""},
+		{"GET", "/templates/mine-tpl", ""},
+		{"GET", "/templates/aliases/mine-tpl", ""},
+		{"GET", "/templates/" + tpl + "/tags", ""},
+		{"GET", "/templates/" + tpl + "/files/" + filesHash, ""},
+		{"POST", "/v2/templates/" + tpl + "/builds/" + build, `{"fromTemplate":"base","steps":[]}`},
+		{"GET", "/templates/" + tpl + "/builds/" + build + "/status", ""},
+		{"GET", "/templates/" + tpl + "/builds/" + build + "/logs", ""},
+		{"POST", "/templates/" + tpl + "/builds/" + build + "/cancel", ""},
+		{"POST", "/templates/tags", `{"target":"mine-tpl:v1","tags":["x"]}`},
+		{"DELETE", "/templates/tags", `{"name":"mine-tpl","tags":["x"]}`},
+	}
+	for _, h := range hidden {
+		st, body := f.call(t, other, h.method, h.path, h.body)
+		if st != 404 {
+			t.Errorf("team beta: %s %s = %d %s, want 404", h.method, h.path, st, body)
+			continue
+		}
+		checkErrorBody(t, []byte(body), 404)
+	}
+	for _, list := range []string{"/sandboxes", "/v2/sandboxes", "/snapshots", "/templates", "/sandboxes/metrics?sandbox_ids=" + sb} {
+		st, body := f.call(t, other, "GET", list, "")
+		for _, id := range []string{sb, snap, tpl, "mine-tpl"} {
+			if st != 200 || strings.Contains(body, id) {
+				t.Errorf("team beta: GET %s = %d %s; must not list %s", list, st, body, id)
+			}
+		}
+	}
+	if st, body := f.call(t, other, "POST", "/v3/templates", `{"name":"mine-tpl"}`); st != 409 {
+		t.Errorf("team beta taking another team's name: %d %s, want 409", st, body)
+	}
+	st, body = f.call(t, other, "POST", "/v2/sandboxes", `{"templateID":"base","timeout":60}`)
+	theirs := field(body, "sandboxID")
+	if st != 201 {
+		t.Fatalf("team beta from the public template: %d %s", st, body)
+	}
+	if st, _ := f.call(t, mine, "GET", "/sandboxes/"+theirs, ""); st != 404 {
+		t.Errorf("team default reading beta's sandbox: %d, want 404", st)
+	}
+	for _, path := range []string{"/sandboxes/" + theirs, "/sandboxes/" + sb, "/templates/" + tpl} {
+		if st, body := f.call(t, admin, "GET", path, ""); st != 200 {
+			t.Errorf("admin GET %s = %d %s, want 200", path, st, body)
+		}
+	}
+	if st, body := f.call(t, mine, "GET", "/sandboxes/"+sb, ""); st != 200 {
+		t.Errorf("owner GET = %d %s", st, body)
+	}
+}
+
+// TestKeyScopesAndExpiry: a scoped key does what its scopes allow and gets
+// 403 for the rest; an expired key gets 401.
+func TestKeyScopesAndExpiry(t *testing.T) {
+	f := newRouteFixture(t)
+	reader := f.addKey(t, apikey.Spec{Name: "reader", Scopes: []string{apikey.ScopeSandboxesRead}})
+	builder := f.addKey(t, apikey.Spec{Name: "builder", Scopes: []string{apikey.ScopeTemplatesRead, apikey.ScopeTemplatesWrite}})
+	expiring := f.addKey(t, apikey.Spec{Name: "short", TTL: 50 * time.Millisecond})
+	tests := []struct {
+		key, method, path, body string
+		status                  int
+		contains                string
+	}{
+		{reader, "GET", "/v2/sandboxes", "", 200, "["},
+		{reader, "POST", "/v2/sandboxes", `{"templateID":"base"}`, 403, "needs the scope sandboxes:write"},
+		{reader, "GET", "/templates", "", 403, "templates:read"},
+		{builder, "GET", "/templates", "", 200, "base"},
+		{builder, "POST", "/v3/templates", `{"name":"scoped"}`, 202, "buildID"},
+		{builder, "GET", "/v2/sandboxes", "", 403, "sandboxes:read"},
+		{expiring, "GET", "/v2/sandboxes", "", 200, "["},
+	}
+	for _, tc := range tests {
+		st, body := f.call(t, tc.key, tc.method, tc.path, tc.body)
+		if st != tc.status || !strings.Contains(body, tc.contains) {
+			t.Errorf("%s %s = %d %s, want %d with %q", tc.method, tc.path, st, body, tc.status, tc.contains)
+		}
+	}
+	time.Sleep(60 * time.Millisecond)
+	if st, body := f.call(t, expiring, "GET", "/v2/sandboxes", ""); st != 401 || !strings.Contains(body, "expired") {
+		t.Errorf("expired key: %d %s, want 401", st, body)
+	}
+}
