@@ -162,5 +162,14 @@ func miscCases() []routeCase {
 		{route: "POST /images", name: "no key", method: "POST", path: "/images", body: "x", noKey: true, status: 401, contains: "API key"},
 		{route: "GET /images", name: "list", method: "GET", path: "/images", status: 200, contains: "example.test/img:1"},
 		{route: "GET /images", name: "no key", method: "GET", path: "/images", noKey: true, status: 401, contains: "API key"},
+		{route: "GET /api-keys", name: "list", method: "GET", path: "/api-keys", status: 200, contains: `"name":"test"`},
+		{route: "GET /api-keys", name: "no key", method: "GET", path: "/api-keys", noKey: true, status: 401, contains: "API key"},
+		{route: "POST /api-keys", name: "create", method: "POST", path: "/api-keys", body: `{"name":"ci","scopes":["sandboxes:read"],"ttlSeconds":3600}`, status: 201, contains: `"key":"e2b_`, save: saveField("keyid", "id")},
+		{route: "POST /api-keys", name: "no name", method: "POST", path: "/api-keys", body: `{"name":""}`, status: 400, contains: "name must be"},
+		{route: "POST /api-keys", name: "unknown scope", method: "POST", path: "/api-keys", body: `{"name":"x","scopes":["root"]}`, status: 400, contains: "unknown scope"},
+		{route: "PATCH /api-keys/{apiKeyID}", name: "rename", method: "PATCH", path: "/api-keys/{keyid}", body: `{"name":"ci2"}`, status: 200},
+		{route: "PATCH /api-keys/{apiKeyID}", name: "unknown", method: "PATCH", path: "/api-keys/" + unknownID, body: `{"name":"x"}`, status: 404, contains: unknownID},
+		{route: "DELETE /api-keys/{apiKeyID}", name: "revoke", method: "DELETE", path: "/api-keys/{keyid}", status: 204},
+		{route: "DELETE /api-keys/{apiKeyID}", name: "revoked already", method: "DELETE", path: "/api-keys/{keyid}", status: 404, contains: "not found"},
 	}
 }

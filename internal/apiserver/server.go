@@ -122,6 +122,10 @@ func (s *Server) routes() {
 	auth("POST /images", tplWrite, s.importImage)
 	auth("GET /images", tplRead, s.listImages)
 	auth("DELETE /templates/tags", tplWrite, s.removeTags)
+	auth("GET /api-keys", apikey.ScopeKeys, s.listKeys)
+	auth("POST /api-keys", apikey.ScopeKeys, s.createKey)
+	auth("PATCH /api-keys/{apiKeyID}", apikey.ScopeKeys, s.updateKey)
+	auth("DELETE /api-keys/{apiKeyID}", apikey.ScopeKeys, s.deleteKey)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))

@@ -153,3 +153,38 @@ func TestKeyScopesAndExpiry(t *testing.T) {
 		t.Errorf("expired key: %d %s, want 401", st, body)
 	}
 }
+
+// TestKeysEndpoints: a team manages its own keys over /api-keys: it sees
+// only them, cannot touch another team's, cannot grant scopes it lacks,
+// and a revoked key stops working at once.
+func TestKeysEndpoints(t *testing.T) {
+	f := newRouteFixture(t)
+	other := f.addKey(t, apikey.Spec{Name: "beta-key", Team: "beta"})
+	limited := f.addKey(t, apikey.Spec{Name: "limited", Team: "beta", Scopes: []string{apikey.ScopeKeys, apikey.ScopeSandboxesRead}})
+	st, body := f.call(t, other, "POST", "/api-keys", `{"name":"made-by-beta"}`)
+	made, secret := field(body, "id"), field(body, "key")
+	if st != 201 || !apikey.Valid(secret) || !strings.Contains(body, `"team":"beta"`) {
+		t.Fatalf("create: %d %s", st, body)
+	}
+	if st, body := f.call(t, other, "GET", "/api-keys", ""); st != 200 || strings.Contains(body, `"name":"test"`) || !strings.Contains(body, "made-by-beta") {
+		t.Errorf("beta's list = %d %s; want its own keys only", st, body)
+	}
+	if st, _ := f.call(t, f.key, "DELETE", "/api-keys/"+made, ""); st != 404 {
+		t.Errorf("default team revoking beta's key = %d, want 404", st)
+	}
+	if st, body := f.call(t, limited, "POST", "/api-keys", `{"name":"x","scopes":["sandboxes:write"]}`); st != 403 {
+		t.Errorf("granting a scope the key lacks = %d %s, want 403", st, body)
+	}
+	if st, body := f.call(t, limited, "POST", "/api-keys", `{"name":"y"}`); st != 201 || !strings.Contains(body, `"scopes":["keys","sandboxes:read"]`) {
+		t.Errorf("a limited key's new key must inherit its scopes: %d %s", st, body)
+	}
+	if st, _ := f.call(t, secret, "GET", "/v2/sandboxes", ""); st != 200 {
+		t.Errorf("the new key does not work: %d", st)
+	}
+	if st, _ := f.call(t, other, "DELETE", "/api-keys/"+made, ""); st != 204 {
+		t.Errorf("revoke = %d", st)
+	}
+	if st, _ := f.call(t, secret, "GET", "/v2/sandboxes", ""); st != 401 {
+		t.Errorf("a revoked key still works: %d", st)
+	}
+}

@@ -61,6 +61,8 @@ type Store interface {
 	ListAPIKeys(ctx context.Context) ([]*APIKey, error)
 	// RevokeAPIKey marks the key with this id (or name) revoked.
 	RevokeAPIKey(ctx context.Context, idOrName string) error
+	// RenameAPIKey changes the name of the key with this id.
+	RenameAPIKey(ctx context.Context, id, name string) error
 
 	Close() error
 }

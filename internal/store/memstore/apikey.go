@@ -120,3 +120,15 @@ func utcPtr(t *time.Time) *time.Time {
 	u := t.UTC()
 	return &u
 }
+
+// RenameAPIKey implements store.Store.
+func (m *Store) RenameAPIKey(ctx context.Context, id, name string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	k, ok := m.keys[id]
+	if !ok {
+		return fmt.Errorf("renaming api key %q: %w", id, errdefs.ErrNotFound)
+	}
+	k.Name = name
+	return nil
+}

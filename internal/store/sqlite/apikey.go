@@ -153,3 +153,12 @@ func scanAPIKey(sc scanner) (*store.APIKey, error) {
 	}
 	return &k, nil
 }
+
+// RenameAPIKey implements store.Store.
+func (s *Store) RenameAPIKey(ctx context.Context, id, name string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE api_keys SET name = ? WHERE id = ?`, name, id)
+	if err != nil {
+		return fmt.Errorf("renaming api key %q: %w", id, err)
+	}
+	return checkAffected(res, fmt.Sprintf("renaming api key %q", id))
+}

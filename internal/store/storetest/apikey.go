@@ -151,6 +151,16 @@ var apiKeyTests = []test{
 		wantActive(ctx, t, s, "k1", false)
 		wantActive(ctx, t, s, "k2", true)
 	}},
+	{"Rename", func(ctx context.Context, t *testing.T, s store.Store) {
+		must(t, "CreateAPIKey", s.CreateAPIKey(ctx, newKey("k1", "ci", 0)))
+		must(t, "RenameAPIKey", s.RenameAPIKey(ctx, "k1", "deploy"))
+		got, err := s.GetAPIKeyByHash(ctx, "hash-k1")
+		must(t, "GetAPIKeyByHash", err)
+		want := storedKey(newKey("k1", "ci", 0))
+		want.Name = "deploy"
+		wantEqual(t, "renamed key", got, want)
+		wantErr(t, "RenameAPIKey unknown", s.RenameAPIKey(ctx, "nope", "x"), errdefs.ErrNotFound)
+	}},
 	{"RevokeUnknown", func(ctx context.Context, t *testing.T, s store.Store) {
 		createKeys(ctx, t, s, newKey("k1", "ci", 0))
 		wantErr(t, "RevokeAPIKey", s.RevokeAPIKey(ctx, "nope"), errdefs.ErrNotFound)
