@@ -54,7 +54,15 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	secret, rec, err := apikey.Create(apikey.Spec{Name: body.Name, Team: teamOf(r), Scopes: scopes,
+	team := teamOf(r)
+	if body.Team != "" && body.Team != team {
+		if !isAdmin(r) {
+			fail(w, r, errdefs.New(errdefs.ErrPermissionDenied, "only the admin key makes keys for another team"))
+			return
+		}
+		team = body.Team
+	}
+	secret, rec, err := apikey.Create(apikey.Spec{Name: body.Name, Team: team, Scopes: scopes,
 		TTL: time.Duration(body.TTLSeconds) * time.Second})
 	if err != nil {
 		fail(w, r, invalid(err.Error()))

@@ -181,6 +181,13 @@ func TestKeysEndpoints(t *testing.T) {
 	if st, _ := f.call(t, secret, "GET", "/v2/sandboxes", ""); st != 200 {
 		t.Errorf("the new key does not work: %d", st)
 	}
+	if st, _ := f.call(t, other, "POST", "/api-keys", `{"name":"z","team":"gamma"}`); st != 403 {
+		t.Errorf("a team key making a key for another team = %d, want 403", st)
+	}
+	admin := f.addKey(t, apikey.Spec{Name: "root", Admin: true})
+	if st, body := f.call(t, admin, "POST", "/api-keys", `{"name":"z","team":"gamma"}`); st != 201 || !strings.Contains(body, `"team":"gamma"`) {
+		t.Errorf("the admin making a key for team gamma = %d %s", st, body)
+	}
 	if st, _ := f.call(t, other, "DELETE", "/api-keys/"+made, ""); st != 204 {
 		t.Errorf("revoke = %d", st)
 	}

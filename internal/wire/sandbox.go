@@ -171,7 +171,10 @@ type KeyMask struct {
 // NewTeamAPIKey is the body of POST /api-keys; Scopes and TTLSeconds are
 // warren's (a key may only hand out scopes it has itself).
 type NewTeamAPIKey struct {
-	Name       string   `json:"name"`
+	Name string `json:"name"`
+	// Team is honoured for the admin key only, which makes keys for any
+	// team (a team is made when first named).
+	Team       string   `json:"team,omitempty"`
 	Scopes     []string `json:"scopes,omitempty"`
 	TTLSeconds int64    `json:"ttlSeconds,omitempty"`
 }
