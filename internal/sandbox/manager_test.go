@@ -339,10 +339,10 @@ func TestSandboxEnv(t *testing.T) {
 		{"defaults", nil, map[string]string{"E2B_SANDBOX": "true"}},
 		{"request wins", map[string]string{"E2B_SANDBOX": "mine", "A": "1"}, map[string]string{"E2B_SANDBOX": "mine", "A": "1"}},
 	} {
-		sb := e.create(t, CreateRequest{EnvVars: tc.env})
+		sb := e.create(t, CreateRequest{EnvVars: tc.env, TeamID: "acme", AnyTeam: true})
 		calls := e.envd.calls()
 		got := calls[len(calls)-1].EnvVars
-		tc.want["E2B_SANDBOX_ID"], tc.want["E2B_TEMPLATE_ID"] = sb.ID, sb.TemplateID
+		tc.want["E2B_SANDBOX_ID"], tc.want["E2B_TEMPLATE_ID"], tc.want["E2B_TEAM_ID"] = sb.ID, sb.TemplateID, "acme"
 		if !maps.Equal(got, tc.want) || sb.TemplateID == "" {
 			t.Errorf("%s: envd got %v, want %v", tc.name, got, tc.want)
 		}

@@ -49,10 +49,11 @@ describe('Sandbox.create', { timeout: 120_000 }, () => {
     assert.equal(root.stdout, 'from-create\n', 'envVars apply to every user')
   })
 
-  test('commands see E2B_SANDBOX, E2B_SANDBOX_ID and E2B_TEMPLATE_ID, as in E2B', async () => {
+  test('commands see E2B_SANDBOX, E2B_SANDBOX_ID, E2B_TEMPLATE_ID and E2B_TEAM_ID, as in E2B', async () => {
     const sbx = await pool.create({ timeoutMs: 60_000 })
-    const res = await sbx.commands.run('echo "$E2B_SANDBOX $E2B_SANDBOX_ID $E2B_TEMPLATE_ID"')
-    assert.equal(res.stdout, `true ${sbx.sandboxId} ${(await sbx.getInfo()).templateId}\n`)
+    const res = await sbx.commands.run('echo "$E2B_SANDBOX $E2B_SANDBOX_ID $E2B_TEMPLATE_ID $E2B_TEAM_ID"')
+    // The suite's key is the admin key, of team default.
+    assert.equal(res.stdout, `true ${sbx.sandboxId} ${(await sbx.getInfo()).templateId} default\n`)
   })
 
   test('an explicit template name works', async () => {
