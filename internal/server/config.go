@@ -52,6 +52,10 @@ type Config struct {
 	// interpreter server (InterpreterPath) into sandboxes.
 	CodeInterpreter bool
 	InterpreterPath string
+	// MaxConnections caps the listener's open connections (0: no cap);
+	// IdleTimeout closes keep-alive connections idle that long.
+	MaxConnections int
+	IdleTimeout    time.Duration
 }
 
 // maxBridgeName is the kernel's limit on interface names (IFNAMSIZ - 1).
@@ -91,7 +95,7 @@ func (c *Config) Validate() error {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"max-timeout", c.MaxTimeout}, {"checkpoint-after", c.CheckpointAfter}, {"metrics-retention", c.MetricsRetention}} {
+	}{{"max-timeout", c.MaxTimeout}, {"checkpoint-after", c.CheckpointAfter}, {"metrics-retention", c.MetricsRetention}, {"idle-timeout", c.IdleTimeout}} {
 		if d.v < 0 {
 			bad(d.flag, "must not be negative")
 		}
@@ -103,6 +107,9 @@ func (c *Config) Validate() error {
 		if n.v <= 0 {
 			bad(n.flag, "must be positive")
 		}
+	}
+	if c.MaxConnections < 0 {
+		bad("max-connections", "must not be negative (0: no cap)")
 	}
 	if c.MaxCPUCount < 0 || c.MaxMemoryMB < 0 {
 		bad("max-cpu/--max-memory", "must not be negative")

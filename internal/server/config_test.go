@@ -1,6 +1,7 @@
 package server
 
 import (
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -44,6 +45,8 @@ func TestValidate(t *testing.T) {
 		{"zero disk", func(c *Config) { c.DiskMB = 0 }, "--default-disk"},
 		{"port out of range", func(c *Config) { c.EgressProxyPort = 70000 }, "--egress-proxy-port"},
 		{"dns with a path", func(c *Config) { c.DNSUpstream = "a/b" }, "--dns-upstream"},
+		{"negative connection cap", func(c *Config) { c.MaxConnections = -1 }, "--max-connections"},
+		{"negative idle timeout", func(c *Config) { c.IdleTimeout = -time.Second }, "--idle-timeout"},
 		{"two mistakes, both named", func(c *Config) { c.Runtime, c.Bridge = "", "" }, "--bridge"},
 	}
 	for _, tc := range tests {
@@ -60,4 +63,54 @@ func TestValidate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestListenerCap: past --max-connections, a new connection is not
+// accepted until an open one closes.
+func TestListenerCap(t *testing.T) {
+	t.Parallel()
+	ln, _, err := listen(&Config{Listen: "127.0.0.1:0", MaxConnections: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 3)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			accepted <- c
+		}
+	}()
+	for range 3 {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	var open []net.Conn
+	for range 2 {
+		select {
+		case c := <-accepted:
+			open = append(open, c)
+		case <-time.After(5 * time.Second):
+			t.Fatal("the first two connections were not accepted")
+		}
+	}
+	select {
+	case <-accepted:
+		t.Fatal("a third connection was accepted past the cap of 2")
+	case <-time.After(200 * time.Millisecond):
+	}
+	open[0].Close()
+	select {
+	case c := <-accepted:
+		c.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiting connection was not accepted after one closed")
+	}
+	open[1].Close()
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"golang.org/x/net/netutil"
 	"crypto/tls"
 	"fmt"
 	"path/filepath"
@@ -49,6 +50,11 @@ func listen(cfg *Config) (net.Listener, string, error) {
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, "", fmt.Errorf("listening: %w", err)
+	}
+	if cfg.MaxConnections > 0 {
+		// Past the cap, new connections wait in the kernel's backlog: the
+		// server's descriptors stay bounded whatever clients do.
+		ln = netutil.LimitListener(ln, cfg.MaxConnections)
 	}
 	if !cfg.TLS {
 		return ln, "", nil

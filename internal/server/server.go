@@ -59,7 +59,11 @@ func Run(ctx context.Context, cfg Config) error {
 	// /health and every authenticated route 503, with Retry-After.
 	root := &switchHandler{}
 	root.set(apiserver.Starting())
-	srv := &http.Server{Handler: root, ReadHeaderTimeout: 30 * time.Second}
+	// A client gets 30 s to send its headers and a keep-alive connection
+	// closes after IdleTimeout; no read or write deadline, because command
+	// and file streams may last as long as a sandbox.
+	srv := &http.Server{Handler: root, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: cfg.IdleTimeout,
+		MaxHeaderBytes: maxHeaderBytes}
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
 
@@ -92,6 +96,10 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	return nil
 }
+
+// maxHeaderBytes bounds a request's headers; E2B's clients send a few
+// hundred bytes.
+const maxHeaderBytes = 256 << 10
 
 // parts are the components Run builds once the listener is open.
 type parts struct {
