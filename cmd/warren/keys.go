@@ -86,7 +86,7 @@ func listKeys(ctx context.Context, st store.Store) error {
 		if len(k.Scopes) > 0 {
 			scopes = strings.Join(k.Scopes, ",")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, store.Team(k.TeamID), k.Mask, scopes, k.CreatedAt.Format(time.RFC3339), status)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Name, store.TeamOf(k.TeamID), k.Mask, scopes, k.CreatedAt.Format(time.RFC3339), status)
 	}
 	return tw.Flush()
 }

@@ -37,7 +37,7 @@ type Spec struct {
 // Create makes a key: the secret, shown once, and the record to store,
 // which keeps only its hash and a mask.
 func Create(spec Spec) (secret string, rec *store.APIKey, err error) {
-	team := store.Team(spec.Team)
+	team := store.TeamOf(spec.Team)
 	if !teamName.MatchString(team) {
 		return "", nil, fmt.Errorf("team %q: use 1 to 63 lowercase letters, digits, '-' or '_'", team)
 	}
@@ -62,7 +62,7 @@ func Record(secret string, spec Spec) *store.APIKey {
 	id := NewID()
 	rec := &store.APIKey{
 		ID: id, Name: spec.Name, Hash: Hash(secret), Mask: Mask(secret),
-		Admin: spec.Admin, TeamID: store.Team(spec.Team), CreatedAt: now,
+		Admin: spec.Admin, TeamID: store.TeamOf(spec.Team), CreatedAt: now,
 	}
 	if rec.Name == "" {
 		rec.Name = "key-" + id

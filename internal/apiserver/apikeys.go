@@ -159,5 +159,5 @@ func toKeyJSON(k *store.APIKey) wire.TeamAPIKey {
 	if scopes == nil {
 		scopes = []string{}
 	}
-	return wire.TeamAPIKey{ID: k.ID, Name: k.Name, Mask: m, CreatedAt: k.CreatedAt, Team: store.Team(k.TeamID), Scopes: scopes, ExpiresAt: k.ExpiresAt}
+	return wire.TeamAPIKey{ID: k.ID, Name: k.Name, Mask: m, CreatedAt: k.CreatedAt, Team: store.TeamOf(k.TeamID), Scopes: scopes, ExpiresAt: k.ExpiresAt}
 }

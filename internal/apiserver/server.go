@@ -272,6 +272,8 @@ func statusOf(err error) int {
 		return http.StatusInsufficientStorage
 	case errors.Is(err, errdefs.ErrNotImplemented):
 		return http.StatusNotImplemented
+	case errors.Is(err, errdefs.ErrQuotaExceeded):
+		return http.StatusTooManyRequests
 	case errors.Is(err, errdefs.ErrResourceExhausted), errors.Is(err, errdefs.ErrUnavailable):
 		return http.StatusServiceUnavailable
 	default:

@@ -22,7 +22,7 @@ func principal(r *http.Request) *store.APIKey {
 // teamOf is the team the request acts for.
 func teamOf(r *http.Request) string {
 	if k := principal(r); k != nil {
-		return store.Team(k.TeamID)
+		return store.TeamOf(k.TeamID)
 	}
 	return store.DefaultTeam
 }
@@ -35,7 +35,7 @@ func isAdmin(r *http.Request) bool {
 
 // owns reports whether the request may act on what team owns.
 func owns(r *http.Request, team string) bool {
-	return isAdmin(r) || store.Team(team) == teamOf(r)
+	return isAdmin(r) || store.TeamOf(team) == teamOf(r)
 }
 
 // sees reports whether the request may read template t.

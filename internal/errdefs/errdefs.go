@@ -20,6 +20,7 @@ var (
 	ErrPermissionDenied   = errors.New("permission denied")     // 403
 	ErrNoSpace            = errors.New("not enough disk space") // 507
 	ErrNotImplemented     = errors.New("not implemented")       // 501
+	ErrQuotaExceeded      = errors.New("quota exceeded")        // 429: a team's limit, retry later
 )
 
 // IsNotFound reports whether err is of the not-found class.

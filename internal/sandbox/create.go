@@ -41,7 +41,7 @@ type CreateRequest struct {
 // On any error nothing is left behind.
 func (m *Manager) Create(ctx context.Context, req CreateRequest) (*store.Sandbox, error) {
 	tpl, err := store.ResolveTemplate(ctx, m.opts.Store, req.TemplateID)
-	if err == nil && !req.AnyTeam && !tpl.Public && store.Team(tpl.TeamID) != store.Team(req.TeamID) {
+	if err == nil && !req.AnyTeam && !tpl.Public && store.TeamOf(tpl.TeamID) != store.TeamOf(req.TeamID) {
 		err = errdefs.New(errdefs.ErrNotFound, "another team's template")
 	}
 	if err == nil {
@@ -57,7 +57,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (*store.Sandbox
 	m.snapMu.RLock()
 	defer m.snapMu.RUnlock()
 	snap, err := m.opts.Store.GetSnapshot(ctx, req.TemplateID)
-	if err == nil && !req.AnyTeam && store.Team(snap.TeamID) != store.Team(req.TeamID) {
+	if err == nil && !req.AnyTeam && store.TeamOf(snap.TeamID) != store.TeamOf(req.TeamID) {
 		err = errdefs.New(errdefs.ErrNotFound, "another team's snapshot")
 	}
 	if errdefs.IsNotFound(err) {
@@ -247,7 +247,7 @@ func newRecord(req CreateRequest, tpl *store.Template, snap *store.Snapshot, bac
 		AutoResume:        req.AutoResume,
 		Network:           req.Network.Clone(),
 		APIKeyID:          req.APIKeyID,
-		TeamID:            store.Team(req.TeamID),
+		TeamID:            store.TeamOf(req.TeamID),
 	}
 	if req.TemplateID != tpl.ID {
 		sb.Alias = req.TemplateID

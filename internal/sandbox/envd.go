@@ -125,7 +125,7 @@ func sandboxEnv(sb *store.Sandbox) map[string]string {
 		"E2B_SANDBOX":     "true",
 		"E2B_SANDBOX_ID":  sb.ID,
 		"E2B_TEMPLATE_ID": sb.TemplateID,
-		"E2B_TEAM_ID":     store.Team(sb.TeamID),
+		"E2B_TEAM_ID":     store.TeamOf(sb.TeamID),
 	}
 	maps.Copy(env, sb.EnvVars)
 	return env

@@ -84,7 +84,7 @@ func (m *Manager) snapshotLocked(ctx context.Context, e *entry) (*store.Snapshot
 		DiskMB:     e.sb.DiskMB,
 		SizeBytes:  size,
 		CreatedAt:  time.Now().UTC(),
-		TeamID:     store.Team(e.sb.TeamID),
+		TeamID:     store.TeamOf(e.sb.TeamID),
 	}, nil
 }
 

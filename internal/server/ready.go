@@ -1,9 +1,9 @@
 package server
 
 import (
-	"golang.org/x/net/netutil"
 	"crypto/tls"
 	"fmt"
+	"golang.org/x/net/netutil"
 	"path/filepath"
 
 	"github.com/warren-sandbox/warren/internal/tlsutil"

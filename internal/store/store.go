@@ -64,6 +64,14 @@ type Store interface {
 	// RenameAPIKey changes the name of the key with this id.
 	RenameAPIKey(ctx context.Context, id, name string) error
 
+	// GetTeam returns a team's quota settings; ErrNotFound for a team
+	// never set, which has the server's defaults.
+	GetTeam(ctx context.Context, id string) (*Team, error)
+	// PutTeam creates or replaces a team's settings.
+	PutTeam(ctx context.Context, t *Team) error
+	// ListTeams lists the teams with settings, by id.
+	ListTeams(ctx context.Context) ([]*Team, error)
+
 	Close() error
 }
 
@@ -188,12 +196,25 @@ type APIKey struct {
 	RevokedAt *time.Time
 }
 
+// Team holds a team's quota. Each limit: 0 takes the server's default,
+// Unlimited lifts it, a positive value is the limit.
+type Team struct {
+	ID           string
+	MaxSandboxes int // running sandboxes at once
+	MaxMemoryMB  int // total memory of its running sandboxes
+	MaxCPUs      int // total vCPUs of its running sandboxes
+	MaxBuilds    int // template builds at once
+}
+
+// Unlimited lifts one of a team's limits.
+const Unlimited = -1
+
 // DefaultTeam owns what was made before teams existed, and the admin key.
 const DefaultTeam = "default"
 
-// Team names the team of a record whose TeamID is id: records from before
+// TeamOf names the team of a record whose TeamID is id: records from before
 // teams existed have none and belong to DefaultTeam.
-func Team(id string) string {
+func TeamOf(id string) string {
 	if id == "" {
 		return DefaultTeam
 	}

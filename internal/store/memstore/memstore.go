@@ -34,6 +34,7 @@ type Store struct {
 	keys      map[string]*store.APIKey
 	snapshots map[string]*store.Snapshot
 	snapNames map[string]string // name → snapshot id
+	teams     map[string]store.Team
 	closed    bool
 }
 
@@ -43,6 +44,7 @@ func New() *Store {
 		sandboxes: map[string]*store.Sandbox{},
 		templates: map[string]*store.Template{},
 		aliases:   map[string]string{},
+		teams:     map[string]store.Team{},
 		builds:    map[string]*store.Build{},
 		tags:      map[tagKey]*store.Tag{},
 		keys:      map[string]*store.APIKey{},

@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Tag", tagTests},
 		{"APIKey", apiKeyTests},
 		{"Snapshot", snapshotTests},
+		{"Team", teamTests},
 		{"Concurrent", concurrentTests},
 	}
 	for _, g := range groups {

@@ -68,10 +68,10 @@ func (b *Builder) RequestBuild(ctx context.Context, req BuildRequest) (*store.Te
 	case errdefs.IsNotFound(err):
 		now := time.Now().UTC()
 		tpl = &store.Template{ID: newID(20), Aliases: []string{name}, CreatedAt: now, UpdatedAt: now,
-			EnvdVersion: b.opts.EnvdVersion, TeamID: store.Team(req.TeamID)}
+			EnvdVersion: b.opts.EnvdVersion, TeamID: store.TeamOf(req.TeamID)}
 	case err != nil:
 		return nil, nil, err
-	case !req.AnyTeam && store.Team(tpl.TeamID) != store.Team(req.TeamID) && !b.builtin(tpl.ID):
+	case !req.AnyTeam && store.TeamOf(tpl.TeamID) != store.TeamOf(req.TeamID) && !b.builtin(tpl.ID):
 		return nil, nil, errdefs.New(errdefs.ErrConflict, fmt.Sprintf("the template name '%s' is taken; choose another name", name))
 	case b.builtin(tpl.ID):
 		return nil, nil, errdefs.New(errdefs.ErrConflict, fmt.Sprintf("template '%s' is built into warren and cannot be rebuilt; choose another name", name))
