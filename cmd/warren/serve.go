@@ -43,6 +43,10 @@ func parseServe(args []string) (*server.Config, error) {
 	fs.StringVar(&c.DNSUpstream, "dns-upstream", "", "resolver for sandboxes' DNS (host:port; default the host's first IPv4 nameserver; off: none)")
 	fs.BoolVar(&c.DiskQuota, "disk-quota", true, "give each sandbox a disk of its own of --default-disk MB for its writable layer (ENOSPC inside when full)")
 	fs.BoolVar(&c.TLS, "tls", false, "serve HTTPS (h2 and http/1.1) with a CA and wildcard certificate warren makes in <data-dir>/tls")
+	fs.IntVar(&c.TeamQuotas.Sandboxes, "team-max-sandboxes", 100, "running sandboxes a team may have at once (0: no limit; warren teams set overrides per team)")
+	fs.IntVar(&c.TeamQuotas.MemoryMB, "team-max-memory", 0, "total memory MB of a team's running sandboxes (0: no limit)")
+	fs.IntVar(&c.TeamQuotas.CPUs, "team-max-cpus", 0, "total vCPUs of a team's running sandboxes (0: no limit)")
+	fs.IntVar(&c.TeamQuotas.Builds, "team-max-builds", 4, "template builds a team may run at once (0: no limit)")
 	fs.IntVar(&c.MaxConnections, "max-connections", 4096, "most connections the listener holds open at once; more wait in the kernel's backlog (0: no cap)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 2*time.Minute, "close keep-alive connections idle this long (0: never)")
 	if err := fs.Parse(args); err != nil {

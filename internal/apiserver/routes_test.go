@@ -199,7 +199,7 @@ func (f *routeFixture) addKey(t *testing.T, spec apikey.Spec) string {
 
 // newRouteFixture is a ready server over the fake backend (a stand-in envd
 // accepts /init) with a builder whose RUN steps wait until cancelled.
-func newRouteFixture(t *testing.T) *routeFixture {
+func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Options)) *routeFixture {
 	t.Helper()
 	check := func(err error) {
 		t.Helper()
@@ -226,20 +226,26 @@ func newRouteFixture(t *testing.T) *routeFixture {
 	check(st.PutTemplate(ctx, &store.Template{ID: "base", Aliases: []string{"base"}, RootfsPath: rootfs, Public: true}))
 	envdBin := filepath.Join(dir, "envd")
 	check(os.WriteFile(envdBin, nil, 0o755))
-	mgr, err := sandbox.New(sandbox.Options{
+	mopts := sandbox.Options{
 		Store: st, Backends: map[string]runtime.Backend{"fake": b}, DefaultBackend: "fake",
 		EnvdPath: envdBin, EnvdPort: ap.Port(), DefaultCPUCount: 1, DefaultMemoryMB: 128,
 		SnapshotDir: filepath.Join(dir, "snapshots"),
-	})
+	}
+	bopts := builder.Options{
+		Store: st, Runner: blockingRunner{},
+		FilesDir: filepath.Join(dir, "files"), WorkDir: filepath.Join(dir, "builds"),
+		BuiltIn: []string{"base"}, DefaultDiskMB: 1024,
+	}
+	for _, a := range adjust {
+		a(&mopts, &bopts)
+	}
+	mgr, err := sandbox.New(mopts)
 	check(err)
 	t.Cleanup(mgr.Shutdown)
 	layers, err := layer.NewStore(filepath.Join(dir, "layers"))
 	check(err)
-	bld, err := builder.New(builder.Options{
-		Store: st, Runner: blockingRunner{}, Layers: layers,
-		FilesDir: filepath.Join(dir, "files"), WorkDir: filepath.Join(dir, "builds"),
-		BuiltIn: []string{"base"}, DefaultDiskMB: 1024,
-	})
+	bopts.Layers = layers
+	bld, err := builder.New(bopts)
 	check(err)
 	t.Cleanup(bld.Shutdown)
 	s := New(Options{

@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"strings"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/template/builder"
 )
 
 // call makes one request and returns its status and body.
@@ -193,5 +196,45 @@ func TestKeysEndpoints(t *testing.T) {
 	}
 	if st, _ := f.call(t, secret, "GET", "/v2/sandboxes", ""); st != 401 {
 		t.Errorf("a revoked key still works: %d", st)
+	}
+}
+
+// TestQuotasAnswer429: past a team's quota the API answers 429 with
+// Retry-After and a message that says which limit; another team is apart.
+func TestQuotasAnswer429(t *testing.T) {
+	f := newRouteFixture(t, func(m *sandbox.Options, b *builder.Options) {
+		m.Quota = func(_ context.Context, team string) (sandbox.Quota, error) {
+			if team == "beta" {
+				return sandbox.Quota{}, nil
+			}
+			return sandbox.Quota{Sandboxes: 1}, nil
+		}
+		b.MaxBuilds = func(context.Context, string) (int, error) { return 1, nil }
+	})
+	beta := f.addKey(t, apikey.Spec{Name: "b", Team: "beta"})
+	if st, body := f.call(t, f.key, "POST", "/v2/sandboxes", `{"templateID":"base"}`); st != 201 {
+		t.Fatalf("first: %d %s", st, body)
+	}
+	resp := do(t, f.srv, "POST", "/v2/sandboxes", `{"templateID":"base"}`, f.key)
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(raw), "may run 1 of sandboxes") {
+		t.Fatalf("second: %d %q %s, want 429 with Retry-After", resp.StatusCode, resp.Header.Get("Retry-After"), raw)
+	}
+	checkErrorBody(t, raw, 429)
+	if st, body := f.call(t, beta, "POST", "/v2/sandboxes", `{"templateID":"base"}`); st != 201 {
+		t.Errorf("another team: %d %s", st, body)
+	}
+	var builds []string
+	for _, name := range []string{"q1", "q2"} {
+		_, body := f.call(t, f.key, "POST", "/v3/templates", `{"name":"`+name+`"}`)
+		builds = append(builds, "/v2/templates/"+field(body, "templateID")+"/builds/"+field(body, "buildID"))
+	}
+	run := `{"fromTemplate":"base","steps":[{"type":"RUN","args":["sleep 1000"]}]}`
+	if st, body := f.call(t, f.key, "POST", builds[0], run); st != 202 {
+		t.Fatalf("first build: %d %s", st, body)
+	}
+	if st, body := f.call(t, f.key, "POST", builds[1], run); st != 429 || !strings.Contains(body, "template builds at once") {
+		t.Errorf("second build: %d %s, want 429", st, body)
 	}
 }

@@ -87,6 +87,12 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("template '%s' needs runtime %q, which this server does not run", req.TemplateID, backendName))
 	}
 	sb := newRecord(req, tpl, snap, backendName, m.opts)
+	release, err := m.admit(ctx, sb.TeamID, sb.CPUCount, sb.MemoryMB, sb.DiskMB)
+	if err != nil {
+		return nil, err
+	}
+	// Released once the sandbox is live (and counted there) or failed.
+	defer release()
 	if req.Secure {
 		sb.EnvdAccessToken = newToken()
 	}
@@ -153,6 +159,7 @@ func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Templ
 		return fmt.Errorf("recording sandbox: %w", err)
 	}
 	e := &entry{sb: sb, ip: inst.IP, backend: backend, conns: newConnSet()}
+	e.running.Store(true)
 	m.mu.Lock()
 	m.live[sb.ID] = e
 	m.mu.Unlock()

@@ -185,6 +185,7 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) er
 		return fmt.Errorf("pausing sandbox: %w", err)
 	}
 	e.sb.State = store.SandboxPaused
+	e.running.Store(false)
 	if e.timer != nil {
 		e.timer.Stop()
 	}
@@ -200,6 +201,13 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) er
 // boot) booted from its disk with envd initialised again.
 func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Duration, memory bool) error {
 	start := time.Now()
+	if !e.running.Load() {
+		release, err := m.admit(ctx, e.sb.TeamID, e.sb.CPUCount, e.sb.MemoryMB, 0)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
 	stopTimer(&e.ckTimer)
 	inst, err := e.backend.Inspect(ctx, e.sb.ID)
 	if err != nil {
@@ -234,6 +242,7 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 		}
 	}
 	e.sb.State = store.SandboxRunning
+	e.running.Store(true)
 	e.sb.EndAt = time.Now().UTC().Add(timeout)
 	if err := m.opts.Store.UpdateSandbox(ctx, e.sb); err != nil {
 		return fmt.Errorf("saving resume: %w", err)

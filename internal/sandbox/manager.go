@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
@@ -25,9 +26,14 @@ const EnvdVersion = "0.6.13"
 
 // Options configure a Manager.
 type Options struct {
-	Store          store.Store
-	Backends       map[string]runtime.Backend // by name
-	DefaultBackend string
+	Store store.Store
+	// Quota is a team's limits on running sandboxes; nil: none.
+	Quota func(ctx context.Context, team string) (Quota, error)
+	// HostMemoryMB and HostDiskFreeMB report what the host has left
+	// (MemAvailableMB, DiskFreeMB); nil skips that check.
+	HostMemoryMB, HostDiskFreeMB func() (int, error)
+	Backends                     map[string]runtime.Backend // by name
+	DefaultBackend               string
 	// EnvdPath is the host path of the static envd binary bound into sandboxes.
 	EnvdPath string
 	// Binds are further host files bound read-only into every sandbox (the
@@ -73,6 +79,9 @@ type Manager struct {
 	// stored until Kill removes it; the proxy only routes to sandboxes in it.
 	mu   sync.Mutex
 	live map[string]*entry
+	// pending is what admitted creates and resumes still in flight will
+	// run, by team, so two at once cannot both take a quota's last place.
+	pending map[string]usage
 
 	// snapMu: whatever makes or stands on a snapshot directory (creates
 	// from a snapshot, snapshots, forks) holds it for reading until the
@@ -91,8 +100,11 @@ type Manager struct {
 
 // entry is the in-memory side of one sandbox.
 type entry struct {
-	mu       sync.Mutex // serialises lifecycle operations on this sandbox
-	sb       *store.Sandbox
+	mu sync.Mutex // serialises lifecycle operations on this sandbox
+	sb *store.Sandbox
+	// running mirrors sb.State == running for quota counts, which read it
+	// without taking mu.
+	running  atomic.Bool
 	ip       netip.Addr
 	backend  runtime.Backend
 	timer    *time.Timer
@@ -129,6 +141,7 @@ func New(opts Options) (*Manager, error) {
 		opts:    opts,
 		client:  newEnvdClient(),
 		live:    make(map[string]*entry),
+		pending: make(map[string]usage),
 		history: newMetricsHistory(opts.MetricsInterval, opts.MetricsRetention, maxSamples),
 	}, nil
 }

@@ -75,6 +75,7 @@ func (m *Manager) adopt(ctx context.Context, sb *store.Sandbox, inst *runtime.In
 		sb.State = store.SandboxPaused
 	}
 	e := &entry{sb: sb, ip: ip, backend: b, conns: newConnSet()}
+	e.running.Store(sb.State == store.SandboxRunning)
 	m.mu.Lock()
 	m.live[sb.ID] = e
 	m.mu.Unlock()

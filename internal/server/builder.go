@@ -28,6 +28,7 @@ func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *sandbox.M
 		BuiltIn:       []string{"base", codeInterpreterID},
 		EnvdVersion:   sandbox.EnvdVersion,
 		DefaultDiskMB: cfg.DiskMB,
+		MaxBuilds:     teamQuotas{st, cfg.TeamQuotas}.builds,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("template builder: %w", err)

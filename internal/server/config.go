@@ -56,6 +56,8 @@ type Config struct {
 	// IdleTimeout closes keep-alive connections idle that long.
 	MaxConnections int
 	IdleTimeout    time.Duration
+	// TeamQuotas are every team's default limits (--team-max-*).
+	TeamQuotas Quotas
 }
 
 // maxBridgeName is the kernel's limit on interface names (IFNAMSIZ - 1).
@@ -106,6 +108,14 @@ func (c *Config) Validate() error {
 	}{{"default-cpu", c.CPUCount}, {"default-memory", c.MemoryMB}, {"default-disk", c.DiskMB}} {
 		if n.v <= 0 {
 			bad(n.flag, "must be positive")
+		}
+	}
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{"team-max-sandboxes", c.TeamQuotas.Sandboxes}, {"team-max-memory", c.TeamQuotas.MemoryMB}, {"team-max-cpus", c.TeamQuotas.CPUs}, {"team-max-builds", c.TeamQuotas.Builds}} {
+		if n.v < 0 {
+			bad(n.flag, "must not be negative (0: no limit)")
 		}
 	}
 	if c.MaxConnections < 0 {

@@ -89,6 +89,9 @@ type Options struct {
 	// deleted through the API.
 	BuiltIn     []string
 	EnvdVersion string
+	// MaxBuilds is how many builds a team may run at once (0: no limit);
+	// nil: no limit.
+	MaxBuilds func(ctx context.Context, team string) (int, error)
 	// DefaultDiskMB is the disk of sandboxes whose template names none;
 	// minFreeDiskMb grows a template's disk from there.
 	DefaultDiskMB int
@@ -105,6 +108,7 @@ type Builder struct {
 type job struct {
 	cancel context.CancelFunc
 	log    *Log
+	team   string // of the template, for MaxBuilds
 }
 
 // New prepares the builder's directories.
@@ -154,6 +158,15 @@ func (b *Builder) Start(ctx context.Context, templateID, buildID string, req *wi
 	if err := b.validate(req); err != nil {
 		return err
 	}
+	team, err := b.teamOf(ctx, templateID)
+	if err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock() // held to the job's registration: two starts cannot both take the last place
+	if err := b.admit(ctx, team); err != nil {
+		return err
+	}
 	logf, err := newLog(b.logPath(buildID))
 	if err != nil {
 		return err
@@ -165,10 +178,8 @@ func (b *Builder) Start(ctx context.Context, templateID, buildID string, req *wi
 		return fmt.Errorf("recording build start: %w", err)
 	}
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	j := &job{cancel: cancel, log: logf}
-	b.mu.Lock()
+	j := &job{cancel: cancel, log: logf, team: team}
 	b.jobs[buildID] = j
-	b.mu.Unlock()
 	b.wg.Add(1)
 	go b.runJob(jctx, j, bl, req)
 	return nil
@@ -271,3 +282,34 @@ type stepError struct {
 
 func (e *stepError) Error() string { return e.err.Error() }
 func (e *stepError) Unwrap() error { return e.err }
+
+// teamOf is the team that owns template id.
+func (b *Builder) teamOf(ctx context.Context, id string) (string, error) {
+	t, err := b.opts.Store.GetTemplate(ctx, id)
+	if err != nil {
+		return "", err
+	}
+	return store.TeamOf(t.TeamID), nil
+}
+
+// admit refuses a build past the team's limit (the caller holds b.mu).
+func (b *Builder) admit(ctx context.Context, team string) error {
+	if b.opts.MaxBuilds == nil {
+		return nil
+	}
+	limit, err := b.opts.MaxBuilds(ctx, team)
+	if err != nil || limit <= 0 {
+		return err
+	}
+	running := 0
+	for _, j := range b.jobs {
+		if j.team == team {
+			running++
+		}
+	}
+	if running >= limit {
+		return errdefs.New(errdefs.ErrQuotaExceeded, fmt.Sprintf(
+			"team %s may run %d template builds at once and %d are running: wait for one to finish", team, limit, running))
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package sandbox
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// Quota is what one team may run at once; 0 means no limit.
+type Quota struct {
+	Sandboxes int // running sandboxes
+	MemoryMB  int // their total memory
+	CPUs      int // their total vCPUs
+}
+
+// usage is what a team runs, or is about to.
+type usage struct{ sandboxes, memoryMB, cpus int }
+
+func (u usage) plus(v usage) usage {
+	return usage{u.sandboxes + v.sandboxes, u.memoryMB + v.memoryMB, u.cpus + v.cpus}
+}
+
+// admit checks that team may run one more sandbox of cpus and memoryMB,
+// and that the host can hold it, and reserves it until release. Creates
+// and resumes go through it; paused sandboxes count for nothing.
+func (m *Manager) admit(ctx context.Context, team string, cpus, memoryMB, diskMB int) (release func(), err error) {
+	q := Quota{}
+	if m.opts.Quota != nil {
+		if q, err = m.opts.Quota(ctx, store.TeamOf(team)); err != nil {
+			return nil, fmt.Errorf("reading the quota of team %s: %w", team, err)
+		}
+	}
+	if err := m.hostAdmits(ctx, memoryMB, diskMB); err != nil {
+		return nil, err
+	}
+	want := usage{1, memoryMB, cpus}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	u := m.pending[store.TeamOf(team)]
+	for _, e := range m.live {
+		if e.running.Load() && store.TeamOf(e.sb.TeamID) == store.TeamOf(team) {
+			u = u.plus(usage{1, e.sb.MemoryMB, e.sb.CPUCount})
+		}
+	}
+	if err := q.check(team, u, want); err != nil {
+		return nil, err
+	}
+	t := store.TeamOf(team)
+	m.pending[t] = m.pending[t].plus(want)
+	return func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.pending[t] = m.pending[t].plus(usage{-want.sandboxes, -want.memoryMB, -want.cpus})
+	}, nil
+}
+
+// check refuses want on top of u where it passes a limit of q.
+func (q Quota) check(team string, u, want usage) error {
+	over := func(what string, limit, used, asked int, unit string) error {
+		return errdefs.New(errdefs.ErrQuotaExceeded, fmt.Sprintf(
+			"team %s may run %d%s of %s at once; %d%s are running and this asks for %d%s more: kill or pause a sandbox, or ask the operator for a larger quota",
+			team, limit, unit, what, used, unit, asked, unit))
+	}
+	switch {
+	case q.Sandboxes > 0 && u.sandboxes+want.sandboxes > q.Sandboxes:
+		return over("sandboxes", q.Sandboxes, u.sandboxes, want.sandboxes, "")
+	case q.MemoryMB > 0 && u.memoryMB+want.memoryMB > q.MemoryMB:
+		return over("memory", q.MemoryMB, u.memoryMB, want.memoryMB, " MB")
+	case q.CPUs > 0 && u.cpus+want.cpus > q.CPUs:
+		return over("vCPUs", q.CPUs, u.cpus, want.cpus, "")
+	}
+	return nil
+}
+
+// hostAdmits refuses a sandbox the host could not hold: its memory limit
+// beyond what the host has available, or its disk beyond the free space of
+// the data dir. Refusing now beats an OOM kill or a full disk later.
+func (m *Manager) hostAdmits(ctx context.Context, memoryMB, diskMB int) error {
+	if m.opts.HostMemoryMB != nil {
+		if avail, err := m.opts.HostMemoryMB(); err != nil {
+			log.G(ctx).Warn("reading the host's available memory", "err", err)
+		} else if memoryMB > avail {
+			return errdefs.New(errdefs.ErrResourceExhausted, fmt.Sprintf(
+				"the host has %d MB of memory available and this sandbox may use %d MB: try later or ask for less (memoryMB)", avail, memoryMB))
+		}
+	}
+	if m.opts.HostDiskFreeMB != nil && diskMB > 0 {
+		if free, err := m.opts.HostDiskFreeMB(); err != nil {
+			log.G(ctx).Warn("reading the data dir's free space", "err", err)
+		} else if diskMB > free {
+			return errdefs.New(errdefs.ErrResourceExhausted, fmt.Sprintf(
+				"the host has %d MB of disk free and this sandbox's disk is %d MB: try later", free, diskMB))
+		}
+	}
+	return nil
+}
+
+// MemAvailableMB reads MemAvailable from /proc/meminfo, in MB.
+func MemAvailableMB() (int, error) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
+			if err != nil {
+				return 0, fmt.Errorf("parsing MemAvailable: %w", err)
+			}
+			return kb / 1024, nil
+		}
+	}
+	return 0, fmt.Errorf("no MemAvailable in /proc/meminfo")
+}
+
+// DiskFreeMB is the space unprivileged writers have free on dir's
+// filesystem, in MB.
+func DiskFreeMB(dir string) (int, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("statfs %s: %w", dir, err)
+	}
+	return int(st.Bavail * uint64(st.Bsize) >> 20), nil
+}

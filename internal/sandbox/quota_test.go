@@ -1,0 +1,122 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+)
+
+// withQuota sets every team's quota to q, except team "free" which has none.
+func withQuota(q Quota) func(*Options) {
+	return func(o *Options) {
+		o.Quota = func(_ context.Context, team string) (Quota, error) {
+			if team == "free" {
+				return Quota{}, nil
+			}
+			return q, nil
+		}
+	}
+}
+
+// TestQuotaSandboxes: a team runs at most its quota of sandboxes; paused
+// ones do not count, resuming one counts again, other teams are apart.
+func TestQuotaSandboxes(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, withQuota(Quota{Sandboxes: 2}))
+	a := e.create(t, CreateRequest{TeamID: "acme", AnyTeam: true})
+	e.create(t, CreateRequest{TeamID: "acme", AnyTeam: true})
+	_, err := e.m.Create(e.ctx, CreateRequest{TemplateID: "base", Timeout: 60e9, TeamID: "acme", AnyTeam: true})
+	if !errors.Is(err, errdefs.ErrQuotaExceeded) {
+		t.Fatalf("third sandbox: %v, want quota exceeded", err)
+	}
+	e.create(t, CreateRequest{TeamID: "free", AnyTeam: true}) // another team
+	if err := e.m.Pause(e.ctx, a.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	b := e.create(t, CreateRequest{TeamID: "acme", AnyTeam: true}) // a paused one frees its place
+	if _, _, err := e.m.Connect(e.ctx, a.ID, 60e9, true); !errors.Is(err, errdefs.ErrQuotaExceeded) {
+		t.Fatalf("resume over the quota: %v, want quota exceeded", err)
+	}
+	if err := e.m.Kill(e.ctx, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := e.m.Connect(e.ctx, a.ID, 60e9, true); err != nil {
+		t.Fatalf("resume within the quota: %v", err)
+	}
+}
+
+// TestQuotaResources: memory and vCPUs add up per team.
+func TestQuotaResources(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, withQuota(Quota{MemoryMB: 300, CPUs: 3}))
+	e.create(t, CreateRequest{TeamID: "acme", AnyTeam: true, MemoryMB: 200, CPUCount: 1})
+	for _, tc := range []struct {
+		name      string
+		mem, cpus int
+		ok        bool
+	}{
+		{"memory over", 128, 1, false},
+		{"cpus over", 64, 3, false},
+		{"fits", 100, 2, true},
+	} {
+		_, err := e.m.Create(e.ctx, CreateRequest{TemplateID: "base", Timeout: 60e9, TeamID: "acme", AnyTeam: true, MemoryMB: tc.mem, CPUCount: tc.cpus})
+		if tc.ok != (err == nil) || (!tc.ok && !errors.Is(err, errdefs.ErrQuotaExceeded)) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+// TestQuotaConcurrentCreates: creates racing for the last places get
+// exactly the quota, no more.
+func TestQuotaConcurrentCreates(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, withQuota(Quota{Sandboxes: 3}))
+	var ok, refused atomic.Int32
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Go(func() {
+			_, err := e.m.Create(e.ctx, CreateRequest{TemplateID: "base", Timeout: 60e9, TeamID: "acme", AnyTeam: true})
+			switch {
+			case err == nil:
+				ok.Add(1)
+			case errors.Is(err, errdefs.ErrQuotaExceeded):
+				refused.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if ok.Load() != 3 || refused.Load() != 7 {
+		t.Fatalf("%d created, %d refused; want 3 and 7", ok.Load(), refused.Load())
+	}
+}
+
+// TestHostAdmission: a sandbox the host cannot hold is refused up front.
+func TestHostAdmission(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, func(o *Options) {
+		o.HostMemoryMB = func() (int, error) { return 256, nil }
+		o.HostDiskFreeMB = func() (int, error) { return 2048, nil }
+		o.DefaultDiskMB = 1024
+	})
+	e.create(t, CreateRequest{MemoryMB: 256})
+	for name, req := range map[string]CreateRequest{
+		"memory": {TemplateID: "base", Timeout: 60e9, MemoryMB: 512},
+	} {
+		if _, err := e.m.Create(e.ctx, req); !errors.Is(err, errdefs.ErrResourceExhausted) {
+			t.Errorf("%s: %v, want resource exhausted", name, err)
+		}
+	}
+	big := newEnvWith(t, func(o *Options) {
+		o.HostDiskFreeMB = func() (int, error) { return 2048, nil }
+		o.DefaultDiskMB = 4096
+	})
+	if _, err := big.m.Create(big.ctx, CreateRequest{TemplateID: "base", Timeout: 60e9}); !errors.Is(err, errdefs.ErrResourceExhausted) {
+		t.Errorf("disk: %v, want resource exhausted", err)
+	}
+}
