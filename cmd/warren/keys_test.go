@@ -86,3 +86,21 @@ func TestKeysTeams(t *testing.T) {
 		t.Fatalf("list must show the team, scopes and expiry:\n%s", list)
 	}
 }
+
+// TestTeamsCommands: `warren teams set` stores a team's quota, `list`
+// shows it, bad input is an error.
+func TestTeamsCommands(t *testing.T) {
+	dir := t.TempDir()
+	captureStdout(t, func() error {
+		return runTeams([]string{"set", "acme", "--data-dir", dir, "--max-sandboxes", "3", "--max-memory", "-1"})
+	})
+	list := captureStdout(t, func() error { return runTeams([]string{"list", "--data-dir", dir}) })
+	if !strings.Contains(list, "acme") || !strings.Contains(list, "3") || !strings.Contains(list, "none") {
+		t.Fatalf("list:\n%s", list)
+	}
+	for _, bad := range [][]string{{}, {"set", "--data-dir", dir}, {"set", "acme", "--data-dir", dir, "--max-cpus", "-2"}, {"grow", "--data-dir", dir}} {
+		if err := runTeams(bad); err == nil {
+			t.Errorf("teams %v: want an error", bad)
+		}
+	}
+}

@@ -13,6 +13,7 @@ const usage = `warren: self-hosted, E2B-compatible sandboxes for AI agents
 Usage:
   warren serve   [flags]            run the API server and sandboxes
   warren keys    create|list|revoke manage API keys in a data directory
+  warren teams   set|list           per-team quotas in a data directory
   warren template build|list|get|delete|tag|untag   build and manage templates on a server
   warren image   import|list        import docker-save tarballs and OCI layouts for builds
   warren bench   [flags]            measure a running server against a runc baseline
@@ -36,6 +37,8 @@ func main() {
 		err = runServe(os.Args[2:])
 	case "keys":
 		err = runKeys(os.Args[2:])
+	case "teams":
+		err = runTeams(os.Args[2:])
 	case "template":
 		err = runTemplate(os.Args[2:])
 	case "image":
