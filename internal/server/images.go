@@ -22,7 +22,13 @@ func openImages(cfg *Config) (*image.Puller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return image.New(imagesDir(cfg), layers)
+	p, err := image.New(imagesDir(cfg), layers)
+	if err != nil {
+		return nil, err
+	}
+	// No layer of an image may hold more than a sandbox's disk could.
+	p.LayerLimit = int64(max(cfg.DiskMB, 16<<10)) << 20
+	return p, nil
 }
 
 // imageResolver adapts image.Puller to builder.Images.

@@ -143,7 +143,8 @@ func (b *Builder) copyStep(ctx context.Context, st *fsState, s wire.Step, src *c
 	if err != nil {
 		return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("COPY owner: %v", err))
 	}
-	opts := layer.Options{UID: &uid, GID: &gid}
+	// A COPY can never hold more than the template's disk.
+	opts := layer.Options{UID: &uid, GID: &gid, Limit: int64(b.opts.DefaultDiskMB) << 20}
 	if len(s.Args) > 3 && s.Args[3] != "" {
 		mode, err := strconv.ParseUint(s.Args[3], 8, 32)
 		if err != nil || mode > 0o7777 {
@@ -243,7 +244,7 @@ func openUpload(p string) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening uploaded files: %w", err)
 	}
-	zr, err := gzip.NewReader(f)
+	zr, err := layer.Expansion(f, func(r io.Reader) (io.Reader, error) { return gzip.NewReader(r) })
 	if err != nil {
 		f.Close()
 		// The SDK can send plain tars (gzip: false).

@@ -118,7 +118,7 @@ func (p *Puller) extractLayer(ctx context.Context, l v1.Layer, diffID v1.Hash, d
 	defer rc.Close()
 	h := sha256.New()
 	r := io.TeeReader(rc, h)
-	if err := layer.Extract(ctx, r, dir, layer.Options{Whiteouts: true, Limit: p.LayerLimit}); err != nil {
+	if err := layer.Extract(ctx, r, dir, layer.Options{Whiteouts: true, Limit: p.LayerLimit, MaxEntries: layer.ImageMaxEntries}); err != nil {
 		return fmt.Errorf("layer %s: %w", shortDigest(diffID), err)
 	}
 	// The tar reader stops at the end-of-archive marker; the digest covers

@@ -48,9 +48,26 @@ type Options struct {
 	// setgid and sticky) of regular files and directories.
 	FileMode *os.FileMode
 	// Limit caps the total size of file content; going over it fails with
-	// errdefs.ErrNoSpace. Zero means no cap.
+	// errdefs.ErrNoSpace. Zero means no cap. Sparse files count their full
+	// size. Extraction also stops while reserveFree bytes are still free
+	// on dir's filesystem, whatever the limit.
 	Limit int64
+	// MaxEntries caps the number of entries (default DefaultMaxEntries);
+	// MaxDepth the components of a path (default DefaultMaxDepth).
+	MaxEntries, MaxDepth int
 }
+
+// Defaults for Options' caps. Image layers pass larger MaxEntries: a
+// distribution's layer can hold a few hundred thousand files.
+const (
+	DefaultMaxEntries = 50_000
+	DefaultMaxDepth   = 128
+	// ImageMaxEntries is the cap image layers use.
+	ImageMaxEntries = 1_000_000
+	// reserveFree is left free on the target filesystem: an archive that
+	// would eat into it fails instead of filling the host's disk.
+	reserveFree = 512 << 20
+)
 
 // Extract reads an uncompressed tar stream from r and writes its entries
 // into dir, which must exist. Later entries replace earlier ones at the same
@@ -62,12 +79,19 @@ func Extract(ctx context.Context, r io.Reader, dir string, opts Options) error {
 		return fmt.Errorf("open layer directory %s: %w", dir, err)
 	}
 	defer unix.Close(root)
+	if opts.MaxEntries == 0 {
+		opts.MaxEntries = DefaultMaxEntries
+	}
+	if opts.MaxDepth == 0 {
+		opts.MaxDepth = DefaultMaxDepth
+	}
 	x := &extractor{
 		ctx:   ctx,
 		root:  root,
 		opts:  opts,
 		chown: os.Geteuid() == 0,
 		done:  make(map[string]bool),
+		room:  roomOn(dir),
 	}
 	tr := tar.NewReader(ctxReader{ctx: ctx, r: r})
 	for {
@@ -77,6 +101,10 @@ func Extract(ctx context.Context, r io.Reader, dir string, opts Options) error {
 		}
 		if err != nil {
 			return readErr(err)
+		}
+		if x.entries++; x.entries > opts.MaxEntries {
+			return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf(
+				"the archive has more than %d entries, the most one archive may hold", opts.MaxEntries))
 		}
 		if err := x.entry(hdr, tr); err != nil {
 			return err
@@ -92,6 +120,8 @@ type extractor struct {
 	opts    Options
 	chown   bool // only root may give files away; others keep their own uid
 	written int64
+	entries int
+	room    int64 // bytes that may be written before the filesystem's reserve; <0: unknown
 	// done holds the non-directory entries written so far, the only valid
 	// hardlink targets: a link can then never reach a file that was in dir
 	// before, or one outside it.
@@ -113,6 +143,9 @@ func (x *extractor) entry(hdr *tar.Header, r io.Reader) error {
 	name, err := cleanName(hdr.Name, hdr.Name, "path ")
 	if err != nil {
 		return err
+	}
+	if d := depth(name); d > x.opts.MaxDepth {
+		return invalid(hdr.Name[:min(len(hdr.Name), 80)]+"…", fmt.Sprintf("path is %d directories deep; at most %d are allowed", d, x.opts.MaxDepth))
 	}
 	if x.opts.Map != nil {
 		mapped, ok := x.opts.Map(name)
@@ -207,8 +240,11 @@ func (x *extractor) dir(name string, hdr *tar.Header) error {
 }
 
 func (x *extractor) file(name string, hdr *tar.Header, r io.Reader) error {
-	if x.opts.Limit > 0 && x.written+hdr.Size > x.opts.Limit {
+	if hdr.Size < 0 || x.opts.Limit > 0 && x.written+hdr.Size > x.opts.Limit {
 		return fmt.Errorf("layer entry %q: layer content exceeds the limit of %d bytes: %w", hdr.Name, x.opts.Limit, errdefs.ErrNoSpace)
+	}
+	if x.room >= 0 && x.written+hdr.Size > x.room {
+		return fmt.Errorf("layer entry %q: writing %d bytes would leave the server's disk almost full: %w", hdr.Name, hdr.Size, errdefs.ErrNoSpace)
 	}
 	x.written += hdr.Size
 	parent, base, err := x.prepare(name)
@@ -451,4 +487,14 @@ func readErr(err error) error {
 		return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("malformed layer tar: %v", err))
 	}
 	return fmt.Errorf("read layer tar: %w", err)
+}
+
+// roomOn is how much may be written on dir's filesystem before only
+// reserveFree is left; -1 when that cannot be read.
+func roomOn(dir string) int64 {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return -1
+	}
+	return max(int64(st.Bavail)*int64(st.Bsize)-reserveFree, 0)
 }

@@ -315,12 +315,10 @@ func TestExtractWhiteouts(t *testing.T) {
 
 func TestExtractXattrs(t *testing.T) {
 	pax := map[string]string{
-		"SCHILY.xattr.user.kept":              "1",
-		"SCHILY.xattr.trusted.overlay.opaque": "y",
-		"SCHILY.xattr.trusted.other":          "x",
-		"SCHILY.xattr.user.overlay.redirect":  "/etc",
-		"SCHILY.xattr.security.selinux":       "system_u:object_r:shadow_t:s0",
-		"SCHILY.xattr.security.capability":    string(capNetBindService()),
+		"SCHILY.xattr.user.kept":           "1",
+		"SCHILY.xattr.trusted.other":       "x",
+		"SCHILY.xattr.security.selinux":    "system_u:object_r:shadow_t:s0",
+		"SCHILY.xattr.security.capability": string(capNetBindService()),
 	}
 	d, err := extract(t, Options{}, ent{name: "f", typ: tar.TypeReg, body: "x", mode: 0o755, pax: pax},
 		ent{name: "dir/", typ: tar.TypeDir, pax: pax})
@@ -335,7 +333,7 @@ func TestExtractXattrs(t *testing.T) {
 		} else if err != nil || string(buf[:sz]) != "1" {
 			t.Errorf("%s user.kept = %q, %v", n, buf[:sz], err)
 		}
-		for _, x := range []string{"trusted.overlay.opaque", "trusted.other", "user.overlay.redirect", "security.selinux"} {
+		for _, x := range []string{"trusted.other", "security.selinux"} {
 			if sz, err := unix.Lgetxattr(p, x, buf); err == nil && !(x == "security.selinux" && selinuxLabels()) {
 				t.Errorf("%s: forbidden xattr %s = %q was written", n, x, buf[:sz])
 			}

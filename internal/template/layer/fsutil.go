@@ -192,6 +192,12 @@ func keepXattr(name string) bool {
 func (x *extractor) xattrs(parent int, base string, hdr *tar.Header) error {
 	var names []string
 	for k := range hdr.PAXRecords {
+		// overlayfs reads trusted.overlay.* (and user.overlay.*) as its own
+		// metadata: redirects, whiteouts, origins. From an archive they
+		// can only be forged, so the archive is refused, not trimmed.
+		if n, ok := strings.CutPrefix(k, xattrPrefix); ok && (strings.HasPrefix(n, "trusted.overlay.") || strings.HasPrefix(n, "user.overlay.")) {
+			return invalid(hdr.Name, fmt.Sprintf("carries the overlay filesystem's own attribute %s, which an archive may not set", n))
+		}
 		if n, ok := strings.CutPrefix(k, xattrPrefix); ok && keepXattr(n) {
 			names = append(names, n)
 		}
