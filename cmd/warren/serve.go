@@ -5,10 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/signal"
 	"path/filepath"
 	goruntime "runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -47,6 +49,16 @@ func parseServe(args []string) (*server.Config, error) {
 	fs.IntVar(&c.TeamQuotas.MemoryMB, "team-max-memory", 0, "total memory MB of a team's running sandboxes (0: no limit)")
 	fs.IntVar(&c.TeamQuotas.CPUs, "team-max-cpus", 0, "total vCPUs of a team's running sandboxes (0: no limit)")
 	fs.IntVar(&c.TeamQuotas.Builds, "team-max-builds", 4, "template builds a team may run at once (0: no limit)")
+	fs.Func("registry-allow", "an internal range (CIDR) image pulls may reach, e.g. a registry on the LAN; repeatable (default: none: loopback, private, link-local, the host's and the sandboxes' addresses are refused)", func(v string) error {
+		for _, f := range strings.Split(v, ",") {
+			p, err := netip.ParsePrefix(strings.TrimSpace(f))
+			if err != nil {
+				return fmt.Errorf("%q is not a CIDR range", f)
+			}
+			c.RegistryAllow = append(c.RegistryAllow, p.Masked())
+		}
+		return nil
+	})
 	fs.IntVar(&c.MaxConnections, "max-connections", 4096, "most connections the listener holds open at once; more wait in the kernel's backlog (0: no cap)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 2*time.Minute, "close keep-alive connections idle this long (0: never)")
 	if err := fs.Parse(args); err != nil {

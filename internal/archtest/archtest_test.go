@@ -40,6 +40,8 @@ func TestImportRules(t *testing.T) {
 		{"internal/bench", []string{"internal/sandbox", "internal/store", "internal/runtime", "internal/apiserver", "internal/server"}},
 		// The leaf every package uses imports nothing of ours.
 		{"internal/errdefs", []string{"internal/"}},
+		// The outbound address guard is a leaf too.
+		{"internal/netguard", []string{"internal/sandbox", "internal/store", "internal/runtime", "internal/network", "internal/template"}},
 		// The network policy is shared by every layer, so it depends on none.
 		{"internal/netpolicy", []string{"internal/"}},
 		// The protocol's fixed points are shared by everything, envd included.

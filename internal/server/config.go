@@ -58,6 +58,9 @@ type Config struct {
 	IdleTimeout    time.Duration
 	// TeamQuotas are every team's default limits (--team-max-*).
 	TeamQuotas Quotas
+	// RegistryAllow are internal ranges the server may still pull images
+	// from (--registry-allow); all others are refused.
+	RegistryAllow []netip.Prefix
 }
 
 // maxBridgeName is the kernel's limit on interface names (IFNAMSIZ - 1).

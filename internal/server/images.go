@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"github.com/warren-sandbox/warren/internal/netguard"
 	"github.com/warren-sandbox/warren/internal/wire"
+	"net/netip"
 	"path/filepath"
 
 	"github.com/warren-sandbox/warren/internal/template/builder"
@@ -28,6 +30,13 @@ func openImages(cfg *Config) (*image.Puller, error) {
 	}
 	// No layer of an image may hold more than a sandbox's disk could.
 	p.LayerLimit = int64(max(cfg.DiskMB, 16<<10)) << 20
+	// A user's image reference must not make the server reach the host's
+	// own services or the sandboxes.
+	var deny []netip.Prefix
+	if sub, err := netip.ParsePrefix(cfg.Subnet); err == nil {
+		deny = append(deny, sub)
+	}
+	p.Dial = (&netguard.Guard{Allow: cfg.RegistryAllow, Deny: deny}).DialContext
 	return p, nil
 }
 

@@ -154,7 +154,9 @@ func reason(st map[string]any) string {
 func TestImages(t *testing.T) {
 	cfg := loadConfig(t)
 	ecr := testutil.ECRKeys{AccessKeyID: "AKIDE2E", SecretAccessKey: "aws-secret-e2e", Region: "us-west-2", User: "AWS", Password: "ecr-pass-e2e"}
-	s := launchServer(t, cfg, serverOpts{index: 80, runtime: cfg.runtimes[0],
+	// The registries and the cloud login endpoint are on loopback, which
+	// pulls may reach only when the operator allows it.
+	s := launchServer(t, cfg, serverOpts{index: 80, runtime: cfg.runtimes[0], args: []string{"--registry-allow", "127.0.0.0/8"},
 		env: []string{"AWS_ENDPOINT_URL_ECR=" + testutil.FakeECR(t, ecr)}})
 	img := busyboxImage(t)
 	host := authRegistry(t, "alice", "s3cret")

@@ -84,7 +84,7 @@ func (p *Puller) ecrAuth(ctx context.Context, k *AWSKeys) (*Auth, error) {
 	if err := v4.NewSigner().SignHTTP(ctx, creds, req, hex.EncodeToString(sum[:]), "ecr", k.Region, time.Now()); err != nil {
 		return nil, fmt.Errorf("signing the ECR request: %w", err)
 	}
-	client := &http.Client{Timeout: 30 * time.Second, Transport: p.transport}
+	client := &http.Client{Timeout: 30 * time.Second, Transport: p.roundTripper()}
 	res, err := client.Do(req)
 	if err != nil {
 		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("cannot reach ECR at %s: %v", endpoint, err))

@@ -75,12 +75,27 @@ type Puller struct {
 	// LayerLimit caps the file content of one layer in bytes; a layer over
 	// it fails with errdefs.ErrNoSpace. Zero means no cap.
 	LayerLimit int64
+	// Dial, when set, makes every connection to registries, their token
+	// realms and redirects, and cloud login endpoints (netguard.Guard
+	// keeps users from reaching the host's internal addresses).
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	mu sync.Mutex // serialises read-modify-write of the index file
 
 	// For tests: talk to the registry through this, and retry fast.
 	transport http.RoundTripper
 	backoff   *remote.Backoff
+}
+
+// roundTripper is how the puller talks HTTP: the test transport, a
+// transport dialing through Dial, or the default.
+func (p *Puller) roundTripper() http.RoundTripper {
+	if p.transport != nil || p.Dial == nil {
+		return p.transport
+	}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = p.Dial
+	return t
 }
 
 // platform is what sandboxes run.

@@ -80,8 +80,8 @@ func (p *Puller) remoteOptions(ctx context.Context, auth *Auth) []remote.Option 
 		remote.WithPlatform(platform),
 		remote.WithUserAgent("warren"),
 	}
-	if p.transport != nil {
-		opts = append(opts, remote.WithTransport(p.transport))
+	if rt := p.roundTripper(); rt != nil {
+		opts = append(opts, remote.WithTransport(rt))
 	}
 	if p.backoff != nil {
 		opts = append(opts, remote.WithRetryBackoff(*p.backoff))
