@@ -6,8 +6,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/runtime/fake"
 )
 
 // withQuota sets every team's quota to q, except team "free" which has none.
@@ -118,5 +120,34 @@ func TestHostAdmission(t *testing.T) {
 	})
 	if _, err := big.m.Create(big.ctx, CreateRequest{TemplateID: "base", Timeout: 60e9}); !errors.Is(err, errdefs.ErrResourceExhausted) {
 		t.Errorf("disk: %v, want resource exhausted", err)
+	}
+}
+
+// TestLiveTokensDoNotWait: routing a signed file URL reads the tokens
+// without waiting for a sandbox that is busy (here, a pause that hangs).
+func TestLiveTokensDoNotWait(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	a := e.create(t, CreateRequest{Secure: true})
+	b := e.create(t, CreateRequest{Secure: true})
+	release := make(chan struct{})
+	e.b.SetHook(func(ctx context.Context, op fake.Op, id string) error {
+		if (op == fake.OpPause || op == fake.OpStop) && id == a.ID {
+			<-release
+		}
+		return nil
+	})
+	go e.m.Pause(e.ctx, a.ID, true)
+	defer close(release)
+	time.Sleep(50 * time.Millisecond) // the pause holds a's lock now
+	done := make(chan map[string]string, 1)
+	go func() { done <- e.m.LiveTokens() }()
+	select {
+	case tokens := <-done:
+		if tokens[b.ID] != b.EnvdAccessToken || tokens[a.ID] != a.EnvdAccessToken {
+			t.Errorf("tokens = %v; a %s %q, b %s %q", tokens, a.ID, a.EnvdAccessToken, b.ID, b.EnvdAccessToken)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("LiveTokens waited for a busy sandbox")
 	}
 }

@@ -54,19 +54,16 @@ func (m *Manager) Resolve(ctx context.Context, id string) (*proxy.Target, error)
 // LiveTokens returns the envd token of every live, secured sandbox, for
 // routing signed file URLs that carry no sandbox id.
 func (m *Manager) LiveTokens() map[string]string {
+	// Only the manager's own lock, held briefly: a token never changes
+	// after create and running is atomic, so a signed URL never waits for
+	// a sandbox busy pausing, snapshotting or being killed.
 	m.mu.Lock()
-	entries := make([]*entry, 0, len(m.live))
-	for _, e := range m.live {
-		entries = append(entries, e)
-	}
-	m.mu.Unlock()
-	out := make(map[string]string, len(entries))
-	for _, e := range entries {
-		e.mu.Lock()
-		if e.sb.EnvdAccessToken != "" && e.sb.State == store.SandboxRunning {
-			out[e.sb.ID] = e.sb.EnvdAccessToken
+	defer m.mu.Unlock()
+	out := make(map[string]string, len(m.live))
+	for id, e := range m.live {
+		if e.sb.EnvdAccessToken != "" && e.running.Load() {
+			out[id] = e.sb.EnvdAccessToken
 		}
-		e.mu.Unlock()
 	}
 	return out
 }
