@@ -167,6 +167,38 @@ func TestLogSplitsLinesAndBoundsThem(t *testing.T) {
 	}
 }
 
+// TestLogMemoryBounded: a build that prints a lot keeps only its newest
+// lines in memory; older ones are still served, from the file.
+func TestLogMemoryBounded(t *testing.T) {
+	l, err := newLog(filepath.Join(t.TempDir(), "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.close()
+	line := strings.Repeat("y", 4000)
+	const n = 2000 // about 8 MB of output
+	for i := range n {
+		l.Infof("1", "%d %s", i, line)
+	}
+	if l.memBytes > maxMemBytes+8<<10 || len(l.entries) >= n {
+		t.Fatalf("%d bytes and %d lines in memory; want at most %d bytes", l.memBytes, len(l.entries), maxMemBytes)
+	}
+	if l.Len() != n {
+		t.Fatalf("Len = %d, want %d", l.Len(), n)
+	}
+	all := l.Entries(0)
+	if len(all) != n || !strings.HasPrefix(all[0].Message, "0 ") || !strings.HasPrefix(all[n-1].Message, "1999 ") {
+		t.Fatalf("Entries(0) = %d lines", len(all))
+	}
+	tail := l.Entries(n - 3)
+	if len(tail) != 3 || !strings.HasPrefix(tail[2].Message, "1999 ") {
+		t.Fatalf("Entries(n-3) = %d lines", len(tail))
+	}
+	if last := l.Since(0, 15); len(last) != 15 || !strings.HasPrefix(last[14].Message, "1999 ") {
+		t.Fatalf("Since = %d lines", len(last))
+	}
+}
+
 // TestRequestRedacted: the request kept with a build holds no registry
 // secret, in the final stage or an earlier one, and the original is intact.
 func TestRequestRedacted(t *testing.T) {

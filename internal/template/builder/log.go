@@ -20,13 +20,22 @@ const maxEntries = 50000
 // maxLine is the longest line kept; longer output is split.
 const maxLine = 8 << 10
 
-// Log is a build's log: kept in memory while the build runs, and appended
-// to a JSON-lines file so it outlives the build and the server.
+// maxMemBytes bounds the lines a running build keeps in memory; older
+// ones are read back from its file.
+const maxMemBytes = 1 << 20
+
+// Log is a build's log: appended to a JSON-lines file so it outlives the
+// build and the server, its newest lines (up to maxMemBytes) also kept in
+// memory while the build runs.
 type Log struct {
-	mu      sync.Mutex
-	entries []wire.BuildLogEntry
-	f       *os.File
-	dropped bool
+	mu       sync.Mutex
+	path     string
+	entries  []wire.BuildLogEntry // lines base.. of the log
+	base     int
+	total    int
+	memBytes int
+	f        *os.File
+	dropped  bool
 }
 
 // newLog creates the log file at path (truncating an older one).
@@ -35,7 +44,7 @@ func newLog(path string) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating build log: %w", err)
 	}
-	return &Log{f: f}, nil
+	return &Log{f: f, path: path}, nil
 }
 
 // readLog loads a finished build's log file.
@@ -60,7 +69,7 @@ func readLog(path string) ([]wire.BuildLogEntry, error) {
 func (l *Log) add(level, step, msg string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if len(l.entries) >= maxEntries {
+	if l.total >= maxEntries {
 		if !l.dropped {
 			l.dropped = true
 			l.appendLocked(wire.BuildLogEntry{Timestamp: time.Now().UTC(), Level: "warn", Message: "[log truncated: more lines follow than are kept]", Step: step})
@@ -72,11 +81,22 @@ func (l *Log) add(level, step, msg string) {
 
 func (l *Log) appendLocked(e wire.BuildLogEntry) {
 	l.entries = append(l.entries, e)
+	l.total++
+	l.memBytes += entrySize(e)
+	for l.memBytes > maxMemBytes && len(l.entries) > 1 {
+		l.memBytes -= entrySize(l.entries[0])
+		l.entries[0] = wire.BuildLogEntry{}
+		l.entries = l.entries[1:]
+		l.base++
+	}
 	if l.f != nil {
 		data, _ := json.Marshal(e)
 		_, _ = l.f.Write(append(data, '\n'))
 	}
 }
+
+// entrySize is about what e takes in memory.
+func entrySize(e wire.BuildLogEntry) int { return len(e.Message) + len(e.Step) + len(e.Level) + 64 }
 
 // Infof logs an informational line.
 func (l *Log) Infof(step, format string, args ...any) {
@@ -92,28 +112,37 @@ func (l *Log) Errorf(step, format string, args ...any) {
 func (l *Log) Entries(offset int) []wire.BuildLogEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if offset >= len(l.entries) {
+	offset = max(offset, 0)
+	if offset >= l.total {
 		return nil
 	}
-	return append([]wire.BuildLogEntry(nil), l.entries[max(offset, 0):]...)
+	if offset >= l.base {
+		return append([]wire.BuildLogEntry(nil), l.entries[offset-l.base:]...)
+	}
+	// Lines no longer in memory come from the file, which has them all.
+	all, err := readLog(l.path)
+	if err != nil || offset >= len(all) {
+		return append([]wire.BuildLogEntry(nil), l.entries...)
+	}
+	return all[offset:]
 }
 
 // Len is the number of lines so far.
 func (l *Log) Len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.entries)
+	return l.total
 }
 
 // Since returns at most the last n lines from index from on.
 func (l *Log) Since(from, n int) []wire.BuildLogEntry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	from = max(from, len(l.entries)-n, 0)
-	if from >= len(l.entries) {
+	from = max(from, l.total-n, l.base)
+	if from >= l.total {
 		return nil
 	}
-	return append([]wire.BuildLogEntry(nil), l.entries[from:]...)
+	return append([]wire.BuildLogEntry(nil), l.entries[from-l.base:]...)
 }
 
 func (l *Log) close() {
