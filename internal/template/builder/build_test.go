@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
@@ -226,5 +227,32 @@ func TestRequestRedacted(t *testing.T) {
 	}
 	if req.FromImageRegistry.AWSSecretAccessKey != "aws-secret" || req.Stages[0].FromImageRegistry.Password != "reg-secret" {
 		t.Error("redacting changed the request itself")
+	}
+}
+
+// TestCollectFiles: uploads older than filesTTL go unless a running build
+// reads them; fresh ones stay.
+func TestCollectFiles(t *testing.T) {
+	dir := t.TempDir()
+	b := &Builder{opts: Options{FilesDir: dir}, jobs: map[string]*job{}}
+	hash := func(c byte) string { return strings.Repeat(string(c), 64) }
+	old := time.Now().Add(-2 * filesTTL)
+	for c, mtime := range map[byte]time.Time{'a': old, 'b': old, 'c': time.Now()} {
+		p := b.filePath(hash(c))
+		if err := os.WriteFile(p, []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.jobs["running"] = &job{files: []string{hash('b')}}
+	if n := b.CollectFiles(time.Now()); n != 1 {
+		t.Errorf("removed %d, want 1", n)
+	}
+	for c, want := range map[byte]bool{'a': false, 'b': true, 'c': true} {
+		if got := b.HasFiles(hash(c)); got != want {
+			t.Errorf("upload %c kept = %v, want %v", c, got, want)
+		}
 	}
 }

@@ -108,7 +108,8 @@ type Builder struct {
 type job struct {
 	cancel context.CancelFunc
 	log    *Log
-	team   string // of the template, for MaxBuilds
+	team   string   // of the template, for MaxBuilds
+	files  []string // upload hashes its COPY steps read, kept from collection
 }
 
 // New prepares the builder's directories.
@@ -178,7 +179,7 @@ func (b *Builder) Start(ctx context.Context, templateID, buildID string, req *wi
 		return fmt.Errorf("recording build start: %w", err)
 	}
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	j := &job{cancel: cancel, log: logf, team: team}
+	j := &job{cancel: cancel, log: logf, team: team, files: filesOf(req)}
 	b.jobs[buildID] = j
 	b.wg.Add(1)
 	go b.runJob(jctx, j, bl, req)
@@ -244,6 +245,9 @@ func (b *Builder) runJob(ctx context.Context, j *job, bl *store.Build, req *wire
 		delete(b.jobs, bl.ID)
 		b.mu.Unlock()
 		j.cancel()
+		if n := b.CollectFiles(time.Now()); n > 0 {
+			log.G(ctx).Info("removed uploads of COPY sources no build uses", "count", n)
+		}
 	}()
 	ctx = log.With(ctx, "build", bl.ID, "template", bl.TemplateID)
 	start := time.Now()

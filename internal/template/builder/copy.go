@@ -260,6 +260,9 @@ func openUpload(p string) (io.ReadCloser, error) {
 }
 
 // filePath is where the upload of hash is kept.
+// filesExt ends the name of every stored upload.
+const filesExt = ".tar"
+
 func (b *Builder) filePath(hash string) string {
-	return filepath.Join(b.opts.FilesDir, hash+".tar")
+	return filepath.Join(b.opts.FilesDir, hash+filesExt)
 }

@@ -1,11 +1,16 @@
 package builder
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
@@ -47,4 +52,71 @@ func (b *Builder) SaveFiles(hash string, r io.Reader, limit int64) error {
 		return fmt.Errorf("storing upload: %w", err)
 	}
 	return nil
+}
+
+// filesTTL is how long an upload nothing uses is kept: the SDK uploads
+// just before it starts the build that needs it, and a rebuild within the
+// hour skips the upload.
+const filesTTL = time.Hour
+
+// CollectFiles removes uploads of COPY sources older than filesTTL that no
+// running build uses; the SDK uploads them again when a build needs them.
+// It returns how many it removed.
+func (b *Builder) CollectFiles(now time.Time) int {
+	inUse := map[string]bool{}
+	b.mu.Lock()
+	for _, j := range b.jobs {
+		for _, h := range j.files {
+			inUse[h] = true
+		}
+	}
+	b.mu.Unlock()
+	ents, err := os.ReadDir(b.opts.FilesDir)
+	if err != nil {
+		return 0
+	}
+	removed := 0
+	for _, e := range ents {
+		hash, ok := strings.CutSuffix(e.Name(), filesExt)
+		info, err := e.Info()
+		if !ok || err != nil || inUse[hash] || now.Sub(info.ModTime()) < filesTTL {
+			continue
+		}
+		if os.Remove(filepath.Join(b.opts.FilesDir, e.Name())) == nil {
+			removed++
+		}
+	}
+	return removed
+}
+
+// filesOf lists the upload hashes req's COPY steps read.
+func filesOf(req *wire.BuildStart) []string {
+	var out []string
+	add := func(steps []wire.Step) {
+		for _, s := range steps {
+			if s.FilesHash != "" {
+				out = append(out, s.FilesHash)
+			}
+		}
+	}
+	add(req.Steps)
+	for _, st := range req.Stages {
+		add(st.Steps)
+	}
+	return out
+}
+
+// CollectFilesEvery runs CollectFiles every interval until ctx ends, for
+// uploads whose build never started.
+func (b *Builder) CollectFilesEvery(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			b.CollectFiles(now)
+		}
+	}
 }
