@@ -59,6 +59,8 @@ func parseServe(args []string) (*server.Config, error) {
 		}
 		return nil
 	})
+	fs.DurationVar(&c.PausedRetention, "paused-retention", 0, "remove a sandbox paused this long, disk and all (0: keep paused sandboxes)")
+	fs.DurationVar(&c.SnapshotRetention, "snapshot-retention", 0, "delete snapshots this old (0: keep them)")
 	fs.IntVar(&c.MaxConnections, "max-connections", 4096, "most connections the listener holds open at once; more wait in the kernel's backlog (0: no cap)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 2*time.Minute, "close keep-alive connections idle this long (0: never)")
 	if err := fs.Parse(args); err != nil {

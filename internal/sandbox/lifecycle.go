@@ -185,6 +185,7 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) er
 		return fmt.Errorf("pausing sandbox: %w", err)
 	}
 	e.sb.State = store.SandboxPaused
+	e.sb.PausedAt = time.Now().UTC()
 	e.running.Store(false)
 	if e.timer != nil {
 		e.timer.Stop()
@@ -242,6 +243,7 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 		}
 	}
 	e.sb.State = store.SandboxRunning
+	e.sb.PausedAt = time.Time{}
 	e.running.Store(true)
 	e.sb.EndAt = time.Now().UTC().Add(timeout)
 	if err := m.opts.Store.UpdateSandbox(ctx, e.sb); err != nil {

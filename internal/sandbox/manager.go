@@ -27,6 +27,9 @@ const EnvdVersion = "0.6.13"
 // Options configure a Manager.
 type Options struct {
 	Store store.Store
+	// PausedRetention removes a sandbox paused this long, disk and all;
+	// SnapshotRetention deletes snapshots this old. 0 keeps them.
+	PausedRetention, SnapshotRetention time.Duration
 	// Quota is a team's limits on running sandboxes; nil: none.
 	Quota func(ctx context.Context, team string) (Quota, error)
 	// HostMemoryMB and HostDiskFreeMB report what the host has left

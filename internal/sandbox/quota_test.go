@@ -151,3 +151,37 @@ func TestLiveTokensDoNotWait(t *testing.T) {
 		t.Fatal("LiveTokens waited for a busy sandbox")
 	}
 }
+
+// TestRetention: paused sandboxes and snapshots past the operator's
+// retention are removed; running ones and younger ones stay.
+func TestRetention(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, func(o *Options) { o.PausedRetention, o.SnapshotRetention = time.Hour, 24*time.Hour })
+	paused := e.create(t, CreateRequest{})
+	running := e.create(t, CreateRequest{})
+	snap, err := e.m.Snapshot(e.ctx, running.ID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.m.Pause(e.ctx, paused.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	e.m.retain(e.ctx, time.Now().Add(30*time.Minute)) // nothing is old enough yet
+	if _, err := e.m.Get(e.ctx, paused.ID); err != nil {
+		t.Fatalf("paused 30 minutes ago, removed: %v", err)
+	}
+	e.m.retain(e.ctx, time.Now().Add(2*time.Hour))
+	if _, err := e.m.Get(e.ctx, paused.ID); !errdefs.IsNotFound(err) {
+		t.Errorf("paused two hours ago, still there: %v", err)
+	}
+	if _, err := e.m.Get(e.ctx, running.ID); err != nil {
+		t.Errorf("a running sandbox was removed: %v", err)
+	}
+	if s, _ := e.m.ListSnapshots(e.ctx, "", ""); len(s) != 1 {
+		t.Errorf("a 2-hour-old snapshot under a 24-hour retention: %d left", len(s))
+	}
+	e.m.retain(e.ctx, time.Now().Add(48*time.Hour))
+	if s, _ := e.m.ListSnapshots(e.ctx, "", ""); len(s) != 0 {
+		t.Errorf("snapshot %s past its retention is still listed", snap.ID)
+	}
+}

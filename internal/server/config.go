@@ -58,6 +58,9 @@ type Config struct {
 	IdleTimeout    time.Duration
 	// TeamQuotas are every team's default limits (--team-max-*).
 	TeamQuotas Quotas
+	// PausedRetention and SnapshotRetention remove paused sandboxes and
+	// snapshots this old (0: kept).
+	PausedRetention, SnapshotRetention time.Duration
 	// RegistryAllow are internal ranges the server may still pull images
 	// from (--registry-allow); all others are refused.
 	RegistryAllow []netip.Prefix
@@ -100,7 +103,7 @@ func (c *Config) Validate() error {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"max-timeout", c.MaxTimeout}, {"checkpoint-after", c.CheckpointAfter}, {"metrics-retention", c.MetricsRetention}, {"idle-timeout", c.IdleTimeout}} {
+	}{{"max-timeout", c.MaxTimeout}, {"checkpoint-after", c.CheckpointAfter}, {"metrics-retention", c.MetricsRetention}, {"idle-timeout", c.IdleTimeout}, {"paused-retention", c.PausedRetention}, {"snapshot-retention", c.SnapshotRetention}} {
 		if d.v < 0 {
 			bad(d.flag, "must not be negative")
 		}

@@ -75,6 +75,7 @@ func Run(ctx context.Context, cfg Config) error {
 	defer parts.builder.Shutdown()
 	go parts.mgr.SampleMetrics(ctx)
 	go parts.builder.CollectFilesEvery(ctx, 10*time.Minute)
+	go parts.mgr.EnforceRetention(ctx, time.Minute)
 	root.set(proxy.New(parts.mgr, parts.api, cfg.Domain))
 	printReady(&cfg, ln.Addr().String(), key, generated, caPath)
 

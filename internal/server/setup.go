@@ -67,11 +67,13 @@ func setup(ctx context.Context, cfg *Config, st store.Store) (*sandbox.Manager, 
 		MetricsRetention: cfg.MetricsRetention,
 		// Beside the sandboxes' state dirs, on the same filesystem, so a
 		// snapshot moves a writable layer instead of copying it.
-		SnapshotDir:    filepath.Join(cfg.DataDir, "snapshots"),
-		DomainEgress:   cfg.EgressProxyPort > 0,
-		Quota:          teamQuotas{st, cfg.TeamQuotas}.sandboxes,
-		HostMemoryMB:   sandbox.MemAvailableMB,
-		HostDiskFreeMB: func() (int, error) { return sandbox.DiskFreeMB(cfg.DataDir) },
+		SnapshotDir:       filepath.Join(cfg.DataDir, "snapshots"),
+		DomainEgress:      cfg.EgressProxyPort > 0,
+		Quota:             teamQuotas{st, cfg.TeamQuotas}.sandboxes,
+		PausedRetention:   cfg.PausedRetention,
+		SnapshotRetention: cfg.SnapshotRetention,
+		HostMemoryMB:      sandbox.MemAvailableMB,
+		HostDiskFreeMB:    func() (int, error) { return sandbox.DiskFreeMB(cfg.DataDir) },
 	})
 	if err != nil {
 		return nil, nil, err

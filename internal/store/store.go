@@ -104,6 +104,7 @@ type Sandbox struct {
 	Network            netpolicy.Policy // with the internet switch
 	APIKeyID           string           // the key that created it
 	TeamID             string           // the team of that key
+	PausedAt           time.Time        // when it was paused; zero while running
 }
 
 // Template is a sandbox image: a read-only rootfs plus default resources.

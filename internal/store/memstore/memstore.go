@@ -177,6 +177,7 @@ func cloneSandbox(s *store.Sandbox) *store.Sandbox {
 	c.Network = storedPolicy(s.Network)
 	c.StartedAt = s.StartedAt.UTC()
 	c.EndAt = s.EndAt.UTC()
+	c.PausedAt = s.PausedAt.UTC()
 	return &c
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -18,7 +19,7 @@ var sandboxCols = []string{
 	"envd_access_token", "traffic_access_token", "allow_internet",
 	"metadata", "env_vars", "cpu_count", "memory_mb", "disk_mb", "ip",
 	"started_at", "end_at", "auto_pause", "auto_resume", "network", "api_key_id",
-	"auto_pause_no_memory", "network_policy", "team_id",
+	"auto_pause_no_memory", "network_policy", "team_id", "paused_at",
 }
 
 var (
@@ -125,7 +126,7 @@ func sandboxArgs(sb *store.Sandbox) ([]any, error) {
 		sb.EnvdAccessToken, sb.TrafficAccessToken, sb.Network.AllowInternet,
 		meta, env, sb.CPUCount, sb.MemoryMB, sb.DiskMB, sb.IP,
 		formatTime(sb.StartedAt), formatTime(sb.EndAt), sb.AutoPause, sb.AutoResume,
-		nil, sb.APIKeyID, sb.AutoPauseNoMemory, policy, sb.TeamID,
+		nil, sb.APIKeyID, sb.AutoPauseNoMemory, policy, sb.TeamID, pausedAt(sb.PausedAt),
 	}, nil
 }
 
@@ -137,13 +138,14 @@ func scanSandbox(sc scanner) (*store.Sandbox, error) {
 		startedAt, endAt string
 		legacy, policy   []byte
 		allowInternet    bool
+		paused           sql.NullString
 	)
 	err := sc.Scan(
 		&sb.ID, &sb.TemplateID, &sb.Alias, &sb.Backend, &sb.State,
 		&sb.EnvdAccessToken, &sb.TrafficAccessToken, &allowInternet,
 		&meta, &env, &sb.CPUCount, &sb.MemoryMB, &sb.DiskMB, &sb.IP,
 		&startedAt, &endAt, &sb.AutoPause, &sb.AutoResume,
-		&legacy, &sb.APIKeyID, &sb.AutoPauseNoMemory, &policy, &sb.TeamID,
+		&legacy, &sb.APIKeyID, &sb.AutoPauseNoMemory, &policy, &sb.TeamID, &paused,
 	)
 	if err != nil {
 		return nil, err
@@ -164,5 +166,18 @@ func scanSandbox(sc scanner) (*store.Sandbox, error) {
 		return nil, fmt.Errorf("sandbox %s: %w", sb.ID, err)
 	}
 	sb.Network.AllowInternet = allowInternet
+	if p, err := parseTimePtr(paused); err != nil {
+		return nil, err
+	} else if p != nil {
+		sb.PausedAt = *p
+	}
 	return &sb, nil
+}
+
+// pausedAt is the paused_at column: NULL while running.
+func pausedAt(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return formatTime(t)
 }

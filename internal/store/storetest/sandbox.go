@@ -54,6 +54,7 @@ func stored(s *store.Sandbox) *store.Sandbox {
 	c.Network = s.Network.Clone()
 	c.StartedAt = s.StartedAt.UTC()
 	c.EndAt = s.EndAt.UTC()
+	c.PausedAt = s.PausedAt.UTC()
 	return &c
 }
 

@@ -1,0 +1,77 @@
+package sandbox
+
+import (
+	"context"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/log"
+)
+
+// EnforceRetention removes, every interval until ctx ends, paused
+// sandboxes and snapshots older than the operator's retention.
+func (m *Manager) EnforceRetention(ctx context.Context, interval time.Duration) {
+	if m.opts.PausedRetention <= 0 && m.opts.SnapshotRetention <= 0 {
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			m.retain(ctx, now)
+		}
+	}
+}
+
+// retain removes what is past its retention at now.
+func (m *Manager) retain(ctx context.Context, now time.Time) {
+	if r := m.opts.PausedRetention; r > 0 {
+		for _, id := range m.pausedBefore(now.Add(-r)) {
+			if err := m.Kill(ctx, id); err != nil {
+				log.G(ctx).Warn("removing a paused sandbox past its retention", "sandbox", id, "err", err)
+				continue
+			}
+			log.G(ctx).Info("paused sandbox removed: past the retention of paused sandboxes", "sandbox", id, "retention", r)
+		}
+	}
+	if r := m.opts.SnapshotRetention; r > 0 {
+		snaps, err := m.ListSnapshots(ctx, "", "")
+		if err != nil {
+			log.G(ctx).Warn("listing snapshots for their retention", "err", err)
+			return
+		}
+		for _, s := range snaps {
+			if s.CreatedAt.After(now.Add(-r)) {
+				continue
+			}
+			if err := m.DeleteSnapshot(ctx, s.ID); err != nil {
+				log.G(ctx).Warn("deleting a snapshot past its retention", "snapshot", s.ID, "err", err)
+				continue
+			}
+			log.G(ctx).Info("snapshot deleted: past the retention of snapshots", "snapshot", s.ID, "retention", r)
+		}
+	}
+}
+
+// pausedBefore lists the sandboxes paused before cutoff.
+func (m *Manager) pausedBefore(cutoff time.Time) []string {
+	m.mu.Lock()
+	entries := make([]*entry, 0, len(m.live))
+	for _, e := range m.live {
+		if !e.running.Load() {
+			entries = append(entries, e)
+		}
+	}
+	m.mu.Unlock()
+	var out []string
+	for _, e := range entries {
+		e.mu.Lock()
+		if !e.sb.PausedAt.IsZero() && e.sb.PausedAt.Before(cutoff) {
+			out = append(out, e.sb.ID)
+		}
+		e.mu.Unlock()
+	}
+	return out
+}
