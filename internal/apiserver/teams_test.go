@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -236,5 +237,41 @@ func TestQuotasAnswer429(t *testing.T) {
 	}
 	if st, body := f.call(t, f.key, "POST", builds[1], run); st != 429 || !strings.Contains(body, "template builds at once") {
 		t.Errorf("second build: %d %s, want 429", st, body)
+	}
+}
+
+// TestUploadsArePerTeam: one team's upload of some COPY sources is not
+// "present" for another team asking with the same hash.
+func TestUploadsArePerTeam(t *testing.T) {
+	f := newRouteFixture(t)
+	other := f.addKey(t, apikey.Spec{Name: "b", Team: "beta"})
+	link := func(key, name string) (present bool, url string) {
+		_, body := f.call(t, key, "POST", "/v3/templates", `{"name":"`+name+`"}`)
+		st, body := f.call(t, key, "GET", "/templates/"+field(body, "templateID")+"/files/"+filesHash, "")
+		if st != 201 {
+			t.Fatalf("files link: %d %s", st, body)
+		}
+		var m struct {
+			Present bool   `json:"present"`
+			URL     string `json:"url"`
+		}
+		_ = json.Unmarshal([]byte(body), &m)
+		return m.Present, m.URL
+	}
+	present, url := link(f.key, "up-a")
+	if present {
+		t.Fatal("present before any upload")
+	}
+	req, _ := http.NewRequest("PUT", url, strings.NewReader("sources"))
+	resp, err := f.srv.Client().Do(req)
+	if err != nil || resp.StatusCode != 201 {
+		t.Fatalf("upload: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	if present, _ := link(f.key, "up-a2"); !present {
+		t.Error("the team's own upload is not present for its next template")
+	}
+	if present, _ := link(other, "up-b"); present {
+		t.Error("another team sees the upload as present")
 	}
 }

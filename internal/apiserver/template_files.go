@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"strconv"
@@ -28,11 +29,12 @@ func (s *Server) templateFiles(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, hash := r.PathValue("templateID"), r.PathValue("hash")
-	if _, err := s.opts.Store.GetTemplate(r.Context(), id); err != nil {
+	tpl, err := s.opts.Store.GetTemplate(r.Context(), id)
+	if err != nil {
 		fail(w, r, err)
 		return
 	}
-	if s.opts.Builder.HasFiles(hash) {
+	if s.opts.Builder.HasFiles(builder.TeamFiles(tpl.TeamID, hash)) {
 		writeJSON(w, http.StatusCreated, wire.FileLink{Present: true})
 		return
 	}
@@ -64,7 +66,12 @@ func (s *Server) uploadFiles(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, errdefs.New(errdefs.ErrPermissionDenied, "the upload link is invalid or has expired; ask for a new one"))
 		return
 	}
-	if err := s.opts.Builder.SaveFiles(hash, r.Body, maxUpload); err != nil {
+	tpl, err := s.opts.Store.GetTemplate(r.Context(), id)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	if err := s.opts.Builder.SaveFiles(builder.TeamFiles(tpl.TeamID, hash), r.Body, maxUpload); err != nil {
 		fail(w, r, err)
 		return
 	}

@@ -256,3 +256,19 @@ func TestCollectFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestTeamFiles: the same upload hash is a different key for each team,
+// and the default team is the team of records without one.
+func TestTeamFiles(t *testing.T) {
+	h := strings.Repeat("ab", 32)
+	a, b := TeamFiles("acme", h), TeamFiles("beta", h)
+	if a == b || !validHash(a) || !validHash(b) {
+		t.Fatalf("keys %s and %s", a, b)
+	}
+	if TeamFiles("", h) != TeamFiles("default", h) {
+		t.Error("the default team's key differs from a team-less record's")
+	}
+	if TeamFiles("acme", "../x") != "../x" {
+		t.Error("an invalid hash must stay invalid")
+	}
+}

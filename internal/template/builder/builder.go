@@ -179,7 +179,7 @@ func (b *Builder) Start(ctx context.Context, templateID, buildID string, req *wi
 		return fmt.Errorf("recording build start: %w", err)
 	}
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	j := &job{cancel: cancel, log: logf, team: team, files: filesOf(req)}
+	j := &job{cancel: cancel, log: logf, team: team, files: filesOf(team, req)}
 	b.jobs[buildID] = j
 	b.wg.Add(1)
 	go b.runJob(jctx, j, bl, req)

@@ -25,7 +25,7 @@ type copySrc struct {
 	stage *fsState // COPY --from
 }
 
-func (b *Builder) copySource(_ *fsState, s wire.Step, stages map[string]*fsState) (*copySrc, error) {
+func (b *Builder) copySource(team string, s wire.Step, stages map[string]*fsState) (*copySrc, error) {
 	if s.FromStage != "" {
 		st, ok := stages[s.FromStage]
 		if !ok {
@@ -33,7 +33,7 @@ func (b *Builder) copySource(_ *fsState, s wire.Step, stages map[string]*fsState
 		}
 		return &copySrc{key: st.key, stage: st}, nil
 	}
-	p := b.filePath(s.FilesHash)
+	p := b.filePath(TeamFiles(team, s.FilesHash))
 	if _, err := os.Stat(p); err != nil {
 		return nil, errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("the files of COPY %s (hash %s) were not uploaded", s.Args[0], s.FilesHash))
 	}

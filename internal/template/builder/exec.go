@@ -161,7 +161,7 @@ func (b *Builder) step(ctx context.Context, j *job, st *fsState, s wire.Step, st
 			return b.runStep(ctx, j, st, s, dir, label)
 		})
 	case wire.StepCopy:
-		src, err := b.copySource(st, s, stages)
+		src, err := b.copySource(j.team, s, stages)
 		if err != nil {
 			return nil, false, err
 		}

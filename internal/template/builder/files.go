@@ -2,8 +2,11 @@ package builder
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"os"
@@ -14,6 +17,17 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
+
+// TeamFiles is the key a team's upload of hash is stored under: uploads
+// are per team, so one team cannot learn whether another uploaded some
+// content, nor build from it.
+func TeamFiles(team, hash string) string {
+	if !validHash(hash) {
+		return hash // refused by HasFiles and SaveFiles as it is
+	}
+	sum := sha256.Sum256([]byte(store.TeamOf(team) + "\x00" + hash))
+	return hex.EncodeToString(sum[:])
+}
 
 // HasFiles reports whether the COPY sources with this hash were uploaded.
 func (b *Builder) HasFiles(hash string) bool {
@@ -89,13 +103,13 @@ func (b *Builder) CollectFiles(now time.Time) int {
 	return removed
 }
 
-// filesOf lists the upload hashes req's COPY steps read.
-func filesOf(req *wire.BuildStart) []string {
+// filesOf lists the upload keys req's COPY steps read, for team.
+func filesOf(team string, req *wire.BuildStart) []string {
 	var out []string
 	add := func(steps []wire.Step) {
 		for _, s := range steps {
 			if s.FilesHash != "" {
-				out = append(out, s.FilesHash)
+				out = append(out, TeamFiles(team, s.FilesHash))
 			}
 		}
 	}

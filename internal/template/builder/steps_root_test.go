@@ -61,7 +61,7 @@ func uploadTar(t *testing.T, b *Builder, hash string, files map[string]string) {
 	}
 	_ = tw.Close()
 	_ = zw.Close()
-	if err := b.SaveFiles(hash, &buf, 1<<20); err != nil {
+	if err := b.SaveFiles(TeamFiles("", hash), &buf, 1<<20); err != nil {
 		t.Fatal(err)
 	}
 }
