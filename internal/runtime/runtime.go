@@ -36,6 +36,13 @@ type Backend interface {
 	// reported with State Stopped (it still holds resources until Destroy).
 	Inspect(ctx context.Context, id string) (*Instance, error)
 
+	// Recover finishes or undoes what a warren process that died left half
+	// done on this host: it frees sandboxes whose Create never completed
+	// and settles a Snapshot that stopped half way, so that List then
+	// reports only whole sandboxes. It runs once at startup, before any
+	// other call.
+	Recover(ctx context.Context) error
+
 	// List returns every sandbox the backend holds on this host, including
 	// ones left by an earlier warren process, so the manager can re-adopt or
 	// destroy them after a restart.

@@ -17,6 +17,7 @@ import (
 
 	pb "github.com/warren-sandbox/warren/api/gen/process"
 	"github.com/warren-sandbox/warren/api/gen/process/processconnect"
+	"github.com/warren-sandbox/warren/internal/crashpoint"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/runtime"
@@ -76,6 +77,7 @@ func (m *Manager) RunBuildStep(ctx context.Context, s BuildStep) (int, error) {
 		return 0, fmt.Errorf("creating build sandbox: %w", err)
 	}
 	t.done("create")
+	crashpoint.Hit("build.run")
 	defer func() {
 		m.destroy(context.WithoutCancel(ctx), backend, sb.ID)
 		t.done("destroy")

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/crashpoint"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/runtime"
@@ -148,6 +149,7 @@ func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Templ
 			}
 		}
 	}()
+	crashpoint.Hit("create.backend")
 	sb.IP = inst.IP.String()
 	if err := m.initEnvd(ctx, inst.IP, sb, tpl); err != nil {
 		return fmt.Errorf("starting envd: %w", err)
@@ -158,6 +160,7 @@ func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Templ
 	if err := m.opts.Store.CreateSandbox(ctx, sb); err != nil {
 		return fmt.Errorf("recording sandbox: %w", err)
 	}
+	crashpoint.Hit("create.recorded")
 	e := &entry{sb: sb, ip: inst.IP, backend: backend, conns: newConnSet()}
 	e.running.Store(true)
 	m.mu.Lock()

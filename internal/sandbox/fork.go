@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/crashpoint"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
 )
@@ -41,6 +42,7 @@ func (m *Manager) Fork(ctx context.Context, id string, count int, timeout time.D
 	if err != nil {
 		return nil, err
 	}
+	crashpoint.Hit("fork.snapshot")
 	tpl, err := m.opts.Store.GetTemplate(ctx, snap.TemplateID)
 	if err != nil {
 		return nil, fmt.Errorf("template of sandbox %s: %w", id, err)

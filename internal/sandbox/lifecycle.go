@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/crashpoint"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/runtime"
@@ -39,9 +40,17 @@ func (m *Manager) killLocked(ctx context.Context, e *entry) error {
 	m.mu.Unlock()
 	e.conns.closeAll()
 	ctx = context.WithoutCancel(ctx)
+	// Should this write fail the kill goes on: a crash before the record
+	// is deleted then leaves a sandbox without processes, which a restart
+	// forgets too.
+	if err := m.setIntent(ctx, e, store.IntentKilling); err != nil {
+		log.G(ctx).Warn("killing sandbox", "sandbox", e.sb.ID, "err", err)
+	}
+	crashpoint.Hit("kill.intent")
 	if err := e.backend.Destroy(ctx, e.sb.ID); err != nil {
 		log.G(ctx).Error("destroying sandbox", "sandbox", e.sb.ID, "err", err)
 	}
+	crashpoint.Hit("kill.destroyed")
 	if err := m.opts.Store.DeleteSandbox(ctx, e.sb.ID); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("forgetting sandbox: %w", err)
 	}
@@ -166,6 +175,10 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) er
 	if e.sb.State == store.SandboxPaused {
 		return errdefs.New(errdefs.ErrConflict, fmt.Sprintf("sandbox %q is already paused", e.sb.ID))
 	}
+	if err := m.setIntent(ctx, e, store.IntentPausing); err != nil {
+		return err
+	}
+	crashpoint.Hit("pause.intent")
 	e.cutForCheckpoint()
 	start := time.Now()
 	var err error
@@ -182,9 +195,11 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) er
 		}
 	}
 	if err != nil {
+		m.dropIntent(ctx, e)
 		return fmt.Errorf("pausing sandbox: %w", err)
 	}
-	e.sb.State = store.SandboxPaused
+	crashpoint.Hit("pause.acted")
+	e.sb.State, e.sb.Intent = store.SandboxPaused, ""
 	e.sb.PausedAt = time.Now().UTC()
 	e.running.Store(false)
 	if e.timer != nil {
@@ -214,6 +229,35 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 	if err != nil {
 		return fmt.Errorf("resuming sandbox: %w", err)
 	}
+	// The new end goes with the intent: a sandbox found running after a
+	// crash lives as long as this resume asked.
+	prevEnd := e.sb.EndAt
+	e.sb.EndAt = time.Now().UTC().Add(timeout)
+	if err := m.setIntent(ctx, e, store.IntentResuming); err != nil {
+		e.sb.EndAt = prevEnd
+		return err
+	}
+	crashpoint.Hit("resume.intent")
+	if err := m.resumeBackend(ctx, e, inst, memory); err != nil {
+		e.sb.EndAt = prevEnd
+		m.dropIntent(ctx, e)
+		return err
+	}
+	e.sb.State, e.sb.Intent = store.SandboxRunning, ""
+	e.sb.PausedAt = time.Time{}
+	e.running.Store(true)
+	if err := m.opts.Store.UpdateSandbox(ctx, e.sb); err != nil {
+		return fmt.Errorf("saving resume: %w", err)
+	}
+	m.armTimer(e)
+	log.G(ctx).Info("sandbox resumed", "sandbox", e.sb.ID, "memory", memory, "took", time.Since(start))
+	return nil
+}
+
+// resumeBackend thaws, restores or boots the paused sandbox e and, when it
+// booted afresh, initialises envd again; init is watched from then on.
+func (m *Manager) resumeBackend(ctx context.Context, e *entry, inst *runtime.Instance, memory bool) error {
+	var err error
 	booted := false
 	var started *runtime.Instance
 	switch {
@@ -231,6 +275,7 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 	if err != nil {
 		return fmt.Errorf("resuming sandbox: %w", err)
 	}
+	crashpoint.Hit("resume.started")
 	if booted {
 		if err := m.bootedAgain(ctx, e); err != nil {
 			// Stopped again, as a pause without memory leaves it, so the
@@ -242,20 +287,11 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 			return err
 		}
 	}
-	e.sb.State = store.SandboxRunning
-	e.sb.PausedAt = time.Time{}
-	e.running.Store(true)
-	e.sb.EndAt = time.Now().UTC().Add(timeout)
-	if err := m.opts.Store.UpdateSandbox(ctx, e.sb); err != nil {
-		return fmt.Errorf("saving resume: %w", err)
-	}
-	m.armTimer(e)
 	if started != nil {
 		m.watchInit(ctx, e, started.Pid)
 	} else {
 		m.watchInit(ctx, e, inst.Pid) // thawed: the same init, watched unless it exited meanwhile
 	}
-	log.G(ctx).Info("sandbox resumed", "sandbox", e.sb.ID, "memory", !booted, "took", time.Since(start))
 	return nil
 }
 

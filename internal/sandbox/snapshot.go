@@ -9,8 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/crashpoint"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
@@ -60,13 +62,20 @@ func (m *Manager) snapshotLocked(ctx context.Context, e *entry) (*store.Snapshot
 	if err := os.MkdirAll(m.opts.SnapshotDir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating snapshot directory: %w", err)
 	}
+	if err := m.setIntent(ctx, e, store.IntentSnapshotting); err != nil {
+		return nil, err
+	}
+	crashpoint.Hit("snapshot.intent")
 	e.cutForCheckpoint()
 	start := time.Now()
 	sid := "snap" + newID()[:16]
 	rs, err := e.backend.Snapshot(ctx, e.sb.ID, filepath.Join(m.opts.SnapshotDir, sid))
 	if err != nil {
+		m.strandedBySnapshot(ctx, e)
 		return nil, fmt.Errorf("snapshotting sandbox: %w", err)
 	}
+	m.dropIntent(ctx, e)
+	crashpoint.Hit("snapshot.taken")
 	size, _ := dirSize(rs.Dir)
 	log.G(ctx).Debug("snapshot taken", "sandbox", e.sb.ID, "took", time.Since(start), "bytes", size)
 	return &store.Snapshot{
@@ -86,6 +95,28 @@ func (m *Manager) snapshotLocked(ctx context.Context, e *entry) (*store.Snapshot
 		CreatedAt:  time.Now().UTC(),
 		TeamID:     store.TeamOf(e.sb.TeamID),
 	}, nil
+}
+
+// strandedBySnapshot records as paused a sandbox that a failed snapshot
+// left stopped (its processes checkpointed, or gone): its disk, and its
+// memory image when there is one, wait for a resume, where a sandbox still
+// recorded as running would be taken for dead and removed by a restart.
+func (m *Manager) strandedBySnapshot(ctx context.Context, e *entry) {
+	ctx = context.WithoutCancel(ctx)
+	inst, err := e.backend.Inspect(ctx, e.sb.ID)
+	if err != nil || inst.State != runtime.StateStopped || e.sb.State == store.SandboxPaused {
+		m.dropIntent(ctx, e)
+		return
+	}
+	e.sb.State, e.sb.Intent, e.sb.PausedAt = store.SandboxPaused, "", time.Now().UTC()
+	e.running.Store(false)
+	if e.timer != nil {
+		e.timer.Stop()
+	}
+	if err := m.opts.Store.UpdateSandbox(ctx, e.sb); err != nil {
+		log.G(ctx).Error("recording a sandbox its failed snapshot left stopped", "sandbox", e.sb.ID, "err", err)
+	}
+	log.G(ctx).Warn("a failed snapshot left the sandbox stopped; it is paused now", "sandbox", e.sb.ID, "memory", inst.Checkpointed)
 }
 
 // checkSnapshotName accepts what the SDKs' name filter uses: letters,

@@ -105,7 +105,19 @@ type Sandbox struct {
 	APIKeyID           string           // the key that created it
 	TeamID             string           // the team of that key
 	PausedAt           time.Time        // when it was paused; zero while running
+	// Intent is the lifecycle operation under way (Intent*), recorded
+	// before it acts: after a crash the restarted server finishes or
+	// undoes it instead of guessing from what it finds.
+	Intent string
 }
+
+// Sandbox intents: what a sandbox was in the middle of.
+const (
+	IntentPausing      = "pausing"
+	IntentResuming     = "resuming"
+	IntentSnapshotting = "snapshotting"
+	IntentKilling      = "killing"
+)
 
 // Template is a sandbox image: a read-only rootfs plus default resources.
 // The fields from RootfsPath on are those of its latest ready build.

@@ -40,6 +40,7 @@ type server struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the process has exited
 	waitErr error         // set before exited is closed
+	crashed bool          // it was meant to die (a crash point): no clean exit expected
 
 	// failures are the node runner's reports of failed tests, shown last
 	// when the server stops so that a truncated CI log still has them.
@@ -75,6 +76,7 @@ type serverOpts struct {
 	listen  string // "" for a free port on 127.0.0.1
 	args    []string
 	env     []string // KEY=VALUE added to the server's environment
+	bin     string   // "" for cfg.warrenBin
 }
 
 func launchServer(t *testing.T, cfg config, o serverOpts) *server {
@@ -106,7 +108,11 @@ func launchServer(t *testing.T, cfg config, o serverOpts) *server {
 		t.Fatal(err)
 	}
 	defer logFile.Close()
-	s.cmd = exec.Command(cfg.warrenBin, "serve",
+	bin := cfg.warrenBin
+	if o.bin != "" {
+		bin = o.bin
+	}
+	s.cmd = exec.Command(bin, "serve",
 		"--listen", addr,
 		"--data-dir", s.dataDir,
 		"--runtime", rt,
@@ -119,7 +125,7 @@ func launchServer(t *testing.T, cfg config, o serverOpts) *server {
 	s.cmd.Stdout = logFile
 	s.cmd.Stderr = logFile
 	if err := s.cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", cfg.warrenBin, err)
+		t.Fatalf("starting %s: %v", bin, err)
 	}
 	s.exited = make(chan struct{})
 	go func() {
@@ -293,7 +299,7 @@ func (s *server) terminate(t *testing.T) {
 	}
 	select {
 	case <-s.exited:
-		if s.waitErr != nil {
+		if s.waitErr != nil && !s.crashed {
 			t.Errorf("warren serve after SIGTERM: %v", s.waitErr)
 		}
 	case <-time.After(stopTimeout):

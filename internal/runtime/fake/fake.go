@@ -255,6 +255,10 @@ func (b *Backend) Inspect(ctx context.Context, id string) (*runtime.Instance, er
 	return copyInstance(&st.inst), nil
 }
 
+// Recover implements runtime.Backend: the fake's operations are atomic in
+// memory, so nothing is ever left half done.
+func (b *Backend) Recover(ctx context.Context) error { return nil }
+
 // List implements runtime.Backend; instances come sorted by id.
 func (b *Backend) List(ctx context.Context) ([]*runtime.Instance, error) {
 	if err := b.begin(ctx, OpList, ""); err != nil {

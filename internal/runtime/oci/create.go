@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/crashpoint"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
@@ -53,6 +54,7 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (_ *runtime.Ins
 		return nil, fmt.Errorf("attaching network: %w", err)
 	}
 	cu.add("detaching network", func(ctx context.Context) error { return b.net.Detach(ctx, spec.ID) })
+	crashpoint.Hit("oci.create.attached")
 	networked := time.Now()
 
 	rec, pid, err := b.createContainer(ctx, &cu, spec, att)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/crashpoint"
 	"github.com/warren-sandbox/warren/internal/log"
 )
 
@@ -25,8 +26,10 @@ func (b *Backend) Destroy(ctx context.Context, id string) error {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return nil // never created, or fully destroyed
 	}
+	cerr := b.deleteContainer(ctx, id)
+	crashpoint.Hit("oci.destroy.container")
 	errs := []error{
-		b.deleteContainer(ctx, id),
+		cerr,
 		unmountAll(dir),
 		b.net.Detach(ctx, id),
 	}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/warren-sandbox/warren/internal/crashpoint"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/overlay"
 	"github.com/warren-sandbox/warren/internal/runtime"
@@ -83,22 +84,34 @@ func (b *Backend) Snapshot(ctx context.Context, id, dst string) (_ *runtime.Snap
 // snapshotLive checkpoints a running or frozen runsc sandbox into memory,
 // moves its writable layer to layer and restores it on the new stack, in
 // the state it was in. moved reports whether the layer moved (the sandbox
-// then depends on it).
+// then depends on it). From the checkpoint on, the record says the
+// sandbox is stopped with that image until the restore succeeded, so a
+// crash at any step leaves a sandbox that Start brings back.
 func (b *Backend) snapshotLive(ctx context.Context, rec *record, state runtime.State, layer, memory string) (moved bool, err error) {
 	id := rec.ID
 	if err := b.checkpoint(ctx, id, state, memory); err != nil {
 		return false, err
 	}
+	if err := b.strand(rec, memory, nil); err != nil {
+		return false, err
+	}
+	crashpoint.Hit("oci.snapshot.checkpointed")
 	if err := b.deleteContainer(ctx, id); err != nil {
-		return false, b.strand(rec, memory, fmt.Errorf("snapshot of %s: %w", id, err))
+		return false, fmt.Errorf("snapshot of %s: %w", id, err)
 	}
 	if err := b.moveUpper(rec, layer); err != nil {
-		return false, b.strand(rec, memory, err)
+		return false, err
 	}
 	if _, err := b.restore(ctx, id, memory); err != nil {
 		_ = b.deleteContainer(ctx, id)
-		return true, b.strand(rec, memory, err)
+		return true, err
 	}
+	dir := b.dir(id)
+	rec.Stopped, rec.Checkpointed = false, false
+	if err := writeRecord(dir, rec); err != nil {
+		return true, err
+	}
+	_ = os.RemoveAll(filepath.Join(dir, imageDir))
 	if state == runtime.StatePaused {
 		if _, err := b.cli.exec(ctx, "pause", id); err != nil {
 			return true, fmt.Errorf("pausing sandbox %s again after its snapshot: %w", id, err)
@@ -107,9 +120,9 @@ func (b *Backend) snapshotLive(ctx context.Context, rec *record, state runtime.S
 	return true, nil
 }
 
-// strand records a sandbox whose snapshot failed after its processes were
-// checkpointed as stopped, with that image to restore when there is one,
-// and returns err.
+// strand records a sandbox whose processes were checkpointed for a
+// snapshot as stopped, with that image to restore when there is one, and
+// returns err (and any failure to record).
 func (b *Backend) strand(rec *record, memory string, err error) error {
 	dir := b.dir(rec.ID)
 	rec.Stopped = true
@@ -123,35 +136,60 @@ func (b *Backend) strand(rec *record, memory string, err error) error {
 
 // moveUpper turns the sandbox's writable layer into the read-only layer
 // at dst and remounts its rootfs with a new, empty writable layer above.
-// No process of the sandbox may run meanwhile.
-func (b *Backend) moveUpper(rec *record, dst string) error {
+// No process of the sandbox may run meanwhile. The record names dst before
+// anything moves, and the move itself is one rename, so Recover can tell
+// after a crash whether it happened.
+func (b *Backend) moveUpper(rec *record, dst string) (retErr error) {
 	dir := b.dir(rec.ID)
+	rec.Moving = dst
+	if err := writeRecord(dir, rec); err != nil {
+		rec.Moving = ""
+		return err
+	}
 	// Only the rootfs: the sandbox's disk (if any) holds the upper.
 	if err := unmountAll(filepath.Join(dir, rootfsDir)); err != nil {
-		return err
+		return b.unmove(rec, err)
 	}
 	upper, work := layerDirs(dir)
 	if err := os.Rename(upper, dst); err != nil {
 		if !errors.Is(err, unix.EXDEV) {
-			return errors.Join(fmt.Errorf("moving writable layer: %w", err), mountOverlay(dir, rec.Layers))
+			return b.unmove(rec, fmt.Errorf("moving writable layer: %w", err))
 		}
-		// Another filesystem: copy, then drop the original.
-		if err := copyTree(upper, dst); err != nil {
-			return errors.Join(err, mountOverlay(dir, rec.Layers))
+		// Another filesystem: copy aside, rename the whole copy into
+		// place, then drop the original.
+		if err := copyTree(upper, dst+copySuffix); err != nil {
+			return b.unmove(rec, err)
+		}
+		if err := os.Rename(dst+copySuffix, dst); err != nil {
+			_ = os.RemoveAll(dst + copySuffix)
+			return b.unmove(rec, fmt.Errorf("moving copied writable layer: %w", err))
 		}
 		if err := os.RemoveAll(upper); err != nil {
 			return fmt.Errorf("removing copied writable layer: %w", err)
 		}
 	}
+	crashpoint.Hit("oci.snapshot.moved")
 	// overlayfs wants an empty work dir for a new upper.
 	if err := os.RemoveAll(work); err != nil {
 		return fmt.Errorf("clearing overlay work dir: %w", err)
 	}
 	rec.Layers = append([]string{dst}, rec.Layers...)
+	rec.Moving = ""
 	if err := writeRecord(dir, rec); err != nil {
 		return err
 	}
 	return mountOverlay(dir, rec.Layers)
+}
+
+// copySuffix marks a copy of a writable layer that is not whole yet.
+const copySuffix = ".part"
+
+// unmove records that the layer did not move after all, mounts the
+// rootfs again as it was, and returns err.
+func (b *Backend) unmove(rec *record, err error) error {
+	rec.Moving = ""
+	dir := b.dir(rec.ID)
+	return errors.Join(err, writeRecord(dir, rec), mountOverlay(dir, rec.Layers))
 }
 
 // copyFrozen copies a runc sandbox's writable layer to dst with its

@@ -48,6 +48,10 @@ type record struct {
 	// memory image in imageDir for Start to restore.
 	Stopped      bool `json:"stopped,omitempty"`
 	Checkpointed bool `json:"checkpointed,omitempty"`
+	// Moving is the snapshot layer the writable layer is being moved to,
+	// set before the move starts; Recover finishes or undoes a move a
+	// crash interrupted.
+	Moving string `json:"moving,omitempty"`
 }
 
 func (r *record) instance(state runtime.State, pid int) *runtime.Instance {

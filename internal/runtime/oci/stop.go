@@ -60,6 +60,12 @@ func (b *Backend) Stop(ctx context.Context, id string, opts runtime.StopOptions)
 		if err := b.checkpoint(ctx, id, inst.State, filepath.Join(dir, imageDir)); err != nil {
 			return err
 		}
+		// Recorded at once: a crash before the record would lose a
+		// complete image (runsc ended the processes already).
+		rec.Stopped, rec.Checkpointed = true, true
+		if err := writeRecord(dir, rec); err != nil {
+			return err
+		}
 	}
 	if err := b.deleteContainer(ctx, id); err != nil {
 		return fmt.Errorf("stopping sandbox %s: %w", id, err)

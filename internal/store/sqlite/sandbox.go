@@ -19,7 +19,7 @@ var sandboxCols = []string{
 	"envd_access_token", "traffic_access_token", "allow_internet",
 	"metadata", "env_vars", "cpu_count", "memory_mb", "disk_mb", "ip",
 	"started_at", "end_at", "auto_pause", "auto_resume", "network", "api_key_id",
-	"auto_pause_no_memory", "network_policy", "team_id", "paused_at",
+	"auto_pause_no_memory", "network_policy", "team_id", "paused_at", "intent",
 }
 
 var (
@@ -127,6 +127,7 @@ func sandboxArgs(sb *store.Sandbox) ([]any, error) {
 		meta, env, sb.CPUCount, sb.MemoryMB, sb.DiskMB, sb.IP,
 		formatTime(sb.StartedAt), formatTime(sb.EndAt), sb.AutoPause, sb.AutoResume,
 		nil, sb.APIKeyID, sb.AutoPauseNoMemory, policy, sb.TeamID, pausedAt(sb.PausedAt),
+		sb.Intent,
 	}, nil
 }
 
@@ -146,6 +147,7 @@ func scanSandbox(sc scanner) (*store.Sandbox, error) {
 		&meta, &env, &sb.CPUCount, &sb.MemoryMB, &sb.DiskMB, &sb.IP,
 		&startedAt, &endAt, &sb.AutoPause, &sb.AutoResume,
 		&legacy, &sb.APIKeyID, &sb.AutoPauseNoMemory, &policy, &sb.TeamID, &paused,
+		&sb.Intent,
 	)
 	if err != nil {
 		return nil, err

@@ -33,6 +33,7 @@ func newSandbox(id string, startedMin int) *store.Sandbox {
 		AutoPause:          true,
 		AutoPauseNoMemory:  true,
 		AutoResume:         true,
+		Intent:             store.IntentPausing,
 		Network: netpolicy.Policy{
 			Egress: netpolicy.Egress{
 				AllowInternet: true,

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -123,8 +125,14 @@ func New(opts Options) (*Builder, error) {
 }
 
 // Recover marks builds that a previous server process left running as
-// failed: their build sandboxes died with it.
+// failed (their build sandboxes died with it, and the manager's reconcile
+// destroys what is left of them) and removes what their steps held: views
+// of images still mounted and half-received uploads. The layer store
+// clears its own scratch dirs when opened.
 func (b *Builder) Recover(ctx context.Context) error {
+	if err := b.removeLeftovers(ctx); err != nil {
+		return err
+	}
 	builds, err := b.opts.Store.ListBuilds(ctx, "")
 	if err != nil {
 		return fmt.Errorf("listing builds: %w", err)
@@ -314,6 +322,35 @@ func (b *Builder) admit(ctx context.Context, team string) error {
 	if running >= limit {
 		return errdefs.New(errdefs.ErrQuotaExceeded, fmt.Sprintf(
 			"team %s may run %d template builds at once and %d are running: wait for one to finish", team, limit, running))
+	}
+	return nil
+}
+
+// removeLeftovers unmounts and removes the views and removes the partial
+// uploads a crashed server left (none exist while builds run).
+func (b *Builder) removeLeftovers(ctx context.Context) error {
+	views, err := filepath.Glob(filepath.Join(b.opts.WorkDir, "view-*"))
+	if err != nil {
+		return err
+	}
+	parts, err := filepath.Glob(filepath.Join(b.opts.FilesDir, "*.part"))
+	if err != nil {
+		return err
+	}
+	for _, v := range views {
+		// Not mounted (EINVAL) is the usual case once the view was closed.
+		if err := unix.Unmount(v, unix.MNT_DETACH); err != nil && !errors.Is(err, unix.EINVAL) {
+			return fmt.Errorf("unmounting a view a crashed build left: %w", err)
+		}
+		if err := os.Remove(v); err != nil {
+			return fmt.Errorf("removing a view a crashed build left: %w", err)
+		}
+	}
+	for _, p := range parts {
+		_ = os.Remove(p)
+	}
+	if n := len(views) + len(parts); n > 0 {
+		log.G(ctx).Warn("removed what interrupted builds left", "views", len(views), "uploads", len(parts))
 	}
 	return nil
 }

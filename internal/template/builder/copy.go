@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/warren-sandbox/warren/internal/crashpoint"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/template/layer"
 )
@@ -135,6 +136,7 @@ func (b *Builder) copyStep(ctx context.Context, st *fsState, s wire.Step, src *c
 		return err
 	}
 	defer v.close()
+	crashpoint.Hit("build.copy")
 	owner := st.userOrRoot()
 	if len(s.Args) > 2 && s.Args[2] != "" {
 		owner = s.Args[2]
