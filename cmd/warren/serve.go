@@ -49,16 +49,8 @@ func parseServe(args []string) (*server.Config, error) {
 	fs.IntVar(&c.TeamQuotas.MemoryMB, "team-max-memory", 0, "total memory MB of a team's running sandboxes (0: no limit)")
 	fs.IntVar(&c.TeamQuotas.CPUs, "team-max-cpus", 0, "total vCPUs of a team's running sandboxes (0: no limit)")
 	fs.IntVar(&c.TeamQuotas.Builds, "team-max-builds", 4, "template builds a team may run at once (0: no limit)")
-	fs.Func("registry-allow", "an internal range (CIDR) image pulls may reach, e.g. a registry on the LAN; repeatable (default: none: loopback, private, link-local, the host's and the sandboxes' addresses are refused)", func(v string) error {
-		for _, f := range strings.Split(v, ",") {
-			p, err := netip.ParsePrefix(strings.TrimSpace(f))
-			if err != nil {
-				return fmt.Errorf("%q is not a CIDR range", f)
-			}
-			c.RegistryAllow = append(c.RegistryAllow, p.Masked())
-		}
-		return nil
-	})
+	fs.Func("registry-allow", "an internal range (CIDR) image pulls may reach, e.g. a registry on the LAN; repeatable (default: none: loopback, private, link-local, the host's and the sandboxes' addresses are refused)", cidrList(&c.RegistryAllow))
+	fs.Func("egress-allow", "an internal range (CIDR) a sandbox's allowed domains may resolve to, e.g. a service on the LAN; repeatable (default: none, as for --registry-allow)", cidrList(&c.EgressAllow))
 	fs.DurationVar(&c.PausedRetention, "paused-retention", 0, "remove a sandbox paused this long, disk and all (0: keep paused sandboxes)")
 	fs.DurationVar(&c.SnapshotRetention, "snapshot-retention", 0, "delete snapshots this old (0: keep them)")
 	fs.IntVar(&c.MaxConnections, "max-connections", 4096, "most connections the listener holds open at once; more wait in the kernel's backlog (0: no cap)")
@@ -95,4 +87,18 @@ func runServe(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return server.Run(log.WithLogger(ctx, logger), *cfg)
+}
+
+// cidrList parses a flag of comma-separated CIDR ranges, appending to dst.
+func cidrList(dst *[]netip.Prefix) func(string) error {
+	return func(v string) error {
+		for _, f := range strings.Split(v, ",") {
+			p, err := netip.ParsePrefix(strings.TrimSpace(f))
+			if err != nil {
+				return fmt.Errorf("%q is not a CIDR range", f)
+			}
+			*dst = append(*dst, p.Masked())
+		}
+		return nil
+	}
 }

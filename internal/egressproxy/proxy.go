@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/warren-sandbox/warren/internal/netguard"
 )
 
 // Policy returns the allowOut domain patterns of the sandbox at src; ok is
@@ -36,11 +38,13 @@ type Proxy struct {
 	Policy Policy
 	// Resolver resolves allowed names (nil: the host's resolver).
 	Resolver *net.Resolver
-	// Forbidden addresses are never dialled, whatever a name resolves to
-	// (the sandbox subnet). Loopback, link-local, multicast and
-	// unspecified addresses never are either.
-	Forbidden []netip.Prefix
-	Logger    *slog.Logger
+	// Guard decides which addresses an allowed name may be dialled at,
+	// whatever it resolves to: never loopback, link-local, private ranges,
+	// the host's own addresses or the sandbox subnet (in Guard.Deny),
+	// unless the operator allows a range. nil refuses what netguard
+	// refuses by default.
+	Guard  *netguard.Guard
+	Logger *slog.Logger
 
 	mu sync.Mutex
 	ln net.Listener
@@ -48,10 +52,8 @@ type Proxy struct {
 	// origPort finds the redirected connection's original port; tests
 	// replace it, as their connections are not redirected.
 	origPort func(net.Conn) (int, error)
-	// lookup and allowLoopback let tests resolve names to their own
-	// loopback servers.
-	Lookup        func(ctx context.Context, host string) ([]netip.Addr, error)
-	allowLoopback bool
+	// Lookup, when set, resolves names instead of Resolver (tests).
+	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)
 }
 
 // peekTimeout bounds how long a client may take to send its first bytes.
@@ -239,18 +241,14 @@ func (p *Proxy) dial(host string, port int) (net.Conn, error) {
 }
 
 func (p *Proxy) reachable(a netip.Addr) bool {
-	if a.IsLoopback() && p.allowLoopback {
-		return true
+	if !a.Is4() {
+		return false // sandboxes have no IPv6 egress
 	}
-	if a.IsLoopback() || a.IsLinkLocalUnicast() || a.IsMulticast() || a.IsUnspecified() || !a.Is4() {
-		return false
+	g := p.Guard
+	if g == nil {
+		g = &netguard.Guard{}
 	}
-	for _, f := range p.Forbidden {
-		if f.Contains(a) {
-			return false
-		}
-	}
-	return true
+	return g.Permitted(a)
 }
 
 // splice copies both ways until both sides are done.

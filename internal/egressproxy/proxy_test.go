@@ -1,6 +1,8 @@
 package egressproxy
 
 import (
+	"github.com/warren-sandbox/warren/internal/netguard"
+
 	"context"
 	"crypto/tls"
 	"errors"
@@ -56,7 +58,7 @@ func TestProxy(t *testing.T) {
 	p := &Proxy{
 		Policy: func(src netip.Addr) ([]string, bool) { return []string{"allowed.test", "*.wild.test"}, true },
 		// Every name resolves to loopback, which the proxy refuses unless
-		// the test lifts that rule: it does so through reachableForTest.
+		// the operator allows it, as this test does.
 		Resolver: &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, address string) (net.Conn, error) {
 			return nil, errors.New("no DNS in this test")
 		}},
@@ -65,7 +67,7 @@ func TestProxy(t *testing.T) {
 	p.Lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
 		return []netip.Addr{netip.MustParseAddr("127.0.0.1")}, nil
 	}
-	p.allowLoopback = true
+	p.Guard = &netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -111,11 +113,37 @@ func TestProxy(t *testing.T) {
 	}
 }
 
+// TestUnreachableAddresses: an allowed name resolving to an internal
+// address is not dialled, unless the operator allowed that range.
 func TestUnreachableAddresses(t *testing.T) {
-	p := &Proxy{Forbidden: []netip.Prefix{netip.MustParsePrefix("10.99.0.0/16")}}
-	for addr, want := range map[string]bool{"127.0.0.1": false, "169.254.169.254": false, "10.99.0.1": false, "0.0.0.0": false, "224.0.0.1": false, "192.0.2.10": true} {
-		if got := p.reachable(netip.MustParseAddr(addr)); got != want {
-			t.Errorf("reachable(%s) = %v, want %v", addr, got, want)
+	host := netip.MustParseAddr("203.0.113.9")
+	deny := []netip.Prefix{netip.MustParsePrefix("10.99.0.0/16")}
+	for _, tc := range []struct {
+		addr  string
+		allow string
+		want  bool
+	}{
+		{"127.0.0.1", "", false},
+		{"169.254.169.254", "", false},
+		{"10.99.0.1", "", false},
+		{"10.1.2.3", "", false},
+		{"172.20.0.1", "", false},
+		{"192.168.1.1", "", false},
+		{"100.64.0.1", "", false},
+		{"0.0.0.0", "", false},
+		{"224.0.0.1", "", false},
+		{"203.0.113.9", "", false}, // the host's own
+		{"192.0.2.10", "", true},
+		{"10.1.2.3", "10.1.0.0/16", true},
+		{"10.99.0.1", "10.1.0.0/16", false},
+	} {
+		g := &netguard.Guard{Deny: deny, HostAddrs: func() []netip.Addr { return []netip.Addr{host} }}
+		if tc.allow != "" {
+			g.Allow = []netip.Prefix{netip.MustParsePrefix(tc.allow)}
+		}
+		p := &Proxy{Guard: g}
+		if got := p.reachable(netip.MustParseAddr(tc.addr)); got != tc.want {
+			t.Errorf("reachable(%s) with allow %q = %v, want %v", tc.addr, tc.allow, got, tc.want)
 		}
 	}
 }

@@ -28,6 +28,7 @@ func BenchmarkDomainEgress(b *testing.B) {
 	o := testOptions(b)
 	o.ProxyPort = 14381
 	o.Lookup = func(context.Context, string) ([]netip.Addr, error) { return []netip.Addr{outIP}, nil }
+	o.EgressAllow = []netip.Prefix{netip.PrefixFrom(outIP, 32)}
 	m, err := New(b.Context(), o)
 	if err != nil {
 		b.Fatal(err)

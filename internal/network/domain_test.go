@@ -31,6 +31,9 @@ func TestDomainEgress(t *testing.T) {
 	o.Lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
 		return []netip.Addr{outIP}, nil // every name is the outside server
 	}
+	// The outside server has a private address, which the proxy refuses
+	// unless the operator allows its range (TestDomainEgressRefusesInternal).
+	o.EgressAllow = []netip.Prefix{netip.PrefixFrom(outIP, 32)}
 	m := newTestManagerWith(t, o)
 	a, err := m.Attach(t.Context(), "dom", netpolicy.Egress{DenyOut: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}, AllowDomains: []string{"allowed.test", "*.wild.test"}})
 	if err != nil {
@@ -159,4 +162,32 @@ func dnsFrom(t *testing.T, nsPath string, gw netip.Addr, name string) string {
 		return nil
 	})
 	return got
+}
+
+// TestDomainEgressRefusesInternal: an allowed name that resolves to an
+// internal address (here the outside server's private one) is not
+// connected to, until the operator allows that range.
+func TestDomainEgressRefusesInternal(t *testing.T) {
+	testutil.RequiresRoot(t)
+	outIP, _ := nettest.OutsideHTTP(t)
+	o := testOptions(t)
+	o.ProxyPort = 14382
+	o.Lookup = func(ctx context.Context, host string) ([]netip.Addr, error) {
+		return []netip.Addr{outIP}, nil
+	}
+	m := newTestManagerWith(t, o)
+	a, err := m.Attach(t.Context(), "internal", netpolicy.Egress{DenyOut: []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0")}, AllowDomains: []string{"allowed.test"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Detach(context.Background(), "internal") })
+	for _, url := range []string{"http://allowed.test/", "https://allowed.test/"} {
+		want := ""
+		if strings.HasPrefix(url, "http:") {
+			want = "403"
+		}
+		if got := fetchFrom(t, a.NetnsPath, outIP, url); got != want {
+			t.Errorf("%s resolving to the private %s = %q, want %q", url, outIP, got, want)
+		}
+	}
 }

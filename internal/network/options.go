@@ -49,6 +49,9 @@ type Options struct {
 	// sandboxes' DNS queries to from the gateway's port 53, and resolves
 	// allowed domains with.
 	DNSUpstream string
+	// EgressAllow are internal ranges (private, loopback…) the egress
+	// proxy may still connect to for an allowed domain (--egress-allow).
+	EgressAllow []netip.Prefix
 	// Lookup, when set, resolves allowed domains for the proxy instead
 	// (tests).
 	Lookup func(ctx context.Context, host string) ([]netip.Addr, error)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/warren-sandbox/warren/internal/egressproxy"
+	"github.com/warren-sandbox/warren/internal/netguard"
 	"github.com/warren-sandbox/warren/internal/log"
 )
 
@@ -41,7 +42,7 @@ func (m *Manager) startServices(ctx context.Context) error {
 	}
 	p := &egressproxy.Proxy{
 		Policy:    m.domainsFor,
-		Forbidden: []netip.Prefix{m.opts.Subnet},
+		Guard:     &netguard.Guard{Allow: m.opts.EgressAllow, Deny: []netip.Prefix{m.opts.Subnet}},
 		Logger:    logger,
 		Lookup:    m.opts.Lookup,
 	}

@@ -64,6 +64,9 @@ type Config struct {
 	// RegistryAllow are internal ranges the server may still pull images
 	// from (--registry-allow); all others are refused.
 	RegistryAllow []netip.Prefix
+	// EgressAllow are internal ranges the egress proxy may still connect
+	// to for a sandbox's allowed domains (--egress-allow).
+	EgressAllow []netip.Prefix
 }
 
 // maxBridgeName is the kernel's limit on interface names (IFNAMSIZ - 1).

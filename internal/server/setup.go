@@ -35,6 +35,7 @@ func setup(ctx context.Context, cfg *Config, st store.Store) (*sandbox.Manager, 
 		Table:       cfg.Bridge,
 		ProxyPort:   cfg.EgressProxyPort,
 		DNSUpstream: dnsUpstream(ctx, cfg.DNSUpstream),
+		EgressAllow: cfg.EgressAllow,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("setting up the sandbox network: %w", err)
