@@ -27,6 +27,9 @@ func routeCases() []routeCase {
 
 func sandboxCases() []routeCase {
 	return []routeCase{
+		{route: "GET /metrics", name: "admin", method: "GET", path: "/metrics", admin: true, status: 200, contains: "process_open_fds"},
+		{route: "GET /metrics", name: "a team's key", method: "GET", path: "/metrics", status: 403, contains: "only the admin key"},
+		{route: "GET /metrics", name: "no key", method: "GET", path: "/metrics", noKey: true, status: 401, contains: "API key"},
 		{route: "GET /health", name: "ready", method: "GET", path: "/health", noKey: true, status: 200, contains: "OK"},
 		{route: "POST /sandboxes", name: "create", method: "POST", path: "/sandboxes", body: `{"templateID":"base","timeout":60}`, status: 201, contains: `"envdVersion"`, save: saveField("sb1", "sandboxID")},
 		{route: "POST /sandboxes", name: "empty body", method: "POST", path: "/sandboxes", status: 400, contains: "body is required"},

@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"github.com/warren-sandbox/warren/internal/telemetry"
+
 	"context"
 	"encoding/json"
 	"io"
@@ -35,6 +37,7 @@ type routeCase struct {
 	path   string
 	body   string
 	noKey  bool
+	admin  bool // sent with an admin key instead of the team's
 	status int
 	// contains is part of the error message (for failures) or of the body.
 	contains string
@@ -50,13 +53,17 @@ type routeCase struct {
 // failures. TestRouteTableIsComplete keeps this table in step with the mux.
 func TestEveryRoute(t *testing.T) {
 	f := newRouteFixture(t)
+	admin := f.addKey(t, apikey.Spec{Name: "admin", Admin: true})
 	vars := map[string]string{}
 	for _, tc := range routeCases() {
 		ok := t.Run(tc.route+"/"+tc.name, func(t *testing.T) {
 			path, body := expand(tc.path, vars), expand(tc.body, vars)
 			key := f.key
-			if tc.noKey {
+			switch {
+			case tc.noKey:
 				key = ""
+			case tc.admin:
+				key = admin
 			}
 			want := expand(tc.contains, vars)
 			var raw []byte
@@ -252,6 +259,7 @@ func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Opt
 		Store: st, Manager: mgr, Domain: "example.test", MaxTimeout: time.Hour,
 		MaxCPUCount: 4, MaxMemoryMB: 2048,
 		Builder: bld, Images: fakeImages{}, ScratchDir: t.TempDir(),
+		Metrics: telemetry.New().Handler(),
 	})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)

@@ -41,6 +41,8 @@ type Options struct {
 	Images Images
 	// ScratchDir holds uploads being imported.
 	ScratchDir string
+	// Metrics serves GET /metrics (Prometheus' text format); nil answers 501.
+	Metrics http.Handler
 }
 
 // Server serves the REST API.
@@ -126,6 +128,7 @@ func (s *Server) routes() {
 	auth("POST /api-keys", apikey.ScopeKeys, s.createKey)
 	auth("PATCH /api-keys/{apiKeyID}", apikey.ScopeKeys, s.updateKey)
 	auth("DELETE /api-keys/{apiKeyID}", apikey.ScopeKeys, s.deleteKey)
+	auth("GET /metrics", apikey.ScopeSandboxesRead, s.serveMetrics)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))

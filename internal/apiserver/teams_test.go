@@ -133,6 +133,7 @@ func TestKeyScopesAndExpiry(t *testing.T) {
 	reader := f.addKey(t, apikey.Spec{Name: "reader", Scopes: []string{apikey.ScopeSandboxesRead}})
 	builder := f.addKey(t, apikey.Spec{Name: "builder", Scopes: []string{apikey.ScopeTemplatesRead, apikey.ScopeTemplatesWrite}})
 	expiring := f.addKey(t, apikey.Spec{Name: "short", TTL: 50 * time.Millisecond})
+	admin := f.addKey(t, apikey.Spec{Name: "admin", Admin: true})
 	tests := []struct {
 		key, method, path, body string
 		status                  int
@@ -145,6 +146,8 @@ func TestKeyScopesAndExpiry(t *testing.T) {
 		{builder, "POST", "/v3/templates", `{"name":"scoped"}`, 202, "buildID"},
 		{builder, "GET", "/v2/sandboxes", "", 403, "sandboxes:read"},
 		{expiring, "GET", "/v2/sandboxes", "", 200, "["},
+		{reader, "GET", "/metrics", "", 403, "only the admin key"},
+		{admin, "GET", "/metrics", "", 200, "go_goroutines"},
 	}
 	for _, tc := range tests {
 		st, body := f.call(t, tc.key, tc.method, tc.path, tc.body)

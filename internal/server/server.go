@@ -1,6 +1,8 @@
 package server
 
 import (
+	"github.com/warren-sandbox/warren/internal/telemetry"
+
 	"context"
 	"errors"
 	"fmt"
@@ -131,6 +133,7 @@ func assemble(ctx context.Context, cfg *Config, st *sqlite.Store) (*parts, error
 		ScratchDir: filepath.Join(cfg.DataDir, "builds"),
 		Domain:     cfg.Domain, MaxTimeout: cfg.MaxTimeout,
 		MaxCPUCount: cfg.MaxCPUCount, MaxMemoryMB: cfg.MaxMemoryMB,
+		Metrics: telemetry.New().Handler(),
 	})
 	return &parts{net: netMgr, mgr: mgr, builder: b, api: api}, nil
 }
