@@ -30,6 +30,7 @@ import (
 // config is everything envd's flags set.
 type config struct {
 	oomGuard   bool
+	oomOnWake  bool
 	host       string
 	port       int
 	logLevel   slog.Level
@@ -82,6 +83,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.shutdownIn, "shutdown-timeout", 5*time.Second, "how long to wait for requests on shutdown")
 	fs.BoolVar(&c.showVer, "version", false, "print the envd API version and exit")
 	fs.BoolVar(&c.oomGuard, "oom-guard", false, "kill the largest process when the sandbox runs out of memory (for kernels that would kill the whole sandbox: gVisor)")
+	fs.BoolVar(&c.oomOnWake, "oom-guard-on-wake", false, "with --oom-guard: check memory only when POST /memory/check asks (the host watches the sandbox's memory), instead of polling")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -124,7 +126,12 @@ func run(ctx context.Context, cfg *config) error {
 			return err
 		}
 	}
-	if cfg.oomGuard {
+	var memWake chan struct{}
+	switch {
+	case cfg.oomGuard && cfg.oomOnWake:
+		memWake = make(chan struct{}, 1)
+		go oomguard.New(log.G(ctx)).RunOnWake(ctx, memWake)
+	case cfg.oomGuard:
 		go oomguard.New(log.G(ctx)).Run(ctx)
 	}
 	r := reaper.New(reapAll)
@@ -133,7 +140,7 @@ func run(ctx context.Context, cfg *config) error {
 	defer stopReaper()
 	go r.Run(reaperCtx)
 
-	srv, err := envd.New(envd.Config{Reaper: r, ProcessRetention: cfg.retention, Logger: log.G(ctx)})
+	srv, err := envd.New(envd.Config{Reaper: r, ProcessRetention: cfg.retention, Logger: log.G(ctx), MemoryWake: memWake})
 	if err != nil {
 		return err
 	}

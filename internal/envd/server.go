@@ -41,6 +41,9 @@ type Config struct {
 	ProcessRetention time.Duration
 	// Logger is the base logger for requests (nil: slog.Default()).
 	Logger *slog.Logger
+	// MemoryWake, when set, receives a value for each POST /memory/check:
+	// the host asks the OOM guard to look (nil: the endpoint is 404).
+	MemoryWake chan<- struct{}
 }
 
 // Validate reports a configuration that cannot work.
@@ -61,6 +64,7 @@ type Server struct {
 	fs      *filesystem.Service
 	logger  *slog.Logger
 	handler http.Handler
+	memWake chan<- struct{}
 }
 
 // New builds a Server from cfg.
@@ -77,7 +81,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ProcessRetention > 0 {
 		popts = append(popts, process.WithRetention(cfg.ProcessRetention))
 	}
-	s := &Server{st: st, procs: process.New(st, cfg.Reaper, popts...), fs: filesystem.New(st), logger: logger}
+	s := &Server{st: st, procs: process.New(st, cfg.Reaper, popts...), fs: filesystem.New(st), logger: logger, memWake: cfg.MemoryWake}
 	s.handler = s.routes()
 	return s, nil
 }
@@ -90,6 +94,9 @@ func (s *Server) routes() http.Handler {
 	mux.HandleFunc("GET /metrics", s.metrics)
 	mux.HandleFunc("GET /files", s.download)
 	mux.HandleFunc("POST /files", s.upload)
+	if s.memWake != nil {
+		mux.HandleFunc("POST /memory/check", s.memoryCheck)
+	}
 	opts := []connect.HandlerOption{connect.WithReadMaxBytes(maxRPCMessage)}
 	mux.Handle(s.procs.Handler(opts...))
 	mux.Handle(s.fs.Handler(opts...))

@@ -36,6 +36,13 @@ type Backend interface {
 	// reported with State Stopped (it still holds resources until Destroy).
 	Inspect(ctx context.Context, id string) (*Instance, error)
 
+	// MemoryAlerts returns a channel that receives whenever the running
+	// sandbox's memory use crosses one of a ladder of thresholds between
+	// half its memory and its limit, and is closed when its processes
+	// stop (a new Start needs a new call). errdefs.ErrNotImplemented
+	// where Capabilities().MemoryAlerts is false.
+	MemoryAlerts(ctx context.Context, id string) (<-chan struct{}, error)
+
 	// Recover finishes or undoes what a warren process that died left half
 	// done on this host: it frees sandboxes whose Create never completed
 	// and settles a Snapshot that stopped half way, so that List then
@@ -96,6 +103,9 @@ type Capabilities struct {
 	// host's OOM killer can only kill the whole sandbox; envd then has to
 	// kill inside (its --oom-guard).
 	OwnKernel bool
+	// MemoryAlerts: MemoryAlerts tells when the sandbox's memory use moves
+	// near its limit, so envd's OOM guard need not poll.
+	MemoryAlerts bool
 }
 
 // StopOptions tune Stop.

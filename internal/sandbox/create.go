@@ -105,8 +105,12 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 	}
 	ctx = log.With(ctx, "sandbox", sb.ID, "template", tpl.ID, "runtime", backendName)
 	spec := m.spec(sb, tpl)
-	if backend.Capabilities().OwnKernel {
+	if caps := backend.Capabilities(); caps.OwnKernel {
 		spec.Init.Args = append(spec.Init.Args, "--oom-guard")
+		if caps.MemoryAlerts {
+			// Woken by the host's alerts (watchMemory) instead of polling.
+			spec.Init.Args = append(spec.Init.Args, "--oom-guard-on-wake")
+		}
 	}
 	if snap != nil {
 		spec.From = &runtime.Snapshot{Dir: snap.Dir, Layers: snap.Layers, Memory: snap.Memory}

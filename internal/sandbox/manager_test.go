@@ -25,14 +25,20 @@ import (
 
 // stubEnvd stands in for every sandbox's envd: it records /init calls.
 type stubEnvd struct {
-	mu    sync.Mutex
-	inits []initBody
-	fail  bool
+	mu     sync.Mutex
+	inits  []initBody
+	fail   bool
+	checks []string // X-Access-Token of each POST /memory/check
 }
 
 func (e *stubEnvd) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if r.URL.Path == "/memory/check" && r.Method == http.MethodPost {
+		e.checks = append(e.checks, r.Header.Get("X-Access-Token"))
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	if e.fail || r.URL.Path != "/init" {
 		w.WriteHeader(http.StatusServiceUnavailable)
 		return

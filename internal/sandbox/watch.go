@@ -29,6 +29,7 @@ func (m *Manager) watchInit(ctx context.Context, e *entry, pid int) {
 		fd = -1 // already gone: check now
 	}
 	e.initPid = pid
+	m.watchMemory(ctx, e)
 	id := e.sb.ID
 	go func() {
 		if fd >= 0 {

@@ -39,6 +39,8 @@ type Guard struct {
 	Log  *slog.Logger
 	// Kill sends the signal (tests replace it).
 	Kill func(pid int) error
+	// Burst is how long RunOnWake keeps checking after a wake (0: 1 s).
+	Burst time.Duration
 }
 
 // New returns a guard with the defaults envd uses: 20 ms polls and a
@@ -73,6 +75,53 @@ func (g *Guard) Run(ctx context.Context) {
 			wait = 5 * g.Interval / 2
 		}
 	}
+}
+
+// RunOnWake watches until ctx ends without a timer of its own: each
+// receive on wake (the host saw the sandbox's memory cross one of the
+// thresholds it set on its cgroup) starts a burst of checks, every
+// Interval while over half the memory is in use, for at most Burst after
+// the last wake. An idle sandbox, or one that holds its memory steady,
+// costs nothing; one whose memory grows crosses the next threshold and is
+// checked again.
+func (g *Guard) RunOnWake(ctx context.Context, wake <-chan struct{}) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-wake:
+		}
+		until := time.Now().Add(g.burst())
+		for {
+			killed, busy := g.check()
+			if !killed && !busy {
+				break
+			}
+			wait := g.Interval
+			if killed {
+				wait = 10 * g.Interval
+				until = time.Now().Add(g.burst()) // see that the kill freed enough
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-wake:
+				until = time.Now().Add(g.burst())
+			case <-time.After(wait):
+			}
+			if time.Now().After(until) {
+				break
+			}
+		}
+	}
+}
+
+// burst is how long checks go on after a wake.
+func (g *Guard) burst() time.Duration {
+	if g.Burst > 0 {
+		return g.Burst
+	}
+	return time.Second
 }
 
 // Check kills one process if memory is low; it reports whether it did.

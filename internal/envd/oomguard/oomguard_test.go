@@ -1,12 +1,15 @@
 package oomguard
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
+	"time"
 )
 
 // fakeProc writes a proc tree with meminfo and processes (pid → rss kB);
@@ -61,5 +64,42 @@ func TestCheck(t *testing.T) {
 				t.Fatalf("killed %d (did %v), want %d", killed, did, tc.wantKill)
 			}
 		})
+	}
+}
+
+// TestRunOnWake: without a wake the guard never looks, however low memory
+// is; a wake makes it check (and kill), and a busy sandbox is checked
+// again only for the burst after the last wake.
+func TestRunOnWake(t *testing.T) {
+	var mu sync.Mutex
+	var kills []int
+	g := New(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g.Interval, g.Burst = 5*time.Millisecond, 50*time.Millisecond
+	g.Root = fakeProc(t, 512<<10, 40<<10, map[string]int{"10": 300000}, nil)
+	g.Kill = func(pid int) error { mu.Lock(); kills = append(kills, pid); mu.Unlock(); return nil }
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(kills) }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wake := make(chan struct{}, 1)
+	go g.RunOnWake(ctx, wake)
+	time.Sleep(100 * time.Millisecond)
+	if n := count(); n != 0 {
+		t.Fatalf("%d kills without a wake", n)
+	}
+	wake <- struct{}{}
+	deadline := time.Now().Add(5 * time.Second)
+	for count() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if count() == 0 {
+		t.Fatal("no kill after a wake with memory low")
+	}
+	// Memory stays low (the fake proc never changes): checks go on for the
+	// burst, then stop.
+	time.Sleep(300 * time.Millisecond)
+	settled := count()
+	time.Sleep(200 * time.Millisecond)
+	if n := count(); n != settled {
+		t.Fatalf("still checking %v after the last wake: %d kills, then %d", 500*time.Millisecond, settled, n)
 	}
 }

@@ -58,6 +58,8 @@ type Backend struct {
 	hook      func(ctx context.Context, op Op, id string) error
 	calls     []Call
 	noMemory  bool // the backend cannot checkpoint
+	memAlerts bool // MemoryAlerts works
+	alerts    map[string]chan struct{}
 }
 
 type instanceState struct {
@@ -65,6 +67,7 @@ type instanceState struct {
 	resources runtime.Resources
 	network   netpolicy.Egress
 	log       []byte // what WriteLog wrote: the init's output
+	initArgs  []string
 }
 
 type failure struct {
@@ -85,7 +88,7 @@ func New(name string) *Backend {
 	if name == "" {
 		name = "fake"
 	}
-	return &Backend{name: name, instances: map[string]*instanceState{}, nextIP: 2, failures: map[Op][]failure{}}
+	return &Backend{name: name, instances: map[string]*instanceState{}, nextIP: 2, failures: map[Op][]failure{}, alerts: map[string]chan struct{}{}}
 }
 
 // Name implements runtime.Backend.
@@ -127,6 +130,7 @@ func (b *Backend) Crash(id string) error {
 		return fmt.Errorf("sandbox %s: %w", id, errdefs.ErrNotFound)
 	}
 	st.inst.State, st.inst.Pid = runtime.StateStopped, 0
+	b.closeAlertsLocked(id)
 	return nil
 }
 
@@ -212,6 +216,7 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (*runtime.Insta
 		},
 		resources: spec.Resources,
 		network:   spec.Network,
+		initArgs:  slices.Clone(spec.Init.Args),
 	}
 	if spec.From != nil {
 		st.inst.Layers = slices.Clone(spec.From.Layers)
@@ -238,6 +243,7 @@ func (b *Backend) Destroy(ctx context.Context, id string) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	delete(b.instances, id)
+	b.closeAlertsLocked(id)
 	return nil
 }
 

@@ -26,7 +26,8 @@ func (b *Backend) WithoutCheckpoint() *Backend {
 func (b *Backend) Capabilities() runtime.Capabilities {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return runtime.Capabilities{Checkpoint: !b.noMemory}
+	// With memory alerts it plays runsc: a kernel of its own as well.
+	return runtime.Capabilities{Checkpoint: !b.noMemory, OwnKernel: b.memAlerts, MemoryAlerts: b.memAlerts}
 }
 
 // Stop implements runtime.Backend.
@@ -47,6 +48,7 @@ func (b *Backend) Stop(ctx context.Context, id string, opts runtime.StopOptions)
 		return fmt.Errorf("stopping sandbox %s: it is stopped: %w", id, errdefs.ErrFailedPrecondition)
 	}
 	st.inst.State, st.inst.Pid, st.inst.Checkpointed = runtime.StateStopped, 0, opts.Checkpoint
+	b.closeAlertsLocked(id)
 	return nil
 }
 

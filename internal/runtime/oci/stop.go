@@ -16,7 +16,11 @@ import (
 // build (3.17) fails on current kernels (it cannot parse the vDSO), so
 // runc keeps memory only by freezing.
 func (b *Backend) Capabilities() runtime.Capabilities {
-	return runtime.Capabilities{Checkpoint: b.name == Runsc, OwnKernel: b.name == Runsc}
+	return runtime.Capabilities{
+		Checkpoint: b.name == Runsc, OwnKernel: b.name == Runsc,
+		// Thresholds need v1's event_control; v2 has no usage ladder.
+		MemoryAlerts: b.name == Runsc && b.cg != nil && !b.cg.v2 && b.cg.v1["memory"] != "",
+	}
 }
 
 // nprocLimit is the per-user process limit inside a runsc sandbox: there the

@@ -98,6 +98,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) runtime.Backend, opts ...Op
 		{"Isolation", s.testIsolation, true},
 		{"Egress", s.testEgress, true},
 		{"TmpOnDisk", s.testTmpOnDisk, true},
+		{"MemoryAlerts", s.testMemoryAlerts, true},
 	}
 	for _, tt := range tests {
 		if tt.real && !s.cfg.real {

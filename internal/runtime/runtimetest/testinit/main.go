@@ -57,6 +57,7 @@ func main() {
 var (
 	memMu  sync.Mutex
 	memory string // set/get: lost by a reboot, kept by a checkpoint
+	held   [][]byte // alloc: memory held on purpose
 )
 
 func serve(c net.Conn) {
@@ -118,6 +119,21 @@ func answer(line string) string {
 	case "exit":
 		code, _ := strconv.Atoi(arg)
 		os.Exit(code)
+	case "alloc": // hold arg MiB of touched memory (0 lets it go)
+		mib, err := strconv.Atoi(arg)
+		if err != nil {
+			return "err " + err.Error()
+		}
+		memMu.Lock()
+		defer memMu.Unlock()
+		held = make([][]byte, mib)
+		for i := range held {
+			held[i] = make([]byte, 1<<20)
+			for j := 0; j < len(held[i]); j += 4096 {
+				held[i][j] = 1
+			}
+		}
+		return "ok"
 	}
 	return "err unknown command " + strconv.Quote(cmd)
 }
