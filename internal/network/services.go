@@ -10,8 +10,8 @@ import (
 	"strconv"
 
 	"github.com/warren-sandbox/warren/internal/egressproxy"
-	"github.com/warren-sandbox/warren/internal/netguard"
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/netguard"
 )
 
 // startServices opens what the gateway offers sandboxes: the DNS relay and
@@ -41,10 +41,10 @@ func (m *Manager) startServices(ctx context.Context) error {
 		return fmt.Errorf("egress proxy on %s:%d: %w", gw, m.opts.ProxyPort, err)
 	}
 	p := &egressproxy.Proxy{
-		Policy:    m.domainsFor,
-		Guard:     &netguard.Guard{Allow: m.opts.EgressAllow, Deny: []netip.Prefix{m.opts.Subnet}},
-		Logger:    logger,
-		Lookup:    m.opts.Lookup,
+		Policy: m.domainsFor,
+		Guard:  &netguard.Guard{Allow: m.opts.EgressAllow, Deny: []netip.Prefix{m.opts.Subnet}},
+		Logger: logger,
+		Lookup: m.opts.Lookup,
 	}
 	if m.opts.DNSUpstream != "" && p.Lookup == nil {
 		p.Resolver = upstreamResolver(m.opts.DNSUpstream)

@@ -56,7 +56,7 @@ func main() {
 
 var (
 	memMu  sync.Mutex
-	memory string // set/get: lost by a reboot, kept by a checkpoint
+	memory string   // set/get: lost by a reboot, kept by a checkpoint
 	held   [][]byte // alloc: memory held on purpose
 )
 
