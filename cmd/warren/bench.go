@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"os"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/bench"
 )
@@ -28,6 +29,10 @@ func runBench(args []string) error {
 	fs.BoolVar(&c.OnlyPause, "only-pause", false, "measure only the baseline and pause, resume and fork")
 	fs.BoolVar(&c.Templates, "templates", true, "measure template builds and creates from a 1.1 GiB template")
 	fs.BoolVar(&c.OnlyTpl, "only-templates", false, "measure only the baseline and templates")
+	fs.IntVar(&c.Density.Max, "density", 0, "measure only density: create this many sandboxes, one after another, and report their cost as they add up")
+	fs.DurationVar(&c.Density.IdleWindow, "idle-window", 30*time.Second, "with --density: how long idle CPU is measured at each step")
+	fs.IntVar(&c.Density.MemFloorMB, "mem-floor-mb", 2048, "with --density: stop creating when the host has less memory available")
+	fs.StringVar(&c.Density.Bridge, "bridge", "", "with --density: the server's --bridge, to check its ports, netns and nftables sets are reclaimed")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -33,6 +33,8 @@ type Config struct {
 	OnlyPause bool
 	Templates bool
 	OnlyTpl   bool
+	// Density, when Max is set, runs only the density benchmark.
+	Density DensityConfig
 }
 
 // sdkResult is what tti.mjs prints, in milliseconds.
@@ -50,6 +52,9 @@ type sdkResult struct {
 func Run(ctx context.Context, c *Config) error {
 	if c.URL == "" || c.APIKey == "" {
 		return errors.New("bench: set E2B_API_URL and E2B_API_KEY (or --url, --api-key)")
+	}
+	if c.Density.Max > 0 {
+		return densityBench(ctx, c, c.Density)
 	}
 	base, err := baselineRuncTrue(ctx, c)
 	if err != nil {
