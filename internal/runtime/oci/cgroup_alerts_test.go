@@ -21,3 +21,13 @@ func TestAlertThresholds(t *testing.T) {
 		}
 	}
 }
+
+// TestRuntimeEnv: the runtimes, and the processes they leave running
+// (runsc's gofer), get a PATH, not warren's environment and its secrets.
+func TestRuntimeEnv(t *testing.T) {
+	t.Setenv("WARREN_API_KEY", "e2b_secret")
+	env := runtimeEnv()
+	if slices.ContainsFunc(env, func(kv string) bool { return len(kv) > 6 && kv[:6] == "WARREN" }) || !slices.ContainsFunc(env, func(kv string) bool { return len(kv) > 5 && kv[:5] == "PATH=" }) {
+		t.Fatalf("runtime environment %v", env)
+	}
+}

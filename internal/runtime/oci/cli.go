@@ -28,9 +28,29 @@ type containerState struct {
 	Status string `json:"status"` // created, running, paused, stopped
 }
 
+// command is the runtime invoked with args and a minimal environment: the
+// runtime's long-lived processes (runsc's gofer, runc's init before it
+// execs) inherit it, and warren's own (WARREN_API_KEY, say) is none of
+// their business.
+func (c *cli) command(ctx context.Context, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, c.binary, args...)
+	cmd.Env = runtimeEnv()
+	return cmd
+}
+
+// runtimeEnv is what the runtimes need: a PATH (runc looks up helpers)
+// and, where set, TMPDIR.
+func runtimeEnv() []string {
+	env := []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	if t := os.Getenv("TMPDIR"); t != "" {
+		env = append(env, "TMPDIR="+t)
+	}
+	return env
+}
+
 // exec runs a subcommand and returns its stdout; the error carries stderr.
 func (c *cli) exec(ctx context.Context, args ...string) ([]byte, error) {
-	cmd := exec.CommandContext(ctx, c.binary, append(c.global, args...)...)
+	cmd := c.command(ctx, append(c.global, args...)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -66,7 +86,7 @@ func notExist(err error) bool {
 // stdout and stderr (and the runtime's own error messages) go to logFile.
 func (c *cli) run(ctx context.Context, id, bundle, pidFile string, logFile *os.File) error {
 	args := append(c.global, "run", "--detach", "--bundle", bundle, "--pid-file", pidFile, id)
-	cmd := exec.CommandContext(ctx, c.binary, args...)
+	cmd := c.command(ctx, args...)
 	// An *os.File is handed to the child as is (no copying goroutine), so
 	// Wait returns when the runtime exits even though the container keeps
 	// the descriptor open.
@@ -81,7 +101,7 @@ func (c *cli) run(ctx context.Context, id, bundle, pidFile string, logFile *os.F
 // imageDir into it, detached, with the output handling of run.
 func (c *cli) restore(ctx context.Context, id, bundle, imageDir, pidFile string, logFile *os.File) error {
 	args := append(c.global, "restore", "--detach", "--bundle", bundle, "--image-path", imageDir, "--pid-file", pidFile, id)
-	cmd := exec.CommandContext(ctx, c.binary, args...)
+	cmd := c.command(ctx, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("%s restore: %w", c.binary, err)
