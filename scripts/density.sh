@@ -6,8 +6,9 @@
 # command; idle CPU and memory per sandbox measured as they add up; then
 # all killed and the host checked), and stops the server by its PID.
 # Usage: scripts/density.sh [runtime...]   (default: runc runsc)
-# DENSITY_N (default 500) and DENSITY_FLAGS (more `warren bench` flags,
-# e.g. --idle-window=10s) tune it.
+# DENSITY_N (default 500), DENSITY_FLAGS (more `warren bench` flags, e.g.
+# --idle-window=10s) and DENSITY_SERVE_FLAGS (more `warren serve` flags,
+# e.g. --oom-guard-poll for the polling OOM guard) tune it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x bin/warren ] || make build
@@ -15,11 +16,12 @@ runtimes=("$@")
 [ ${#runtimes[@]} -gt 0 ] || runtimes=(runc runsc)
 key="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 read -ra flags <<<"${DENSITY_FLAGS:-}"
+read -ra serve_flags <<<"${DENSITY_SERVE_FLAGS:-}"
 for rt in "${runtimes[@]}"; do
 	data=$(mktemp -d /tmp/warren-density-XXXXXX)
 	port=$((20000 + RANDOM % 20000))
 	WARREN_API_KEY=$key ./bin/warren serve --listen 127.0.0.1:$port --data-dir "$data" \
-		--runtime "$rt" --bridge wdense0 --subnet 10.231.244.0/22 --team-max-sandboxes 0 >"$data/serve.log" 2>&1 &
+		--runtime "$rt" --bridge wdense0 --subnet 10.231.244.0/22 --team-max-sandboxes 0 "${serve_flags[@]}" >"$data/serve.log" 2>&1 &
 	pid=$!
 	trap 'kill $pid 2>/dev/null || true' EXIT
 	for _ in $(seq 600); do

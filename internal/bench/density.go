@@ -79,7 +79,7 @@ func densityBench(ctx context.Context, c *Config, d DensityConfig) error {
 	}
 	first, last := commandRound(ctx, sbs[:min(25, len(sbs))]), commandRound(ctx, sbs[max(0, len(sbs)-25):])
 	failed += first.failed + last.failed
-	printDensity(c, d, rows, first, last, failed, len(sbs))
+	printDensity(c, d, rows, creates, first, last, failed, len(sbs))
 	ids := make([]string, len(sbs))
 	for i, sb := range sbs {
 		ids[i] = sb.ID
@@ -140,17 +140,16 @@ func killAll(cl *selftest.Client, sbs []*selftest.Sandbox) {
 	wg.Wait()
 }
 
-func printDensity(c *Config, d DensityConfig, rows []densityRow, first, last round, failed, live int) {
+func printDensity(c *Config, d DensityConfig, rows []densityRow, creates []float64, first, last round, failed, live int) {
 	fmt.Printf("\n%s: density (idle CPU over %v per step, the idle server's subtracted)\n", c.Runtime, d.IdleWindow)
 	fmt.Println("| live | create p50 (ms) | command p50 (ms) | idle CPU per sandbox (% of a core) | memory per sandbox, PSS (MiB) | host MemAvailable drop per sandbox (MiB) |")
 	fmt.Println("|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
 		fmt.Printf("| %d | %.0f | %.1f | %.3f | %.1f | %.1f |\n", r.Live, r.CreateP50, r.CmdP50, r.IdleCPU, r.PssMiB, r.DropMiB)
 	}
-	if len(rows) > 0 {
-		one, end := rows[0], rows[len(rows)-1]
-		fmt.Printf("create p50 at %d live / at 1 live: %.2fx\n", end.Live, ratio(end.CreateP50, one.CreateP50))
-	}
+	early, late := percentile(creates[:min(25, len(creates))], 50), p50Last(creates, 25)
+	fmt.Printf("create p50: the first 25 (1 to 25 live) %.0f ms, the last 25 (to %d live) %.0f ms (%.2fx)\n",
+		early, live, late, ratio(late, early))
 	fmt.Printf("commands.run('true') with %d live: first 25 p50 %.1f ms, last 25 p50 %.1f ms (%.2fx); failed commands: %d\n",
 		live, first.p50, last.p50, ratio(last.p50, first.p50), failed)
 }

@@ -36,10 +36,11 @@ type Backend interface {
 	// reported with State Stopped (it still holds resources until Destroy).
 	Inspect(ctx context.Context, id string) (*Instance, error)
 
-	// MemoryAlerts returns a channel that receives whenever the running
-	// sandbox's memory use crosses one of a ladder of thresholds between
-	// half its memory and its limit, and is closed when its processes
-	// stop (a new Start needs a new call). errdefs.ErrNotImplemented
+	// MemoryAlerts returns a channel that receives once the alerts are
+	// armed (which may take a moment after the call) and then whenever
+	// the running sandbox's memory use crosses one of a ladder of
+	// thresholds between half its memory and its limit; it is closed when
+	// its processes stop (a new Start needs a new call). errdefs.ErrNotImplemented
 	// where Capabilities().MemoryAlerts is false.
 	MemoryAlerts(ctx context.Context, id string) (<-chan struct{}, error)
 

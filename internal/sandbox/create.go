@@ -107,7 +107,7 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 	spec := m.spec(sb, tpl)
 	if caps := backend.Capabilities(); caps.OwnKernel {
 		spec.Init.Args = append(spec.Init.Args, "--oom-guard")
-		if caps.MemoryAlerts {
+		if caps.MemoryAlerts && !m.opts.PollOOMGuard {
 			// Woken by the host's alerts (watchMemory) instead of polling.
 			spec.Init.Args = append(spec.Init.Args, "--oom-guard-on-wake")
 		}

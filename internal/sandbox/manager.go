@@ -68,6 +68,10 @@ type Options struct {
 	// MetricsInterval is how often SampleMetrics samples each running
 	// sandbox; 0 means DefaultMetricsInterval.
 	MetricsInterval time.Duration
+	// PollOOMGuard makes envd's OOM guard poll even where the backend
+	// has memory alerts (--oom-guard-poll: the way before them, kept to
+	// measure one against the other).
+	PollOOMGuard bool
 	// MetricsRetention is how long a killed sandbox's metrics history
 	// stays readable; 0 drops it when the sandbox ends.
 	MetricsRetention time.Duration

@@ -16,7 +16,7 @@ import (
 // costs no wake-ups. It ends by itself when the processes stop (the
 // channel closes); a new init gets a new watch. Callers hold e.mu.
 func (m *Manager) watchMemory(ctx context.Context, e *entry) {
-	if !e.backend.Capabilities().MemoryAlerts {
+	if !e.backend.Capabilities().MemoryAlerts || m.opts.PollOOMGuard {
 		return
 	}
 	alerts, err := e.backend.MemoryAlerts(context.Background(), e.sb.ID)

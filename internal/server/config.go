@@ -67,6 +67,9 @@ type Config struct {
 	// EgressAllow are internal ranges the egress proxy may still connect
 	// to for a sandbox's allowed domains (--egress-allow).
 	EgressAllow []netip.Prefix
+	// OOMGuardPoll keeps envd's OOM guard polling on runsc even where
+	// memory alerts exist (for comparisons).
+	OOMGuardPoll bool
 }
 
 // maxBridgeName is the kernel's limit on interface names (IFNAMSIZ - 1).

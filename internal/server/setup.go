@@ -65,6 +65,7 @@ func setup(ctx context.Context, cfg *Config, st store.Store) (*sandbox.Manager, 
 		DefaultDiskMB:    cfg.DiskMB,
 		MaxTimeout:       cfg.MaxTimeout,
 		CheckpointAfter:  cfg.CheckpointAfter,
+		PollOOMGuard:     cfg.OOMGuardPoll,
 		MetricsRetention: cfg.MetricsRetention,
 		// Beside the sandboxes' state dirs, on the same filesystem, so a
 		// snapshot moves a writable layer instead of copying it.

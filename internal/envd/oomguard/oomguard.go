@@ -56,13 +56,20 @@ func New(log *slog.Logger) *Guard {
 	}
 }
 
-// Run watches until ctx ends.
-func (g *Guard) Run(ctx context.Context) {
+// Run watches until ctx ends, polling.
+func (g *Guard) Run(ctx context.Context) { g.poll(ctx, nil) }
+
+// poll checks every Interval while over half the memory is in use, and
+// 2.5 times less often otherwise, until ctx ends (false) or wake receives
+// (true).
+func (g *Guard) poll(ctx context.Context, wake <-chan struct{}) bool {
 	wait := g.Interval
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return false
+		case <-wake:
+			return true
 		case <-time.After(wait):
 		}
 		killed, busy := g.check()
@@ -77,42 +84,73 @@ func (g *Guard) Run(ctx context.Context) {
 	}
 }
 
-// RunOnWake watches until ctx ends without a timer of its own: each
-// receive on wake (the host saw the sandbox's memory cross one of the
-// thresholds it set on its cgroup) starts a burst of checks, every
-// Interval while over half the memory is in use, for at most Burst after
-// the last wake. An idle sandbox, or one that holds its memory steady,
-// costs nothing; one whose memory grows crosses the next threshold and is
-// checked again.
+// RunOnWake watches until ctx ends without a timer of its own once the
+// host's alerts are armed: each receive on wake (the host saw the
+// sandbox's memory cross one of the thresholds it set on its cgroup)
+// starts a burst of checks, every Interval while over half the memory is
+// in use, for at most Burst after the last wake. An idle sandbox, or one
+// that holds its memory steady, costs nothing; one whose memory grows
+// crosses the next threshold and is checked again. The host arms its
+// thresholds in the background and wakes the guard once they are; until
+// that first wake the guard polls, so a sandbox is never unwatched.
 func (g *Guard) RunOnWake(ctx context.Context, wake <-chan struct{}) {
+	if !g.poll(ctx, wake) {
+		return
+	}
 	for {
+		if !g.burstAfterWake(ctx, wake) {
+			return
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-wake:
 		}
-		until := time.Now().Add(g.burst())
-		for {
-			killed, busy := g.check()
-			if !killed && !busy {
-				break
-			}
-			wait := g.Interval
-			if killed {
-				wait = 10 * g.Interval
-				until = time.Now().Add(g.burst()) // see that the kill freed enough
-			}
+	}
+}
+
+// burstAfterWake checks until memory is calm or the burst is over; false
+// when ctx ended.
+func (g *Guard) burstAfterWake(ctx context.Context, wake <-chan struct{}) bool {
+	until := time.Now().Add(g.burst())
+	for {
+		killed, busy := g.check()
+		if !killed && !busy {
+			return true
+		}
+		if killed {
+			// The kill takes a moment to free memory: checking sooner (on
+			// the alerts its own freeing raises) would take a second
+			// victim, such as the next command the user runs.
 			select {
 			case <-ctx.Done():
-				return
-			case <-wake:
-				until = time.Now().Add(g.burst())
-			case <-time.After(wait):
+				return false
+			case <-time.After(10 * g.Interval):
 			}
+			drain(wake)
 			if time.Now().After(until) {
-				break
+				return true
 			}
+			continue
 		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-wake:
+			until = time.Now().Add(g.burst())
+		case <-time.After(g.Interval):
+		}
+		if time.Now().After(until) {
+			return true
+		}
+	}
+}
+
+// drain discards a pending wake.
+func drain(wake <-chan struct{}) {
+	select {
+	case <-wake:
+	default:
 	}
 }
 

@@ -67,9 +67,9 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// TestRunOnWake: without a wake the guard never looks, however low memory
-// is; a wake makes it check (and kill), and a busy sandbox is checked
-// again only for the burst after the last wake.
+// TestRunOnWake: until the first wake (the host's alerts armed) the guard
+// polls; after it, the guard looks only when woken, and a busy sandbox is
+// checked again only for the burst after the last wake.
 func TestRunOnWake(t *testing.T) {
 	var mu sync.Mutex
 	var kills []int
@@ -78,28 +78,65 @@ func TestRunOnWake(t *testing.T) {
 	g.Root = fakeProc(t, 512<<10, 40<<10, map[string]int{"10": 300000}, nil)
 	g.Kill = func(pid int) error { mu.Lock(); kills = append(kills, pid); mu.Unlock(); return nil }
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(kills) }
+	waitKills := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for count() < n && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if count() < n {
+			t.Fatalf("fewer than %d kills", n)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	wake := make(chan struct{}, 1)
 	go g.RunOnWake(ctx, wake)
-	time.Sleep(100 * time.Millisecond)
-	if n := count(); n != 0 {
-		t.Fatalf("%d kills without a wake", n)
-	}
+	waitKills(1) // polling before the alerts are armed
 	wake <- struct{}{}
-	deadline := time.Now().Add(5 * time.Second)
-	for count() == 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if count() == 0 {
-		t.Fatal("no kill after a wake with memory low")
-	}
 	// Memory stays low (the fake proc never changes): checks go on for the
-	// burst, then stop.
+	// burst after the wake, then stop until the next wake.
 	time.Sleep(300 * time.Millisecond)
 	settled := count()
 	time.Sleep(200 * time.Millisecond)
 	if n := count(); n != settled {
 		t.Fatalf("still checking %v after the last wake: %d kills, then %d", 500*time.Millisecond, settled, n)
+	}
+	wake <- struct{}{}
+	waitKills(settled + 1)
+}
+
+// TestNoSecondVictimWhileMemoryFrees: wakes that come right after a kill
+// (the alerts the freeing raises) do not make the guard kill again before
+// the kill had time to free memory.
+func TestNoSecondVictimWhileMemoryFrees(t *testing.T) {
+	var mu sync.Mutex
+	var kills []time.Time
+	g := New(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	g.Interval, g.Burst = 10*time.Millisecond, time.Second
+	g.Root = fakeProc(t, 512<<10, 40<<10, map[string]int{"10": 300000}, nil)
+	g.Kill = func(pid int) error { mu.Lock(); kills = append(kills, time.Now()); mu.Unlock(); return nil }
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	wake := make(chan struct{}, 1)
+	wake <- struct{}{} // armed at once: no polling phase
+	go g.RunOnWake(ctx, wake)
+	stop := time.Now().Add(400 * time.Millisecond)
+	for time.Now().Before(stop) {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+		time.Sleep(time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(kills) < 2 {
+		t.Fatalf("%d kills in 400 ms with memory low throughout", len(kills))
+	}
+	for i := 1; i < len(kills); i++ {
+		if gap := kills[i].Sub(kills[i-1]); gap < 10*g.Interval {
+			t.Fatalf("kills %v apart: a second victim before the first one's memory could go", gap)
+		}
 	}
 }

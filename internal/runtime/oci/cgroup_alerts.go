@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
 )
 
 // MemoryAlerts implements runtime.Backend.MemoryAlerts for runsc on
@@ -54,8 +56,14 @@ func alertThresholds(mem, limit uint64) []uint64 {
 
 // memoryAlerts registers one eventfd at each threshold of dir's memory
 // usage and returns a channel that receives (coalesced) on every crossing,
-// in either direction. It is closed when ctx ends or the cgroup goes (the
-// kernel signals the eventfd then too).
+// in either direction, and once when the ladder is armed. It is closed
+// when ctx ends or the cgroup goes (the kernel signals the eventfd then
+// too).
+//
+// The kernel waits for an RCU grace period on every registration (about
+// 10 ms each here), so the ladder is registered in the background, top
+// rungs first: the create that asked does not wait for it, and the rungs
+// near the limit, which matter most, are armed first.
 func memoryAlerts(ctx context.Context, dir string, thresholds []uint64) (<-chan struct{}, error) {
 	if len(thresholds) == 0 {
 		return nil, fmt.Errorf("memory alerts: no memory limit: %w", errdefs.ErrFailedPrecondition)
@@ -66,16 +74,22 @@ func memoryAlerts(ctx context.Context, dir string, thresholds []uint64) (<-chan 
 	}
 	// A non-blocking fd goes to Go's poller: no thread waits per sandbox.
 	ev := os.NewFile(uintptr(efd), "memory-alerts")
-	if err := register(dir, efd, thresholds); err != nil {
-		ev.Close()
-		return nil, err
-	}
 	ch := make(chan struct{}, 1)
 	stop := context.AfterFunc(ctx, func() { ev.Close() })
 	go func() {
 		defer close(ch)
 		defer stop()
 		defer ev.Close()
+		top := slices.Clone(thresholds)
+		slices.Reverse(top)
+		if err := register(dir, efd, top); err != nil {
+			if _, serr := os.Stat(dir); serr == nil {
+				log.G(ctx).Warn("memory alerts", "cgroup", dir, "err", err)
+			}
+			return
+		}
+		// Armed: the first alert says so, and the guard stops polling.
+		ch <- struct{}{}
 		buf := make([]byte, 8)
 		for {
 			if _, err := ev.Read(buf); err != nil {

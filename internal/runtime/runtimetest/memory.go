@@ -5,9 +5,10 @@ import (
 	"time"
 )
 
-// testMemoryAlerts checks, where the backend offers them, that memory
-// growing towards the limit raises alerts and that the channel closes when
-// the sandbox's processes stop; a sandbox that only idles raises none.
+// testMemoryAlerts checks, where the backend offers them, that the alerts
+// say when they are armed, that memory growing towards the limit raises
+// alerts and that the channel closes when the sandbox's processes stop; a
+// sandbox that only idles raises none.
 func (s *suite) testMemoryAlerts(t *testing.T) {
 	b := s.newBackend(t)
 	if !b.Capabilities().MemoryAlerts {
@@ -20,6 +21,14 @@ func (s *suite) testMemoryAlerts(t *testing.T) {
 	alerts, err := b.MemoryAlerts(t.Context(), spec.ID)
 	if err != nil {
 		t.Fatalf("MemoryAlerts: %v", err)
+	}
+	select {
+	case _, ok := <-alerts:
+		if !ok {
+			t.Fatal("the alert channel closed before it was armed")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no alert that the ladder is armed")
 	}
 	select {
 	case <-alerts:
