@@ -35,6 +35,11 @@ type Options struct {
 	// HostMemoryMB and HostDiskFreeMB report what the host has left
 	// (MemAvailableMB, DiskFreeMB); nil skips that check.
 	HostMemoryMB, HostDiskFreeMB func() (int, error)
+	// HostCPUPressure reports how saturated the CPUs are (PSI cpu some
+	// avg10, %); at MaxCPUPressure or above a create or resume is refused
+	// (503) rather than admitted to slow every sandbox down. 0: no limit.
+	HostCPUPressure func() (float64, error)
+	MaxCPUPressure  float64
 	Backends                     map[string]runtime.Backend // by name
 	DefaultBackend               string
 	// EnvdPath is the host path of the static envd binary bound into sandboxes.

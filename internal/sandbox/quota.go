@@ -92,6 +92,14 @@ func (m *Manager) hostAdmits(ctx context.Context, memoryMB, diskMB int) error {
 				"the host has %d MB of memory available and this sandbox may use %d MB: try later or ask for less (memoryMB)", avail, memoryMB))
 		}
 	}
+	if m.opts.HostCPUPressure != nil && m.opts.MaxCPUPressure > 0 {
+		if p, err := m.opts.HostCPUPressure(); err != nil {
+			log.G(ctx).Debug("reading the host's CPU pressure", "err", err)
+		} else if p >= m.opts.MaxCPUPressure {
+			return errdefs.New(errdefs.ErrResourceExhausted, fmt.Sprintf(
+				"the host's CPUs are saturated (tasks waited for a CPU %.0f %% of the last 10 s; the limit is %.0f %%): try later", p, m.opts.MaxCPUPressure))
+		}
+	}
 	if m.opts.HostDiskFreeMB != nil && diskMB > 0 {
 		if free, err := m.opts.HostDiskFreeMB(); err != nil {
 			log.G(ctx).Warn("reading the data dir's free space", "err", err)
@@ -131,4 +139,19 @@ func DiskFreeMB(dir string) (int, error) {
 		return 0, fmt.Errorf("statfs %s: %w", dir, err)
 	}
 	return int(st.Bavail * uint64(st.Bsize) >> 20), nil
+}
+
+// CPUPressure reads the share of the last 10 s in which some task waited
+// for a CPU (PSI's cpu "some avg10", in %).
+func CPUPressure() (float64, error) {
+	data, err := os.ReadFile("/proc/pressure/cpu")
+	if err != nil {
+		return 0, err
+	}
+	for _, f := range strings.Fields(string(data)) {
+		if v, ok := strings.CutPrefix(f, "avg10="); ok {
+			return strconv.ParseFloat(v, 64)
+		}
+	}
+	return 0, fmt.Errorf("no avg10 in /proc/pressure/cpu")
 }

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -183,5 +185,34 @@ func TestRetention(t *testing.T) {
 	e.m.retain(e.ctx, time.Now().Add(48*time.Hour))
 	if s, _ := e.m.ListSnapshots(e.ctx, "", ""); len(s) != 0 {
 		t.Errorf("snapshot %s past its retention is still listed", snap.ID)
+	}
+}
+
+// TestCPUPressureAdmission: while the host's CPUs are saturated a create
+// is refused with a clear error, and admitted again once they are not.
+func TestCPUPressureAdmission(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	pressure := 97.5
+	e := newEnvWith(t, func(o *Options) {
+		o.MaxCPUPressure = 90
+		o.HostCPUPressure = func() (float64, error) { mu.Lock(); defer mu.Unlock(); return pressure, nil }
+	})
+	_, err := e.m.Create(e.ctx, CreateRequest{TemplateID: "base", Timeout: 60e9})
+	if !errors.Is(err, errdefs.ErrResourceExhausted) || !strings.Contains(err.Error(), "saturated") {
+		t.Fatalf("create at 97.5 %% CPU pressure: %v, want resource exhausted", err)
+	}
+	mu.Lock()
+	pressure = 40
+	mu.Unlock()
+	e.create(t, CreateRequest{})
+}
+
+func TestCPUPressureReads(t *testing.T) {
+	if _, err := os.Stat("/proc/pressure/cpu"); err != nil {
+		t.Skip("no PSI on this host")
+	}
+	if p, err := CPUPressure(); err != nil || p < 0 || p > 100 {
+		t.Fatalf("CPUPressure() = %v, %v", p, err)
 	}
 }

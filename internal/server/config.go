@@ -70,6 +70,9 @@ type Config struct {
 	// OOMGuardPoll keeps envd's OOM guard polling on runsc even where
 	// memory alerts exist (for comparisons).
 	OOMGuardPoll bool
+	// MaxCPUPressure refuses creates and resumes while the host's CPU
+	// pressure (PSI some avg10, %) is at least this; 0: never.
+	MaxCPUPressure float64
 }
 
 // maxBridgeName is the kernel's limit on interface names (IFNAMSIZ - 1).
@@ -99,6 +102,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Domain == "" {
 		bad("domain", "must not be empty")
+	}
+	if c.MaxCPUPressure < 0 || c.MaxCPUPressure > 100 {
+		bad("max-cpu-pressure", "%v must be between 0 and 100", c.MaxCPUPressure)
 	}
 	if c.EnvdPath == "" {
 		bad("envd", "must not be empty")

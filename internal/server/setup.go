@@ -75,6 +75,8 @@ func setup(ctx context.Context, cfg *Config, st store.Store) (*sandbox.Manager, 
 		PausedRetention:   cfg.PausedRetention,
 		SnapshotRetention: cfg.SnapshotRetention,
 		HostMemoryMB:      sandbox.MemAvailableMB,
+		HostCPUPressure:   sandbox.CPUPressure,
+		MaxCPUPressure:    cfg.MaxCPUPressure,
 		HostDiskFreeMB:    func() (int, error) { return sandbox.DiskFreeMB(cfg.DataDir) },
 	})
 	if err != nil {
