@@ -8,7 +8,8 @@
 # Usage: scripts/density.sh [runtime...]   (default: runc runsc)
 # DENSITY_N (default 500), DENSITY_FLAGS (more `warren bench` flags, e.g.
 # --idle-window=10s) and DENSITY_SERVE_FLAGS (more `warren serve` flags,
-# e.g. --oom-guard-poll for the polling OOM guard) tune it.
+# e.g. --oom-guard-poll for the polling OOM guard) tune it; DENSITY_KEEP_LOG=F
+# keeps the server log in F.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -x bin/warren ] || make build
@@ -35,5 +36,6 @@ for rt in "${runtimes[@]}"; do
 	kill -TERM $pid
 	wait $pid || true
 	trap - EXIT
+	[ -n "${DENSITY_KEEP_LOG:-}" ] && cp "$data/serve.log" "$DENSITY_KEEP_LOG"
 	rm -rf "$data"
 done
