@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"testing"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/runtime"
@@ -39,7 +40,9 @@ func TestReconcileIntent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			e := newEnv(t)
+			// A frozen paused sandbox stays frozen: no checkpoint timer
+			// moves it to disk while the test looks.
+			e := newEnvWith(t, func(o *Options) { o.CheckpointAfter = time.Hour })
 			sb := e.create(t, CreateRequest{})
 			if tc.instance != nil {
 				if err := tc.instance(e, sb.ID); err != nil {
