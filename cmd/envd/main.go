@@ -30,6 +30,7 @@ import (
 // config is everything envd's flags set.
 type config struct {
 	oomGuard   bool
+	oomCgroup  string
 	oomOnWake  bool
 	host       string
 	port       int
@@ -83,6 +84,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&c.shutdownIn, "shutdown-timeout", 5*time.Second, "how long to wait for requests on shutdown")
 	fs.BoolVar(&c.showVer, "version", false, "print the envd API version and exit")
 	fs.BoolVar(&c.oomGuard, "oom-guard", false, "kill the largest process when the sandbox runs out of memory (for kernels that would kill the whole sandbox: gVisor)")
+	fs.StringVar(&c.oomCgroup, "oom-guard-cgroup", "", "with --oom-guard: measure the memory cgroup mounted here (the sandbox's own, e.g. /sys/fs/cgroup) instead of /proc/meminfo, for sandboxes on the host's kernel")
 	fs.BoolVar(&c.oomOnWake, "oom-guard-on-wake", false, "with --oom-guard: check memory only when POST /memory/check asks (the host watches the sandbox's memory), instead of polling")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -127,12 +129,17 @@ func run(ctx context.Context, cfg *config) error {
 		}
 	}
 	var memWake chan struct{}
-	switch {
-	case cfg.oomGuard && cfg.oomOnWake:
-		memWake = make(chan struct{}, 1)
-		go oomguard.New(log.G(ctx)).RunOnWake(ctx, memWake)
-	case cfg.oomGuard:
-		go oomguard.New(log.G(ctx)).Run(ctx)
+	if cfg.oomGuard {
+		guard := oomguard.New(log.G(ctx))
+		if cfg.oomCgroup != "" {
+			guard = oomguard.NewCgroup(log.G(ctx), cfg.oomCgroup)
+		}
+		if cfg.oomOnWake {
+			memWake = make(chan struct{}, 1)
+			go guard.RunOnWake(ctx, memWake)
+		} else {
+			go guard.Run(ctx)
+		}
 	}
 	r := reaper.New(reapAll)
 	r.ChildOOMScoreAdj = cfg.childOOM

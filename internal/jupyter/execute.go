@@ -240,6 +240,10 @@ func (in *instance) waitReady(ctx context.Context) error {
 			case <-in.sawStatus:
 				return nil
 			case <-time.After(100 * time.Millisecond):
+			case <-ctx.Done():
+				return fmt.Errorf("waiting for the kernel's first iopub status: %w (kernel output: %q)", ctx.Err(), in.out.String())
+			case <-in.done:
+				return fmt.Errorf("kernel exited during start (%v): %s", in.exitErr, in.out.String())
 			}
 		}
 	}

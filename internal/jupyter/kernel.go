@@ -15,8 +15,11 @@ import (
 
 const (
 	// defaultStartTimeout bounds Start when ctx has no deadline: a Python
-	// kernel with heavy startup scripts takes a few seconds, never a minute.
-	defaultStartTimeout = 60 * time.Second
+	// kernel with heavy startup scripts takes a few seconds, never half a
+	// minute. It stays under the SDKs' 60 s request timeout, so a kernel
+	// that never comes up is reported with its output rather than as a
+	// client-side timeout that says nothing.
+	defaultStartTimeout = 30 * time.Second
 	// shutdownGrace is how long a kernel may take to honour shutdown_request
 	// before it is killed.
 	shutdownGrace = 2 * time.Second

@@ -105,12 +105,18 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 	}
 	ctx = log.With(ctx, "sandbox", sb.ID, "template", tpl.ID, "runtime", backendName)
 	spec := m.spec(sb, tpl)
-	if caps := backend.Capabilities(); caps.OwnKernel {
-		spec.Init.Args = append(spec.Init.Args, "--oom-guard")
-		if caps.MemoryAlerts && !m.opts.PollOOMGuard {
-			// Woken by the host's alerts (watchMemory) instead of polling.
-			spec.Init.Args = append(spec.Init.Args, "--oom-guard-on-wake")
-		}
+	// Every sandbox has envd's OOM guard: under gVisor the host's OOM
+	// killer would take the whole sandbox; on the host's kernel a cgroup
+	// near its limit thrashes on its page cache long before that killer
+	// acts, so the guard measures the sandbox's own cgroup there.
+	caps := backend.Capabilities()
+	spec.Init.Args = append(spec.Init.Args, "--oom-guard")
+	if !caps.OwnKernel {
+		spec.Init.Args = append(spec.Init.Args, "--oom-guard-cgroup=/sys/fs/cgroup")
+	}
+	if caps.MemoryAlerts && !m.opts.PollOOMGuard {
+		// Woken by the host's alerts (watchMemory) instead of polling.
+		spec.Init.Args = append(spec.Init.Args, "--oom-guard-on-wake")
 	}
 	if snap != nil {
 		spec.From = &runtime.Snapshot{Dir: snap.Dir, Layers: snap.Layers, Memory: snap.Memory}

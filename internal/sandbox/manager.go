@@ -40,8 +40,8 @@ type Options struct {
 	// (503) rather than admitted to slow every sandbox down. 0: no limit.
 	HostCPUPressure func() (float64, error)
 	MaxCPUPressure  float64
-	Backends                     map[string]runtime.Backend // by name
-	DefaultBackend               string
+	Backends        map[string]runtime.Backend // by name
+	DefaultBackend  string
 	// EnvdPath is the host path of the static envd binary bound into sandboxes.
 	EnvdPath string
 	// Binds are further host files bound read-only into every sandbox (the

@@ -52,3 +52,30 @@ func TestMemoryAlertsWakeTheGuard(t *testing.T) {
 	}
 	waitChecks(2)
 }
+
+// TestOOMGuardMeasuresTheRightMemory: every sandbox's envd runs the OOM
+// guard; on a backend without a kernel of its own (runc) it measures the
+// sandbox's memory cgroup, since /proc/meminfo there is the host's.
+func TestOOMGuardMeasuresTheRightMemory(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		ownKernel  bool
+		wantCgroup bool
+	}{{"host kernel", false, true}, {"own kernel", true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			if tc.ownKernel {
+				e.b.WithMemoryAlerts()
+			}
+			sb := e.create(t, CreateRequest{})
+			args := e.b.InitArgs(sb.ID)
+			if !slices.Contains(args, "--oom-guard") {
+				t.Errorf("envd args %v lack --oom-guard", args)
+			}
+			if got := slices.Contains(args, "--oom-guard-cgroup=/sys/fs/cgroup"); got != tc.wantCgroup {
+				t.Errorf("envd args %v: cgroup meter %v, want %v", args, got, tc.wantCgroup)
+			}
+		})
+	}
+}

@@ -36,7 +36,12 @@ type Guard struct {
 	Reserve func(total uint64) uint64
 	// Root is where proc is mounted ("/proc").
 	Root string
-	Log  *slog.Logger
+	// Meter reads the memory the guard protects: its size and what is
+	// still available (bytes). Nil reads Root's meminfo, which is the
+	// sandbox's own under gVisor; a sandbox on the host's kernel uses
+	// CgroupMeter instead.
+	Meter func() (total, avail uint64, ok bool)
+	Log   *slog.Logger
 	// Kill sends the signal (tests replace it).
 	Kill func(pid int) error
 	// Burst is how long RunOnWake keeps checking after a wake (0: 1 s).
@@ -170,7 +175,11 @@ func (g *Guard) Check() bool {
 
 // check is Check that also reports whether over half the memory is in use.
 func (g *Guard) check() (killed, busy bool) {
-	total, avail, ok := meminfo(filepath.Join(g.Root, "meminfo"))
+	meter := g.Meter
+	if meter == nil {
+		meter = func() (uint64, uint64, bool) { return meminfo(filepath.Join(g.Root, "meminfo")) }
+	}
+	total, avail, ok := meter()
 	if !ok {
 		return false, false
 	}

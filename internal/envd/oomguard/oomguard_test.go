@@ -140,3 +140,78 @@ func TestNoSecondVictimWhileMemoryFrees(t *testing.T) {
 		}
 	}
 }
+
+// TestCgroupMeter reads v1 and v2 memory cgroups as a runc sandbox sees
+// its own at /sys/fs/cgroup: available is the limit's headroom plus the
+// inactive file cache; no limit means nothing to guard.
+func TestCgroupMeter(t *testing.T) {
+	write := func(dir, name, data string) {
+		t.Helper()
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const mib = 1 << 20
+	for _, tc := range []struct {
+		name      string
+		setup     func(root string)
+		total, av uint64
+		ok        bool
+	}{
+		{"v1", func(r string) {
+			d := filepath.Join(r, "memory")
+			write(d, "memory.limit_in_bytes", "1073741824\n")
+			write(d, "memory.usage_in_bytes", "1069547520\n")
+			write(d, "memory.stat", "cache 3424256\nrss 1056722944\ntotal_inactive_file 2097152\n")
+		}, 1024 * mib, 6 * mib, true},
+		{"v2", func(r string) {
+			write(r, "memory.max", "536870912\n")
+			write(r, "memory.current", "134217728\n")
+			write(r, "memory.stat", "anon 100\ninactive_file 16777216\n")
+		}, 512 * mib, 400 * mib, true},
+		{"v1 unlimited", func(r string) {
+			d := filepath.Join(r, "memory")
+			write(d, "memory.limit_in_bytes", "9223372036854771712\n")
+			write(d, "memory.usage_in_bytes", "1\n")
+		}, 0, 0, false},
+		{"v2 max", func(r string) {
+			write(r, "memory.max", "max\n")
+			write(r, "memory.current", "1\n")
+		}, 0, 0, false},
+		{"over the limit", func(r string) {
+			write(r, "memory.max", "1048576\n")
+			write(r, "memory.current", "2097152\n")
+		}, mib, 0, true},
+		{"no cgroup", func(string) {}, 0, 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			tc.setup(root)
+			total, av, ok := CgroupMeter(root)()
+			if total != tc.total || av != tc.av || ok != tc.ok {
+				t.Errorf("got (%d, %d, %v), want (%d, %d, %v)", total, av, ok, tc.total, tc.av, tc.ok)
+			}
+		})
+	}
+}
+
+// TestCgroupGuardKills: a cgroup guard whose cgroup is short of memory
+// kills the largest process group, as the meminfo guard does.
+func TestCgroupGuardKills(t *testing.T) {
+	g := NewCgroup(slog.New(slog.NewTextHandler(io.Discard, nil)), t.TempDir())
+	var killed []int
+	g.Kill = func(pid int) error { killed = append(killed, pid); return nil }
+	g.Meter = func() (uint64, uint64, bool) { return 1 << 30, 110 << 20, true }
+	if g.Check() {
+		t.Fatalf("killed with 110 MiB of 1 GiB available (reserve %d MiB)", g.Reserve(1<<30)>>20)
+	}
+	g.Meter = func() (uint64, uint64, bool) { return 1 << 30, 50 << 20, true }
+	// meminfo says plenty is free: the cgroup's figures must decide.
+	g.Root = fakeProc(t, 64<<20, 60<<20, map[string]int{"1": 5000, "10": 300000, "11": 100000}, nil)
+	if !g.Check() || len(killed) != 1 || killed[0] != 10 {
+		t.Fatalf("not killed with 50 MiB of 1 GiB available: %v", killed)
+	}
+}

@@ -15,7 +15,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/log"
 )
 
-// MemoryAlerts implements runtime.Backend.MemoryAlerts for runsc on
+// MemoryAlerts implements runtime.Backend.MemoryAlerts for both runtimes on
 // cgroup v1 hosts. The kernel signals an eventfd when the cgroup's memory
 // usage crosses any of a ladder of thresholds (cgroup.event_control on
 // memory.usage_in_bytes); nothing polls, and a sandbox whose memory does

@@ -19,7 +19,7 @@ func (b *Backend) Capabilities() runtime.Capabilities {
 	return runtime.Capabilities{
 		Checkpoint: b.name == Runsc, OwnKernel: b.name == Runsc,
 		// Thresholds need v1's event_control; v2 has no usage ladder.
-		MemoryAlerts: b.name == Runsc && b.cg != nil && !b.cg.v2 && b.cg.v1["memory"] != "",
+		MemoryAlerts: b.cg != nil && !b.cg.v2 && b.cg.v1["memory"] != "",
 	}
 }
 

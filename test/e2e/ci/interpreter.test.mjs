@@ -7,6 +7,9 @@ import { after, before, describe, test } from 'node:test'
 
 import { Sandbox } from '@e2b/code-interpreter'
 
+// Every context is a kernel of its own (Deno's take about 200 MB): tests
+// remove the contexts they make, so that the file's one sandbox stays well
+// inside its memory rather than leaning on the OOM guard.
 let sbx
 before(async () => {
   sbx = await Sandbox.create({ timeoutMs: 300_000 })
@@ -134,6 +137,7 @@ describe('runCode (python)', { timeout: 180_000 }, () => {
     assert.ok(died.error, 'the execution during which the kernel died reports an error')
     const after = await sbx.runCode('y', { context: ctx })
     assert.equal(after.error?.name, 'NameError', 'state was lost with the kernel')
+    await sbx.removeCodeContext(ctx)
   })
 })
 
@@ -152,6 +156,7 @@ describe('contexts', { timeout: 120_000 }, () => {
     assert.equal((await sbx.runCode('v', { context: a })).error?.name, 'NameError')
     await sbx.removeCodeContext(b)
     assert.ok(!(await sbx.listCodeContexts()).map((c) => c.id).includes(b.id))
+    await sbx.removeCodeContext(a)
   })
 
   test('an unknown context is a NotFound error', async () => {
@@ -198,6 +203,7 @@ describe('runCode (javascript)', { timeout: 120_000 }, () => {
     const ctx = await sbx.createCodeContext({ language: 'js' })
     await sbx.runCode('let n = 2', { context: ctx })
     assert.equal((await sbx.runCode('n * 21', { context: ctx })).text, '42')
+    await sbx.removeCodeContext(ctx)
   })
 
   test('a busy loop past timeoutMs is interrupted and the context keeps its state', async () => {
@@ -205,6 +211,7 @@ describe('runCode (javascript)', { timeout: 120_000 }, () => {
     await sbx.runCode('let kept = 7', { context: ctx })
     await assert.rejects(sbx.runCode('while (true) {}', { context: ctx, timeoutMs: 2_000 }))
     assert.equal((await sbx.runCode('kept * 6', { context: ctx })).text, '42')
+    await sbx.removeCodeContext(ctx)
   })
 })
 
@@ -229,6 +236,7 @@ describe('more languages and options', { timeout: 120_000 }, () => {
     assert.match(failed.error?.value ?? '', /boom/)
     const env = await sbx.runCode('Sys.getenv("WARREN_R")', { context: ctx, envs: { WARREN_R: 'yes' } })
     assert.deepEqual(env.results.map((r) => r.text), ['[1] "yes"'])
+    await sbx.removeCodeContext(ctx)
   })
 
   test('bash keeps its session; a failing command is an error', async () => {
@@ -238,6 +246,7 @@ describe('more languages and options', { timeout: 120_000 }, () => {
     assert.deepEqual(ex.logs.stdout, ['hello from /tmp\n'])
     const failed = await sbx.runCode('false', { context: ctx })
     assert.match(failed.error?.value ?? '', /exit status 1/)
+    await sbx.removeCodeContext(ctx)
   })
 
   test('bash output streams while the command runs', async () => {
@@ -272,6 +281,7 @@ describe('more languages and options', { timeout: 120_000 }, () => {
     const order = JSON.parse((await sbx.runCode('import json; json.dumps(order)', { context: ctx })).text)
     assert.equal(order.length, 8)
     for (let k = 0; k < 8; k += 2) assert.equal(order[k + 1], -order[k], `run ${order[k]} interleaved: ${order}`)
+    await sbx.removeCodeContext(ctx)
   })
 
   test('a large output arrives or is truncated with a marker, and the context survives', async () => {
