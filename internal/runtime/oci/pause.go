@@ -3,6 +3,8 @@ package oci
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/runtime"
@@ -33,8 +35,40 @@ func (b *Backend) transition(ctx context.Context, id, verb string, from runtime.
 	if inst.State != from {
 		return fmt.Errorf("%s sandbox %s: it is %s: %w", verb, id, inst.State, errdefs.ErrFailedPrecondition)
 	}
-	if _, err := b.cli.exec(ctx, verb, id); err != nil {
+	if verb == "pause" {
+		_, err = b.freeze(ctx, id)
+	} else {
+		_, err = b.cli.exec(ctx, verb, id)
+	}
+	if err != nil {
 		return fmt.Errorf("%s sandbox %s: %w", verb, id, err)
 	}
 	return nil
 }
+
+// freeze runs the runtime's pause, retried a few times when runc reports
+// that the cgroup v1 freezer did not settle: a task in uninterruptible
+// sleep (a page fault waiting for the disk, as on a cold page cache) keeps
+// the cgroup FREEZING until runc gives up and thaws it again, and a moment
+// later the same freeze succeeds.
+func (b *Backend) freeze(ctx context.Context, id string) ([]byte, error) {
+	var out []byte
+	var err error
+	for attempt := range freezeAttempts {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return out, err
+			case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
+			}
+		}
+		out, err = b.cli.exec(ctx, "pause", id)
+		if err == nil || !strings.Contains(err.Error(), "unable to freeze") {
+			return out, err
+		}
+	}
+	return out, err
+}
+
+// freezeAttempts bounds freeze's retries (0.6 s of waiting in all).
+const freezeAttempts = 4
