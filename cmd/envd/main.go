@@ -119,6 +119,7 @@ func main() {
 }
 
 func run(ctx context.Context, cfg *config) error {
+	reserveThreads(threadReserve)
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 
