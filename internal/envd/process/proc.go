@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	pb "github.com/warren-sandbox/warren/api/gen/process"
 	"github.com/warren-sandbox/warren/internal/envd/reaper"
 	"github.com/warren-sandbox/warren/internal/errdefs"
@@ -88,9 +90,34 @@ func (p *proc) pump(f *os.File, wrap func([]byte) *pb.ProcessEvent_DataEvent) {
 			p.extendDrain(f)
 		}
 		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) && pending(f) && p.drainLeft() {
+				// The deadline passed before this goroutine got to read
+				// (a busy machine), not for want of data: what the
+				// process wrote before it exited is still in the pipe.
+				p.extendDrain(f)
+				continue
+			}
 			return
 		}
 	}
+}
+
+// pending reports whether f (a pipe or PTY master) has bytes to read
+// (TIOCINQ is FIONREAD).
+func pending(f *os.File) bool {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	n := 0
+	_ = rc.Control(func(fd uintptr) { n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ) })
+	return n > 0
+}
+
+// drainLeft reports whether the drain after exit may still go on.
+func (p *proc) drainLeft() bool {
+	at := p.exitedAt.Load()
+	return at != 0 && time.Now().Before(time.Unix(0, at).Add(drainMax))
 }
 
 func (p *proc) extendDrain(f *os.File) {
