@@ -42,6 +42,7 @@ type config struct {
 	showVer    bool
 	shutdownIn time.Duration
 	childOOM   int
+	threads    int
 	cmdUser    string
 	cmdCwd     string
 	cmdEnv     map[string]string
@@ -65,6 +66,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log level: debug, info, warn or error")
 	fs.BoolVar(&c.logJSON, "log-json", false, "log JSON lines instead of text")
 	fs.StringVar(&c.startCmd, "cmd", "", "command to run with /bin/sh -c at startup, as root (tag \"startCmd\")")
+	fs.IntVar(&c.threads, "reserve-threads", 0, "OS threads to make at start and keep, so envd still runs when a fork bomb has taken every pid of a cgroup that counts threads (runc)")
 	fs.IntVar(&c.childOOM, "child-oom-score-adj", 500, "oom_score_adj for the processes envd starts (0: inherit envd's)")
 	fs.StringVar(&c.cmdUser, "cmd-user", "root", "user the --cmd command runs as")
 	fs.StringVar(&c.cmdCwd, "cmd-cwd", "", "working directory of the --cmd command (default: the user's home)")
@@ -119,7 +121,9 @@ func main() {
 }
 
 func run(ctx context.Context, cfg *config) error {
-	reserveThreads(threadReserve)
+	if cfg.threads > 0 {
+		reserveThreads(cfg.threads)
+	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 

@@ -112,7 +112,7 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 	caps := backend.Capabilities()
 	spec.Init.Args = append(spec.Init.Args, "--oom-guard")
 	if !caps.OwnKernel {
-		spec.Init.Args = append(spec.Init.Args, "--oom-guard-cgroup=/sys/fs/cgroup")
+		spec.Init.Args = append(spec.Init.Args, "--oom-guard-cgroup=/sys/fs/cgroup", "--reserve-threads=32")
 	}
 	if caps.MemoryAlerts && !m.opts.PollOOMGuard {
 		// Woken by the host's alerts (watchMemory) instead of polling.

@@ -76,6 +76,9 @@ func TestOOMGuardMeasuresTheRightMemory(t *testing.T) {
 			if got := slices.Contains(args, "--oom-guard-cgroup=/sys/fs/cgroup"); got != tc.wantCgroup {
 				t.Errorf("envd args %v: cgroup meter %v, want %v", args, got, tc.wantCgroup)
 			}
+			if got := slices.Contains(args, "--reserve-threads=32"); got != tc.wantCgroup {
+				t.Errorf("envd args %v: thread reserve %v, want it only where pids count envd's threads", args, got)
+			}
 		})
 	}
 }

@@ -83,7 +83,9 @@ func memoryAlerts(ctx context.Context, dir string, thresholds []uint64) (<-chan 
 		top := slices.Clone(thresholds)
 		slices.Reverse(top)
 		if err := register(dir, efd, top); err != nil {
-			if _, serr := os.Stat(dir); serr == nil {
+			// ENODEV: the cgroup is being removed (a sandbox killed
+			// while its ladder was being armed).
+			if _, serr := os.Stat(dir); serr == nil && !errors.Is(err, unix.ENODEV) {
 				log.G(ctx).Warn("memory alerts", "cgroup", dir, "err", err)
 			}
 			return
