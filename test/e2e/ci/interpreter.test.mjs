@@ -246,6 +246,10 @@ describe('more languages and options', { timeout: 120_000 }, () => {
     assert.deepEqual(ex.logs.stdout, ['hello from /tmp\n'])
     const failed = await sbx.runCode('false', { context: ctx })
     assert.match(failed.error?.value ?? '', /exit status 1/)
+    // Code may change the prompts the kernel waits for; the session goes on.
+    await sbx.runCode("PS1='> '; PS2='+ '", { context: ctx, timeoutMs: 10_000 })
+    const still = await sbx.runCode('echo "$greeting again"', { context: ctx, timeoutMs: 10_000 })
+    assert.deepEqual(still.logs.stdout, ['hello again\n'])
     await sbx.removeCodeContext(ctx)
   })
 

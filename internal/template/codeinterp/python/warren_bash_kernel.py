@@ -57,7 +57,11 @@ class BashKernel(Kernel):
             env = dict(os.environ, PS1=START_PROMPT, TERM="dumb")
             child = pexpect.spawn("bash", ["--norc", "--noprofile"], echo=False, env=env,
                                   encoding="utf-8", codec_errors="replace")
-            init = "PS1='{0}' PS2='{1}' PROMPT_COMMAND=''; bind 'set enable-bracketed-paste off' 2>/dev/null"
+            # PROMPT_COMMAND puts our prompts back before every prompt, so
+            # code that sets PS1 or PS2 cannot leave the kernel waiting for a
+            # prompt that never comes (bash keeps $? across it).
+            init = ("PROMPT_COMMAND=\"PS1='{0}'; PS2='{1}'\"; PS1='{0}' PS2='{1}'; "
+                    "bind 'set enable-bracketed-paste off' 2>/dev/null")
             self.bash = replwrap.REPLWrapper(child, re.escape(START_PROMPT), init,
                                              new_prompt=PROMPT, continuation_prompt=CONTINUATION)
         finally:
