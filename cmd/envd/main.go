@@ -135,9 +135,11 @@ func run(ctx context.Context, cfg *config) error {
 	}
 	var memWake chan struct{}
 	if cfg.oomGuard {
-		guard := oomguard.New(log.G(ctx))
+		var guard *oomguard.Guard
 		if cfg.oomCgroup != "" {
 			guard = oomguard.NewCgroup(log.G(ctx), cfg.oomCgroup)
+		} else {
+			guard = oomguard.New(log.G(ctx))
 		}
 		if cfg.oomOnWake {
 			memWake = make(chan struct{}, 1)

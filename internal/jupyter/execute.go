@@ -243,7 +243,7 @@ func (in *instance) waitReady(ctx context.Context) error {
 			case <-ctx.Done():
 				return fmt.Errorf("waiting for the kernel's first iopub status: %w (kernel output: %q)", ctx.Err(), in.out.String())
 			case <-in.done:
-				return fmt.Errorf("kernel exited during start (%v): %s", in.exitErr, in.out.String())
+				return in.startExitErr()
 			}
 		}
 	}
@@ -262,7 +262,7 @@ func (in *instance) awaitReply(ctx context.Context, req *request, wait time.Dura
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for kernel_info_reply: %w (kernel output: %q)", ctx.Err(), in.out.String())
 	case <-in.done:
-		return fmt.Errorf("kernel exited during start (%v): %s", in.exitErr, in.out.String())
+		return in.startExitErr()
 	}
 }
 

@@ -161,6 +161,12 @@ func (in *instance) reap() {
 	close(in.done)
 }
 
+// startExitErr describes a kernel that died before it was ready, with
+// what it printed.
+func (in *instance) startExitErr() error {
+	return fmt.Errorf("kernel exited during start (%v): %s", in.exitErr, in.out.String())
+}
+
 // deadErr describes why a dead kernel cannot serve a request.
 func (in *instance) deadErr() error {
 	msg := "kernel process exited"
@@ -206,7 +212,7 @@ func (in *instance) dial(ctx context.Context, addr, typ string) (*zsock, error) 
 		case <-ctx.Done():
 			return nil, fmt.Errorf("connecting to kernel at %s: %w (last error: %v)", addr, ctx.Err(), err)
 		case <-in.done:
-			return nil, fmt.Errorf("kernel exited during start (%v): %s", in.exitErr, in.out.String())
+			return nil, in.startExitErr()
 		case <-time.After(delay):
 		}
 		delay = min(2*delay, 200*time.Millisecond)

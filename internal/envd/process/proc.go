@@ -116,17 +116,24 @@ func pending(f *os.File) bool {
 
 // drainLeft reports whether the drain after exit may still go on.
 func (p *proc) drainLeft() bool {
-	at := p.exitedAt.Load()
-	return at != 0 && time.Now().Before(time.Unix(0, at).Add(drainMax))
+	limit, exited := p.drainLimit()
+	return exited && time.Now().Before(limit)
 }
 
 func (p *proc) extendDrain(f *os.File) {
+	if limit, exited := p.drainLimit(); exited {
+		_ = f.SetReadDeadline(earlier(time.Now().Add(drainIdle), limit))
+	}
+}
+
+// drainLimit is when the drain after exit ends; exited is false while the
+// process runs.
+func (p *proc) drainLimit() (limit time.Time, exited bool) {
 	at := p.exitedAt.Load()
 	if at == 0 {
-		return
+		return time.Time{}, false
 	}
-	limit := time.Unix(0, at).Add(drainMax)
-	_ = f.SetReadDeadline(earlier(time.Now().Add(drainIdle), limit))
+	return time.Unix(0, at).Add(drainMax), true
 }
 
 func earlier(a, b time.Time) time.Time {
