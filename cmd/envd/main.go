@@ -2,6 +2,12 @@
 // E2B envd protocol (process and filesystem services, /files, /init, ...) on
 // port 49983 and, as the sandbox's init or subreaper, reaps orphaned
 // processes.
+
+// envd's GOMAXPROCS stays what it was at start: the sandbox's CPU count
+// does not change while it runs, and re-reading the cgroup's CPU limit on
+// each of sysmon's wake-ups is a trapped syscall under gVisor.
+//
+//go:debug updatemaxprocs=0
 package main
 
 import (

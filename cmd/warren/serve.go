@@ -51,6 +51,10 @@ func parseServe(args []string) (*server.Config, error) {
 	fs.IntVar(&c.TeamQuotas.Builds, "team-max-builds", 4, "template builds a team may run at once (0: no limit)")
 	fs.Func("registry-allow", "an internal range (CIDR) image pulls may reach, e.g. a registry on the LAN; repeatable (default: none: loopback, private, link-local, the host's and the sandboxes' addresses are refused)", cidrList(&c.RegistryAllow))
 	fs.Float64Var(&c.MaxCPUPressure, "max-cpu-pressure", 90, "refuse creates and resumes (503, Retry-After) while tasks have waited for a CPU this share (%) of the last 10 s (PSI cpu some avg10); 0: never")
+	fs.Func("runsc-flag", "a global flag for runsc, e.g. --debug or --debug-log=/var/log/runsc/; repeatable", func(v string) error {
+		c.RunscFlags = append(c.RunscFlags, v)
+		return nil
+	})
 	fs.BoolVar(&c.OOMGuardPoll, "oom-guard-poll", false, "runsc: let envd's OOM guard poll memory (every 50 ms) instead of waiting for the host's memory alerts; for comparing the two")
 	fs.Func("egress-allow", "an internal range (CIDR) a sandbox's allowed domains may resolve to, e.g. a service on the LAN; repeatable (default: none, as for --registry-allow)", cidrList(&c.EgressAllow))
 	fs.DurationVar(&c.PausedRetention, "paused-retention", 0, "remove a sandbox paused this long, disk and all (0: keep paused sandboxes)")

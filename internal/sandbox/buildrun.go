@@ -10,8 +10,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
-	"time"
 
 	"connectrpc.com/connect"
 
@@ -71,47 +69,31 @@ func (m *Manager) RunBuildStep(ctx context.Context, s BuildStep) (int, error) {
 	spec.From = &runtime.Snapshot{Layers: s.Layers}
 	spec.Labels["warren.build"] = "1"
 	ctx = log.With(ctx, "buildSandbox", sb.ID)
-	t := newPhases()
+	t := log.NewPhases()
 	inst, err := backend.Create(ctx, spec)
 	if err != nil {
 		return 0, fmt.Errorf("creating build sandbox: %w", err)
 	}
-	t.done("create")
+	t.Done("create")
 	crashpoint.Hit("build.run")
 	defer func() {
 		m.destroy(context.WithoutCancel(ctx), backend, sb.ID)
-		t.done("destroy")
+		t.Done("destroy")
 		log.G(ctx).Debug("build step ran", "phases", t.String())
 	}()
 	if err := m.initEnvd(ctx, inst.IP, sb, &store.Template{User: "root", Workdir: "/"}); err != nil {
 		return 0, fmt.Errorf("starting envd in the build sandbox: %w", err)
 	}
-	t.done("envd")
+	t.Done("envd")
 	code, err := m.runInSandbox(ctx, inst.IP, s)
-	t.done("run")
+	t.Done("run")
 	if err != nil || code != 0 {
 		return code, err
 	}
 	err = m.keepLayer(ctx, backend, sb.ID, s.LayerDir)
-	t.done("layer")
+	t.Done("layer")
 	return 0, err
 }
-
-// phases times the parts of a build step for the debug log.
-type phases struct {
-	last time.Time
-	b    strings.Builder
-}
-
-func newPhases() *phases { return &phases{last: time.Now()} }
-
-func (p *phases) done(name string) {
-	now := time.Now()
-	fmt.Fprintf(&p.b, "%s=%v ", name, now.Sub(p.last).Round(time.Millisecond))
-	p.last = now
-}
-
-func (p *phases) String() string { return strings.TrimSpace(p.b.String()) }
 
 // keepLayer stops the build sandbox and moves its writable layer to dir.
 func (m *Manager) keepLayer(ctx context.Context, backend runtime.Backend, id, dir string) error {

@@ -146,10 +146,12 @@ func mergeMaps(base, over map[string]string) map[string]string {
 // sandbox, undoing all of it if a later step fails.
 func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Template, backend runtime.Backend, spec runtime.Spec) (retErr error) {
 	start := time.Now()
+	t := log.NewPhases()
 	inst, err := backend.Create(ctx, spec)
 	if err != nil {
 		return fmt.Errorf("creating sandbox: %w", err)
 	}
+	t.Done("backend")
 	defer func() {
 		if retErr != nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -164,12 +166,15 @@ func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Templ
 	if err := m.initEnvd(ctx, inst.IP, sb, tpl); err != nil {
 		return fmt.Errorf("starting envd: %w", err)
 	}
+	t.Done("envd")
 	if err := m.waitReady(ctx, inst.IP, sb, tpl); err != nil {
 		return fmt.Errorf("waiting for the template's start command: %w", err)
 	}
+	t.Done("ready")
 	if err := m.opts.Store.CreateSandbox(ctx, sb); err != nil {
 		return fmt.Errorf("recording sandbox: %w", err)
 	}
+	t.Done("store")
 	crashpoint.Hit("create.recorded")
 	e := &entry{sb: sb, ip: inst.IP, backend: backend, conns: newConnSet()}
 	e.running.Store(true)
@@ -180,7 +185,9 @@ func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Templ
 	m.armTimer(e)
 	m.watchInit(ctx, e, inst.Pid)
 	e.mu.Unlock()
+	t.Done("register")
 	log.G(ctx).Info("sandbox created", "ip", inst.IP, "took", time.Since(start))
+	log.G(ctx).Debug("sandbox create steps", "steps", t.String())
 	return nil
 }
 

@@ -67,7 +67,10 @@ func (m *Manager) initEnvd(ctx context.Context, ip netip.Addr, sb *store.Sandbox
 			return errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("envd did not answer within %s: %v", m.opts.EnvdReadyTimeout, err))
 		case <-time.After(delay):
 		}
-		if delay < 50*time.Millisecond {
+		// envd comes up within tens of milliseconds; a refused connect
+		// costs the sandbox little, and a long back-off would be paid by
+		// every create.
+		if delay < 4*time.Millisecond {
 			delay *= 2
 		}
 	}

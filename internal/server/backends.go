@@ -31,12 +31,13 @@ var backendKinds = []backendKind{
 func openOCI(name string) func(context.Context, *Config, string, *network.Manager) (runtime.Backend, error) {
 	return func(ctx context.Context, cfg *Config, bin string, netMgr *network.Manager) (runtime.Backend, error) {
 		return oci.New(ctx, oci.Options{
-			Runtime:   name,
-			Binary:    bin,
-			StateRoot: filepath.Join(cfg.DataDir, "sandboxes", name),
-			RunRoot:   runRoot(cfg.DataDir),
-			Network:   netMgr,
-			DiskQuota: cfg.DiskQuota,
+			Runtime:    name,
+			Binary:     bin,
+			StateRoot:  filepath.Join(cfg.DataDir, "sandboxes", name),
+			RunRoot:    runRoot(cfg.DataDir),
+			Network:    netMgr,
+			DiskQuota:  cfg.DiskQuota,
+			RunscFlags: cfg.RunscFlags,
 		})
 	}
 }

@@ -70,6 +70,8 @@ type Config struct {
 	// OOMGuardPoll keeps envd's OOM guard polling on runsc even where
 	// memory alerts exist (for comparisons).
 	OOMGuardPoll bool
+	// RunscFlags are more global flags for runsc (--runsc-flag).
+	RunscFlags []string
 	// MaxCPUPressure refuses creates and resumes while the host's CPU
 	// pressure (PSI some avg10, %) is at least this; 0: never.
 	MaxCPUPressure float64

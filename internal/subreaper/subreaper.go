@@ -21,6 +21,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -68,39 +69,46 @@ func Start(ctx context.Context) error {
 // Those in Parent's own namespace may be os/exec children about to be
 // waited for, so they are reaped only when a sweep finds them still there
 // from the sweep before.
+//
+// It reads only Parent's children (/proc/PID/task/*/children), never the
+// whole of /proc: with hundreds of sandboxes on a host, a scan of every
+// process on each SIGCHLD was most of the CPU a create cost warren. A
+// nested child that is still running is watched through a pidfd in Go's
+// poller and reaped when it exits, so a later scan skips it.
 type Reaper struct {
 	Proc   string // where proc is mounted
 	Parent int
 
-	seen map[int]string // own-namespace zombies at the last sweep: pid -> start time
+	mu      sync.Mutex
+	watched map[int]bool   // running nested children with a pidfd watcher
+	seen    map[int]string // own-namespace zombies at the last sweep: pid -> start time
 }
 
 // Reap waits for the zombies it may take and returns how many it reaped.
 // sweep marks a periodic call, which may take lingering own-namespace ones.
 func (r *Reaper) Reap(sweep bool) int {
-	entries, err := os.ReadDir(r.Proc)
+	pids, err := r.children()
 	if err != nil {
 		return 0
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	n := 0
 	lingering := map[int]string{}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
+	for _, pid := range pids {
+		if r.watched[pid] {
 			continue
 		}
-		start, nested, ok := r.zombieChild(filepath.Join(r.Proc, e.Name()))
-		if !ok {
-			continue
-		}
-		if !nested {
-			if !sweep || r.seen[pid] != start {
-				lingering[pid] = start
-				continue
-			}
-		}
-		var ws unix.WaitStatus
-		if got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil); err == nil && got == pid {
+		dir := filepath.Join(r.Proc, strconv.Itoa(pid))
+		state, start, nested, ok := r.child(dir)
+		switch {
+		case !ok:
+		case state != "Z" && nested:
+			r.watch(pid)
+		case state != "Z":
+		case !nested && (!sweep || r.seen[pid] != start):
+			lingering[pid] = start
+		case reap(pid):
 			n++
 		}
 	}
@@ -110,32 +118,120 @@ func (r *Reaper) Reap(sweep bool) int {
 	return n
 }
 
-// zombieChild reports whether the process at dir is a zombie child of
-// r.Parent, with its start time and whether it lives in a nested pid
-// namespace (its NSpid has more than one id).
-func (r *Reaper) zombieChild(dir string) (start string, nested, ok bool) {
+// children lists Parent's children. Without the children files (a kernel
+// built without them) it falls back to every process, which child()
+// filters by parent.
+func (r *Reaper) children() ([]int, error) {
+	files, _ := filepath.Glob(filepath.Join(r.Proc, strconv.Itoa(r.Parent), "task", "*", "children"))
+	if len(files) == 0 {
+		return r.allPids()
+	}
+	var pids []int
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue // the thread exited
+		}
+		for _, field := range bytes.Fields(data) {
+			if pid, err := strconv.Atoi(string(field)); err == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids, nil
+}
+
+func (r *Reaper) allPids() ([]int, error) {
+	entries, err := os.ReadDir(r.Proc)
+	if err != nil {
+		return nil, err
+	}
+	var pids []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// watch reaps the running nested child pid when it exits. A child's pid
+// cannot be reused before it is reaped, so the pidfd is the same process
+// child() just read. Callers hold r.mu.
+func (r *Reaper) watch(pid int) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return // gone meanwhile: the next scan reaps it
+	}
+	if r.watched == nil {
+		r.watched = map[int]bool{}
+	}
+	r.watched[pid] = true
+	go func() {
+		waitReadable(fd)
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.watched, pid)
+		reap(pid)
+	}()
+}
+
+// waitReadable blocks until the pidfd reports its process gone, in Go's
+// poller (a parked goroutine, not a thread), and closes it.
+func waitReadable(fd int) {
+	f := os.NewFile(uintptr(fd), "pidfd")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err == nil {
+		err = rc.Read(func(uintptr) bool {
+			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			n, err := unix.Poll(fds, 0)
+			return err == nil && n > 0
+		})
+	}
+	if err == nil {
+		return
+	}
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		if _, err := unix.Poll(fds, -1); err != unix.EINTR {
+			return
+		}
+	}
+}
+
+func reap(pid int) bool {
+	var ws unix.WaitStatus
+	got, err := unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+	return err == nil && got == pid
+}
+
+// child reads the process at dir: whether it is a child of r.Parent, its
+// state, its start time and whether it lives in a nested pid namespace
+// (its NSpid has more than one id).
+func (r *Reaper) child(dir string) (state, start string, nested, ok bool) {
 	stat, err := os.ReadFile(filepath.Join(dir, "stat"))
 	if err != nil {
-		return "", false, false
+		return "", "", false, false
 	}
 	// Fields after the parenthesised command name: state (3), ppid (4), ...
 	// start time (22).
 	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
-		return "", false, false
+		return "", "", false, false
 	}
 	f := bytes.Fields(stat[i+1:])
-	if len(f) < 20 || string(f[0]) != "Z" || string(f[1]) != strconv.Itoa(r.Parent) {
-		return "", false, false
+	if len(f) < 20 || string(f[1]) != strconv.Itoa(r.Parent) {
+		return "", "", false, false
 	}
 	status, err := os.ReadFile(filepath.Join(dir, "status"))
 	if err != nil {
-		return "", false, false
+		return "", "", false, false
 	}
 	for _, line := range bytes.Split(status, []byte("\n")) {
 		if rest, found := bytes.CutPrefix(line, []byte("NSpid:")); found {
-			return string(f[19]), len(bytes.Fields(rest)) > 1, true
+			return string(f[0]), string(f[19]), len(bytes.Fields(rest)) > 1, true
 		}
 	}
-	return "", false, false
+	return "", "", false, false
 }

@@ -23,7 +23,7 @@ func zombie(t *testing.T, nested bool) *exec.Cmd {
 	}
 	r := &Reaper{Proc: "/proc", Parent: os.Getpid()}
 	testutil.Eventually(t, 5*time.Second, func() error {
-		if _, _, ok := r.zombieChild("/proc/" + strconv.Itoa(cmd.Process.Pid)); !ok {
+		if state, _, _, ok := r.child("/proc/" + strconv.Itoa(cmd.Process.Pid)); !ok || state != "Z" {
 			return os.ErrNotExist
 		}
 		return nil
@@ -69,5 +69,71 @@ func TestReap(t *testing.T) {
 	// own-namespace children alone until they linger.
 	if err := own.Wait(); err == nil {
 		t.Error("Wait after the reaper took the child succeeded")
+	}
+}
+
+// TestReapWatchesRunningNested: a nested child still running when Reap
+// looks is reaped when it exits, with no further Reap (no SIGCHLD needed,
+// no scan), and Reap does not look at it again while it runs.
+func TestReapWatchesRunningNested(t *testing.T) {
+	testutil.RequiresRoot(t)
+	r := &Reaper{Proc: "/proc", Parent: os.Getpid()}
+	cmd := exec.Command("/bin/sh", "-c", "read x")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWPID}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	if n := r.Reap(false); n != 0 || gone(pid) {
+		t.Fatalf("Reap took %d from a running child", n)
+	}
+	r.mu.Lock()
+	watched := r.watched[pid]
+	r.mu.Unlock()
+	if !watched {
+		t.Fatal("the running nested child is not watched")
+	}
+	stdin.Close() // sh reads EOF and exits
+	testutil.Eventually(t, 5*time.Second, func() error {
+		if !gone(pid) {
+			return os.ErrExist
+		}
+		return nil
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.watched[pid] {
+		t.Error("a reaped child is still watched")
+	}
+}
+
+// TestChildrenListsOnlyChildren: the children files name this process's
+// children, not its grandchildren or strangers.
+func TestChildrenListsOnlyChildren(t *testing.T) {
+	r := &Reaper{Proc: "/proc", Parent: os.Getpid()}
+	cmd := exec.Command("/bin/sh", "-c", "sleep 30 & wait")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pids, err := r.children()
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, p := range pids {
+		if p == cmd.Process.Pid {
+			found++
+		}
+		if _, _, _, ok := r.child("/proc/" + strconv.Itoa(p)); !ok && !gone(p) {
+			t.Errorf("pid %d listed but not a child", p)
+		}
+	}
+	if found != 1 {
+		t.Errorf("the child %d is listed %d times in %v", cmd.Process.Pid, found, pids)
 	}
 }

@@ -26,6 +26,9 @@ import (
 
 // pollInterval bounds how long an exit can go unnoticed if a SIGCHLD is lost
 // (they coalesce, and one may arrive before the handler is installed).
+// The reaper polls only while a registered child runs: an idle sandbox's
+// envd then has no timer at all, and under gVisor every wake-up is a
+// trapped syscall, multiplied by the sandboxes on the host.
 const pollInterval = 2 * time.Second
 
 // ExitFunc receives a registered child's wait status. It runs on the
@@ -60,23 +63,36 @@ func New(reapAll bool) *Reaper {
 	return &Reaper{all: reapAll, waiting: map[int]ExitFunc{}, wake: make(chan struct{}, 1)}
 }
 
-// Run reaps on every SIGCHLD (and every pollInterval) until ctx ends.
+// Run reaps on every SIGCHLD (and every pollInterval while a registered
+// child runs) until ctx ends.
 func (r *Reaper) Run(ctx context.Context) {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGCHLD)
 	defer signal.Stop(sigs)
-	tick := time.NewTicker(pollInterval)
-	defer tick.Stop()
+	poll := time.NewTimer(pollInterval)
+	defer poll.Stop()
 	for {
 		r.reap(ctx)
+		if r.running() {
+			poll.Reset(pollInterval)
+		} else {
+			poll.Stop()
+		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-sigs:
 		case <-r.wake:
-		case <-tick.C:
+		case <-poll.C:
 		}
 	}
+}
+
+// running reports whether a registered child has not been reaped yet.
+func (r *Reaper) running() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return len(r.waiting) > 0
 }
 
 // Start runs fork (which must start exactly one child and return its pid)
@@ -89,6 +105,8 @@ func (r *Reaper) Start(fork func() (int, error), onExit ExitFunc) (int, error) {
 		return 0, err
 	}
 	r.waiting[pid] = onExit
+	// The loop arms its poll only after an event; this is one.
+	r.Poke()
 	if r.ChildOOMScoreAdj != 0 {
 		// A child that already exited has no file left; nothing to do.
 		_ = os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), []byte(strconv.Itoa(r.ChildOOMScoreAdj)), 0)

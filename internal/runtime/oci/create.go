@@ -31,7 +31,7 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (_ *runtime.Ins
 	unlock := b.locks.lock(spec.ID)
 	defer unlock()
 
-	start := time.Now()
+	t := log.NewPhases()
 	dir := b.dir(spec.ID)
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		if errors.Is(err, os.ErrExist) {
@@ -55,26 +55,26 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (_ *runtime.Ins
 	}
 	cu.add("detaching network", func(ctx context.Context) error { return b.net.Detach(ctx, spec.ID) })
 	crashpoint.Hit("oci.create.attached")
-	networked := time.Now()
+	t.Done("network")
 
-	rec, pid, err := b.createContainer(ctx, &cu, spec, att)
+	rec, pid, err := b.createContainer(ctx, &cu, spec, att, t)
 	if err != nil {
 		return nil, err
 	}
-	log.G(ctx).Debug("sandbox created", "ip", att.IP, "pid", pid, "took", time.Since(start),
-		"network", networked.Sub(start), "container", time.Since(networked))
+	log.G(ctx).Debug("sandbox created", "ip", att.IP, "pid", pid, "steps", t.String())
 	return rec.instance(runtime.StateRunning, pid), nil
 }
 
 // createContainer prepares the rootfs and bundle, starts the container and
 // records the instance.
-func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime.Spec, att *network.Attachment) (*record, int, error) {
+func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime.Spec, att *network.Attachment, t *log.Phases) (*record, int, error) {
 	dir := b.dir(spec.ID)
 	cu.add("unmounting rootfs", func(context.Context) error { return unmountAll(dir) })
 	if b.opts.DiskQuota && spec.Resources.DiskMB > 0 {
 		if err := b.makeDisk(dir, spec.Resources.DiskMB); err != nil {
 			return nil, 0, err
 		}
+		t.Done("disk")
 	}
 	layers := []string{spec.Rootfs}
 	if spec.From != nil {
@@ -108,6 +108,7 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 	if err := writeSpec(dir, ociSpec); err != nil {
 		return nil, 0, err
 	}
+	t.Done("rootfs")
 	cu.add("deleting container", func(ctx context.Context) error { return b.deleteContainer(ctx, spec.ID) })
 	var (
 		pid int
@@ -121,6 +122,7 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 	if err != nil {
 		return nil, 0, err
 	}
+	t.Done("runtime")
 	rec := &record{
 		ID:        spec.ID,
 		Backend:   b.name,

@@ -46,10 +46,7 @@ func mountOverlay(dir string, layers []string) error {
 }
 
 // mounted reports whether dir/rootfs is a mount point now.
-func mounted(dir string) (bool, error) {
-	mounts, err := mountsUnder(filepath.Join(dir, rootfsDir))
-	return len(mounts) > 0, err
-}
+func mounted(dir string) (bool, error) { return mountedAt(filepath.Join(dir, rootfsDir)) }
 
 // unmountAll unmounts every mount at or below dir, deepest first, and
 // reports an error if any is left. Nothing under dir is mounted in the usual
