@@ -71,8 +71,8 @@ func createVeth(c vethConfig) (retErr error) {
 	}()
 	// Isolated ports cannot exchange frames with each other, only with the
 	// bridge itself (the host): the cheapest sandbox-to-sandbox barrier.
-	if err := netlink.LinkSetIsolated(veth, true); err != nil {
-		return fmt.Errorf("isolating bridge port %s: %w", c.hostName, err)
+	if err := quietPort(veth, macFor(c.ip)); err != nil {
+		return err
 	}
 	return configureInside(c)
 }

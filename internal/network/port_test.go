@@ -1,0 +1,100 @@
+package network
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+
+	"github.com/warren-sandbox/warren/internal/network/nettest"
+)
+
+// TestPortHearsOnlyItsOwnTraffic: a sandbox's bridge port is isolated,
+// floods nothing and learns nothing, its MAC has a static forwarding
+// entry, and the host's first connection to one sandbox (a MAC the bridge
+// never saw a frame from) sends no frame to another sandbox's port.
+func TestPortHearsOnlyItsOwnTraffic(t *testing.T) {
+	m := newTestManager(t)
+	a := attach(t, m, "a", false)
+	b := attach(t, m, "b", false)
+	portA, portB := hostVethName(m.opts.Bridge, "a"), hostVethName(m.opts.Bridge, "b")
+	want := map[string]string{"isolated": "1", "learning": "0", "unicast_flood": "0", "multicast_flood": "0", "broadcast_flood": "0"}
+	for _, port := range []string{portA, portB} {
+		for flag, v := range want {
+			got, err := os.ReadFile(filepath.Join("/sys/class/net", port, "brport", flag))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.TrimSpace(string(got)) != v {
+				t.Errorf("%s: %s = %s, want %s", port, flag, strings.TrimSpace(string(got)), v)
+			}
+		}
+	}
+	link, err := netlink.LinkByName(portA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fdb, err := netlink.NeighList(link.Attrs().Index, unix.AF_BRIDGE)
+	if err != nil {
+		t.Fatal(err)
+	}
+	static := false
+	for _, n := range fdb {
+		if n.HardwareAddr.String() == macFor(a.IP).String() && n.State&netlink.NUD_NOARP != 0 {
+			static = true
+		}
+	}
+	if !static {
+		t.Errorf("no static forwarding entry for %s on %s: %+v", macFor(a.IP), portA, fdb)
+	}
+
+	frames := countFrames(t, portB, func() {
+		at := nettest.GreetIn(t, a.NetnsPath, a.IP, "a")
+		if got, err := nettest.DialFrom("", at, connectTimeout); err != nil || got != "a" {
+			t.Errorf("host to a: %q, %v", got, err)
+		}
+	})
+	if frames != 0 {
+		t.Errorf("b's port carried %d frames while the host talked to a", frames)
+	}
+	_ = b
+}
+
+// countFrames counts the frames that leave the host through port (towards
+// its sandbox) while fn runs.
+func countFrames(t *testing.T, port string, fn func()) int {
+	t.Helper()
+	link, err := netlink.LinkByName(port)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proto := uint16(unix.ETH_P_ALL<<8&0xff00 | unix.ETH_P_ALL>>8)
+	fd, err := unix.Socket(unix.AF_PACKET, unix.SOCK_RAW|unix.SOCK_CLOEXEC, int(proto))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrLinklayer{Protocol: proto, Ifindex: link.Attrs().Index}); err != nil {
+		t.Fatal(err)
+	}
+	tv := unix.NsecToTimeval((100 * time.Millisecond).Nanoseconds())
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		t.Fatal(err)
+	}
+	fn()
+	n := 0
+	buf := make([]byte, 2048)
+	for {
+		_, from, err := unix.Recvfrom(fd, buf, 0)
+		if err != nil {
+			return n // timed out: nothing more queued
+		}
+		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
+			n++
+		}
+	}
+}
