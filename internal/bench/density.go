@@ -24,6 +24,7 @@ type densityRow struct {
 	Live      int
 	CreateP50 float64 // ms, the last (up to) 25 creates
 	CmdP50    float64 // ms, commands.run('true') on the last (up to) 25
+	Busy      float64 // % of one core, host-wide, with Live sandboxes idle
 	IdleCPU   float64 // % of one core per sandbox, host-wide, baseline subtracted
 	PssMiB    float64 // MiB: mean proportional set size of the last (up to) 20
 	DropMiB   float64 // MiB: the host's MemAvailable drop, per sandbox
@@ -69,9 +70,10 @@ func densityBench(ctx context.Context, c *Config, d DensityConfig) error {
 		cmds = append(cmds, t)
 		if slices.Contains(steps, n) || n == d.Max {
 			time.Sleep(2 * time.Second) // let the last create settle
-			cpu := (hostBusy(d.IdleWindow) - baseCPU) / float64(n)
+			busy := hostBusy(d.IdleWindow)
+			cpu := (busy - baseCPU) / float64(n)
 			drop := float64(baseMem-memAvailableMB()) / float64(n)
-			row := densityRow{Live: n, CreateP50: p50Last(creates, 25), CmdP50: p50Last(cmds, 25), IdleCPU: cpu, PssMiB: meanPss(sbs[max(0, n-20):]), DropMiB: drop}
+			row := densityRow{Live: n, CreateP50: p50Last(creates, 25), CmdP50: p50Last(cmds, 25), Busy: busy, IdleCPU: cpu, PssMiB: meanPss(sbs[max(0, n-20):]), DropMiB: drop}
 			rows = append(rows, row)
 			fmt.Printf("  %4d live: create p50 %6.0f ms, command p50 %5.1f ms, idle CPU %.3f %% of a core, %.1f MiB (PSS) each\n",
 				n, row.CreateP50, row.CmdP50, row.IdleCPU, row.PssMiB)
@@ -79,14 +81,26 @@ func densityBench(ctx context.Context, c *Config, d DensityConfig) error {
 	}
 	first, last := commandRound(ctx, sbs[:min(25, len(sbs))]), commandRound(ctx, sbs[max(0, len(sbs)-25):])
 	failed += first.failed + last.failed
-	printDensity(c, d, rows, creates, first, last, failed, len(sbs))
+	live := len(sbs)
 	ids := make([]string, len(sbs))
 	for i, sb := range sbs {
 		ids[i] = sb.ID
 	}
 	killAll(cl, sbs)
 	sbs = nil
-	return checkReclaimed(c, d, ids, baseMem)
+	reclaimErr := checkReclaimed(c, d, ids, baseMem)
+	// The idle baseline again, with everything gone: the one taken first
+	// can carry the tail of whatever ran before the benchmark, which would
+	// be subtracted from every step. The lower of the two counts.
+	time.Sleep(2 * time.Second)
+	after := hostBusy(d.IdleWindow)
+	fmt.Printf("idle server: %.3f %% of a core before, %.3f %% after\n", baseCPU, after)
+	base := min(baseCPU, after)
+	for i := range rows {
+		rows[i].IdleCPU = (rows[i].Busy - base) / float64(rows[i].Live)
+	}
+	printDensity(c, d, rows, creates, first, last, failed, live)
+	return reclaimErr
 }
 
 // runTrue runs `true` as the SDK's commands.run does and times it.
