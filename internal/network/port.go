@@ -1,8 +1,10 @@
 package network
 
 import (
+	"errors"
 	"fmt"
 	"net"
+	"os"
 
 	"github.com/vishvananda/netlink"
 	"github.com/vishvananda/netlink/nl"
@@ -53,6 +55,16 @@ func quietPort(port *netlink.Veth, mac net.HardwareAddr) error {
 	req.AddData(info)
 	if _, err := req.Execute(unix.NETLINK_ROUTE, 0); err != nil {
 		return fmt.Errorf("setting up bridge port %s: %w", port.Name, err)
+	}
+	return nil
+}
+
+// disableIPv6 turns IPv6 off on the host's interface name; a host without
+// IPv6 has nothing to turn off.
+func disableIPv6(name string) error {
+	err := os.WriteFile("/proc/sys/net/ipv6/conf/"+name+"/disable_ipv6", []byte("1"), 0)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("turning IPv6 off on %s: %w", name, err)
 	}
 	return nil
 }

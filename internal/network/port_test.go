@@ -1,6 +1,8 @@
 package network
 
 import (
+	"bytes"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,6 +26,9 @@ func TestPortHearsOnlyItsOwnTraffic(t *testing.T) {
 	portA, portB := hostVethName(m.opts.Bridge, "a"), hostVethName(m.opts.Bridge, "b")
 	want := map[string]string{"isolated": "1", "learning": "0", "unicast_flood": "0", "multicast_flood": "0", "broadcast_flood": "0"}
 	for _, port := range []string{portA, portB} {
+		if v, err := os.ReadFile("/proc/sys/net/ipv6/conf/" + port + "/disable_ipv6"); err == nil && strings.TrimSpace(string(v)) != "1" {
+			t.Errorf("%s: IPv6 is on", port)
+		}
 		for flag, v := range want {
 			got, err := os.ReadFile(filepath.Join("/sys/class/net", port, "brport", flag))
 			if err != nil {
@@ -52,7 +57,7 @@ func TestPortHearsOnlyItsOwnTraffic(t *testing.T) {
 		t.Errorf("no static forwarding entry for %s on %s: %+v", macFor(a.IP), portA, fdb)
 	}
 
-	frames := countFrames(t, portB, func() {
+	frames := countFrames(t, portB, macFor(a.IP), func() {
 		at := nettest.GreetIn(t, a.NetnsPath, a.IP, "a")
 		if got, err := nettest.DialFrom("", at, connectTimeout); err != nil || got != "a" {
 			t.Errorf("host to a: %q, %v", got, err)
@@ -64,9 +69,10 @@ func TestPortHearsOnlyItsOwnTraffic(t *testing.T) {
 	_ = b
 }
 
-// countFrames counts the frames that leave the host through port (towards
-// its sandbox) while fn runs.
-func countFrames(t *testing.T, port string, fn func()) int {
+// countFrames counts the frames for dst (or broadcast) that leave the host
+// through port, towards its sandbox, while fn runs. Frames the port's own
+// device sends are not counted: they are not another sandbox's traffic.
+func countFrames(t *testing.T, port string, dst net.HardwareAddr, fn func()) int {
 	t.Helper()
 	link, err := netlink.LinkByName(port)
 	if err != nil {
@@ -89,12 +95,18 @@ func countFrames(t *testing.T, port string, fn func()) int {
 	n := 0
 	buf := make([]byte, 2048)
 	for {
-		_, from, err := unix.Recvfrom(fd, buf, 0)
+		k, from, err := unix.Recvfrom(fd, buf, 0)
 		if err != nil {
 			return n // timed out: nothing more queued
 		}
-		if ll, ok := from.(*unix.SockaddrLinklayer); ok && ll.Pkttype == unix.PACKET_OUTGOING {
+		ll, ok := from.(*unix.SockaddrLinklayer)
+		if !ok || ll.Pkttype != unix.PACKET_OUTGOING || k < 6 {
+			continue
+		}
+		if to := net.HardwareAddr(buf[:6]); bytes.Equal(to, dst) || bytes.Equal(to, broadcastMAC) {
 			n++
 		}
 	}
 }
+
+var broadcastMAC = net.HardwareAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}

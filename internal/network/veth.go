@@ -54,7 +54,6 @@ func createVeth(c vethConfig) (retErr error) {
 			Name:        c.hostName,
 			MTU:         c.mtu,
 			MasterIndex: c.bridgeIdx,
-			Flags:       net.FlagUp,
 		},
 		PeerName:         sandboxIfName,
 		PeerMTU:          uint32(c.mtu),
@@ -73,6 +72,15 @@ func createVeth(c vethConfig) (retErr error) {
 	// bridge itself (the host): the cheapest sandbox-to-sandbox barrier.
 	if err := quietPort(veth, macFor(c.ip)); err != nil {
 		return err
+	}
+	// Down until IPv6 is off on the port: a port needs no address of its
+	// own, and with one the host would send its duplicate-address probes,
+	// router solicitations and multicast reports into the new sandbox.
+	if err := disableIPv6(c.hostName); err != nil {
+		return err
+	}
+	if err := netlink.LinkSetUp(veth); err != nil {
+		return fmt.Errorf("bringing up %s: %w", c.hostName, err)
 	}
 	return configureInside(c)
 }
