@@ -87,6 +87,10 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 	if !ok {
 		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("template '%s' needs runtime %q, which this server does not run", req.TemplateID, backendName))
 	}
+	if m.pools != nil {
+		m.pools.creating.Add(1)
+		defer m.pools.creating.Add(-1)
+	}
 	sb := newRecord(req, tpl, snap, backendName, m.opts)
 	release, err := m.admit(ctx, sb.TeamID, sb.CPUCount, sb.MemoryMB, sb.DiskMB)
 	if err != nil {
@@ -103,21 +107,16 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 		// allowPublicTraffic: false: every port but envd's wants this token.
 		sb.TrafficAccessToken = newToken()
 	}
+	if snap == nil {
+		if ok, err := m.claimWarm(ctx, sb, tpl, backend); err != nil {
+			return nil, err
+		} else if ok {
+			return copySandbox(sb), nil
+		}
+	}
 	ctx = log.With(ctx, "sandbox", sb.ID, "template", tpl.ID, "runtime", backendName)
 	spec := m.spec(sb, tpl)
-	// Every sandbox has envd's OOM guard: under gVisor the host's OOM
-	// killer would take the whole sandbox; on the host's kernel a cgroup
-	// near its limit thrashes on its page cache long before that killer
-	// acts, so the guard measures the sandbox's own cgroup there.
-	caps := backend.Capabilities()
-	spec.Init.Args = append(spec.Init.Args, "--oom-guard")
-	if !caps.OwnKernel {
-		spec.Init.Args = append(spec.Init.Args, "--oom-guard-cgroup=/sys/fs/cgroup", "--reserve-threads=32")
-	}
-	if caps.MemoryAlerts && !m.opts.PollOOMGuard {
-		// Woken by the host's alerts (watchMemory) instead of polling.
-		spec.Init.Args = append(spec.Init.Args, "--oom-guard-on-wake")
-	}
+	m.guardArgs(&spec, backend)
 	if snap != nil {
 		spec.From = &runtime.Snapshot{Dir: snap.Dir, Layers: snap.Layers, Memory: snap.Memory}
 		spec.Hostname = snap.Hostname
@@ -129,6 +128,22 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 		return nil, err
 	}
 	return copySandbox(sb), nil
+}
+
+// guardArgs gives envd its OOM guard. Every sandbox has one: under gVisor
+// the host's OOM killer would take the whole sandbox; on the host's
+// kernel a cgroup near its limit thrashes on its page cache long before
+// that killer acts, so the guard measures the sandbox's own cgroup there.
+func (m *Manager) guardArgs(spec *runtime.Spec, backend runtime.Backend) {
+	caps := backend.Capabilities()
+	spec.Init.Args = append(spec.Init.Args, "--oom-guard")
+	if !caps.OwnKernel {
+		spec.Init.Args = append(spec.Init.Args, "--oom-guard-cgroup=/sys/fs/cgroup", "--reserve-threads=32")
+	}
+	if caps.MemoryAlerts && !m.opts.PollOOMGuard {
+		// Woken by the host's alerts (watchMemory) instead of polling.
+		spec.Init.Args = append(spec.Init.Args, "--oom-guard-on-wake")
+	}
 }
 
 func mergeMaps(base, over map[string]string) map[string]string {
@@ -162,30 +177,9 @@ func (m *Manager) start(ctx context.Context, sb *store.Sandbox, tpl *store.Templ
 		}
 	}()
 	crashpoint.Hit("create.backend")
-	sb.IP = inst.IP.String()
-	if err := m.initEnvd(ctx, inst.IP, sb, tpl); err != nil {
-		return fmt.Errorf("starting envd: %w", err)
+	if err := m.register(ctx, sb, tpl, backend, inst, t); err != nil {
+		return err
 	}
-	t.Done("envd")
-	if err := m.waitReady(ctx, inst.IP, sb, tpl); err != nil {
-		return fmt.Errorf("waiting for the template's start command: %w", err)
-	}
-	t.Done("ready")
-	if err := m.opts.Store.CreateSandbox(ctx, sb); err != nil {
-		return fmt.Errorf("recording sandbox: %w", err)
-	}
-	t.Done("store")
-	crashpoint.Hit("create.recorded")
-	e := &entry{sb: sb, ip: inst.IP, backend: backend, conns: newConnSet()}
-	e.running.Store(true)
-	m.mu.Lock()
-	m.live[sb.ID] = e
-	m.mu.Unlock()
-	e.mu.Lock()
-	m.armTimer(e)
-	m.watchInit(ctx, e, inst.Pid)
-	e.mu.Unlock()
-	t.Done("register")
 	log.G(ctx).Info("sandbox created", "ip", inst.IP, "took", time.Since(start))
 	log.G(ctx).Debug("sandbox create steps", "steps", t.String())
 	return nil
@@ -297,4 +291,35 @@ func newRecord(req CreateRequest, tpl *store.Template, snap *store.Snapshot, bac
 		sb.EnvVars = mergeMaps(tpl.Env, req.EnvVars)
 	}
 	return sb
+}
+
+// register hands a running instance to its sandbox: envd initialised with
+// the sandbox's token, env vars and user, the template's start command
+// ready, the record stored, and the sandbox live with its timer.
+func (m *Manager) register(ctx context.Context, sb *store.Sandbox, tpl *store.Template, backend runtime.Backend, inst *runtime.Instance, t *log.Phases) error {
+	sb.IP = inst.IP.String()
+	if err := m.initEnvd(ctx, inst.IP, sb, tpl); err != nil {
+		return fmt.Errorf("starting envd: %w", err)
+	}
+	t.Done("envd")
+	if err := m.waitReady(ctx, inst.IP, sb, tpl); err != nil {
+		return fmt.Errorf("waiting for the template's start command: %w", err)
+	}
+	t.Done("ready")
+	if err := m.opts.Store.CreateSandbox(ctx, sb); err != nil {
+		return fmt.Errorf("recording sandbox: %w", err)
+	}
+	t.Done("store")
+	crashpoint.Hit("create.recorded")
+	e := &entry{sb: sb, ip: inst.IP, backend: backend, conns: newConnSet()}
+	e.running.Store(true)
+	m.mu.Lock()
+	m.live[sb.ID] = e
+	m.mu.Unlock()
+	e.mu.Lock()
+	m.armTimer(e)
+	m.watchInit(ctx, e, inst.Pid)
+	e.mu.Unlock()
+	t.Done("register")
+	return nil
 }

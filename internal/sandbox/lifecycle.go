@@ -361,6 +361,7 @@ func (m *Manager) Count() int {
 // Shutdown stops timers without touching sandboxes: a restarted server
 // re-adopts them.
 func (m *Manager) Shutdown() {
+	m.stopped.Store(true)
 	m.mu.Lock()
 	entries := make([]*entry, 0, len(m.live))
 	for _, e := range m.live {

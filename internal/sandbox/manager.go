@@ -80,6 +80,9 @@ type Options struct {
 	// MetricsRetention is how long a killed sandbox's metrics history
 	// stays readable; 0 drops it when the sandbox ends.
 	MetricsRetention time.Duration
+	// PoolSize is how many sandboxes RunPools keeps booted ahead for each
+	// template (and settings) creates asked for; 0: no pools.
+	PoolSize int
 }
 
 // Manager owns the lifecycle of every sandbox on this host.
@@ -108,6 +111,13 @@ type Manager struct {
 	// history holds the metrics samples of live and recently killed
 	// sandboxes.
 	history *metricsHistory
+
+	// pools holds sandboxes booted ahead of creates; nil without pools.
+	pools *pools
+
+	// stopped is set by Shutdown: a server on its way out does not remove
+	// sandboxes whose init it sees exit (the next start settles them).
+	stopped atomic.Bool
 }
 
 // entry is the in-memory side of one sandbox.
@@ -149,13 +159,17 @@ func New(opts Options) (*Manager, error) {
 	if opts.MetricsInterval <= 0 {
 		opts.MetricsInterval = DefaultMetricsInterval
 	}
-	return &Manager{
+	m := &Manager{
 		opts:    opts,
 		client:  newEnvdClient(),
 		live:    make(map[string]*entry),
 		pending: make(map[string]usage),
 		history: newMetricsHistory(opts.MetricsInterval, opts.MetricsRetention, maxSamples),
-	}, nil
+	}
+	if opts.PoolSize > 0 {
+		m.pools = newPools(opts.PoolSize)
+	}
+	return m, nil
 }
 
 // Backend returns the backend with this name, for the API's validation.

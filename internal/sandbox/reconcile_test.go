@@ -44,6 +44,9 @@ func TestReconcileIntent(t *testing.T) {
 			// moves it to disk while the test looks.
 			e := newEnvWith(t, func(o *Options) { o.CheckpointAfter = time.Hour })
 			sb := e.create(t, CreateRequest{})
+			// The server is down while the instance changes: the first
+			// manager must not act on its init's exit.
+			e.m.Shutdown()
 			if tc.instance != nil {
 				if err := tc.instance(e, sb.ID); err != nil {
 					t.Fatal(err)

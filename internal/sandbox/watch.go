@@ -74,6 +74,9 @@ func exited(fd int) bool {
 // caused (pause to disk, a snapshot's restore, a kill) is not a death: the
 // sandbox is then paused, killed, or running again under a new init.
 func (m *Manager) initExited(ctx context.Context, id string, pid int) {
+	if m.stopped.Load() {
+		return
+	}
 	e, err := m.get(id)
 	if err != nil {
 		return

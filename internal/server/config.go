@@ -72,6 +72,9 @@ type Config struct {
 	OOMGuardPoll bool
 	// RunscFlags are more global flags for runsc (--runsc-flag).
 	RunscFlags []string
+	// PoolSize is how many sandboxes are kept booted ahead per template
+	// and settings that creates asked for (--pool-size; 0: none).
+	PoolSize int
 	// MaxCPUPressure refuses creates and resumes while the host's CPU
 	// pressure (PSI some avg10, %) is at least this; 0: never.
 	MaxCPUPressure float64
@@ -104,6 +107,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Domain == "" {
 		bad("domain", "must not be empty")
+	}
+	if c.PoolSize < 0 || c.PoolSize > 64 {
+		bad("pool-size", "%d must be between 0 and 64", c.PoolSize)
 	}
 	if c.MaxCPUPressure < 0 || c.MaxCPUPressure > 100 {
 		bad("max-cpu-pressure", "%v must be between 0 and 100", c.MaxCPUPressure)

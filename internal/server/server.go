@@ -76,6 +76,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	defer parts.builder.Shutdown()
 	go parts.mgr.SampleMetrics(ctx)
+	pooled := make(chan struct{})
+	go func() { parts.mgr.RunPools(ctx); close(pooled) }()
 	go parts.builder.CollectFilesEvery(ctx, 10*time.Minute)
 	go parts.mgr.EnforceRetention(ctx, time.Minute)
 	root.set(proxy.New(parts.mgr, parts.api, cfg.Domain))
@@ -91,6 +93,12 @@ func Run(ctx context.Context, cfg Config) error {
 	defer cancel()
 	parts.mgr.Shutdown()
 	_ = srv.Shutdown(sctx)
+	// Pooled sandboxes belong to no one: they go with the server.
+	select {
+	case <-pooled:
+	case <-time.After(time.Minute):
+		log.G(ctx).Warn("pooled sandboxes still being destroyed; the next start removes what is left")
+	}
 	_ = parts.net.Close()
 	if parts.mgr.Count() == 0 {
 		// Nothing runs that needs the bridge; the next start recreates it.

@@ -67,6 +67,7 @@ func setup(ctx context.Context, cfg *Config, st store.Store) (*sandbox.Manager, 
 		CheckpointAfter:  cfg.CheckpointAfter,
 		PollOOMGuard:     cfg.OOMGuardPoll,
 		MetricsRetention: cfg.MetricsRetention,
+		PoolSize:         cfg.PoolSize,
 		// Beside the sandboxes' state dirs, on the same filesystem, so a
 		// snapshot moves a writable layer instead of copying it.
 		SnapshotDir:       filepath.Join(cfg.DataDir, "snapshots"),

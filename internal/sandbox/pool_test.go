@@ -1,0 +1,104 @@
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/testutil"
+)
+
+// poolReady is how many pooled sandboxes are ready, all keys together.
+func (m *Manager) poolReady() int {
+	m.pools.mu.Lock()
+	defer m.pools.mu.Unlock()
+	n := 0
+	for _, ws := range m.pools.ready {
+		n += len(ws)
+	}
+	return n
+}
+
+// TestPoolClaim: a template's first create is a miss and starts its pool;
+// the next one takes the pooled sandbox, whose envd is initialised only
+// then, with that create's own env vars and token; the pool refills; the
+// pooled sandbox is in no list before it is claimed; a create with other
+// settings does not take it; a rebuilt template's pool is drained; and
+// stopping the pools destroys what they hold.
+func TestPoolClaim(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, func(o *Options) { o.PoolSize = 1 })
+	ctx, cancel := context.WithCancel(e.ctx)
+	done := make(chan struct{})
+	go func() { e.m.RunPools(ctx); close(done) }()
+
+	first := e.create(t, CreateRequest{})
+	waitPool(t, e.m, 1)
+	if n := len(e.envd.calls()); n != 1 {
+		t.Fatalf("the pooled sandbox's envd was initialised before a claim: %d /init calls", n)
+	}
+	if list, _ := e.m.List(e.ctx); len(list) != 1 {
+		t.Fatalf("listed %d sandboxes, want only the one created", len(list))
+	}
+	e.m.pools.mu.Lock()
+	var pooled string
+	for _, ws := range e.m.pools.ready {
+		pooled = ws[0].sb.ID
+	}
+	e.m.pools.mu.Unlock()
+
+	second := e.create(t, CreateRequest{Secure: true, EnvVars: map[string]string{"CLAIM": "2"}})
+	if second.ID != pooled || second.ID == first.ID {
+		t.Fatalf("second create got %s, want the pooled %s", second.ID, pooled)
+	}
+	calls := e.envd.calls()
+	last := calls[len(calls)-1]
+	if last.EnvVars["CLAIM"] != "2" || last.AccessToken != second.EnvdAccessToken || last.AccessToken == "" {
+		t.Fatalf("claim's /init = %+v", last)
+	}
+	if got, err := e.m.Get(e.ctx, second.ID); err != nil || got.State != store.SandboxRunning {
+		t.Fatalf("claimed sandbox: %+v, %v", got, err)
+	}
+	waitPool(t, e.m, 1) // refilled
+	if h, m := e.m.pools.hits.Load(), e.m.pools.misses.Load(); h != 1 || m != 1 {
+		t.Fatalf("hits %d, misses %d; want 1 and 1", h, m)
+	}
+
+	other := e.create(t, CreateRequest{CPUCount: 2})
+	if other.ID == pooled {
+		t.Fatal("a create with other resources took the pooled sandbox")
+	}
+
+	tpl, err := e.st.GetTemplate(e.ctx, "base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tpl.RootfsPath = t.TempDir() // a rebuild
+	if err := e.st.PutTemplate(e.ctx, tpl); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if n := e.m.poolReady(); n != 0 {
+			return fmt.Errorf("%d pooled sandboxes of the old build left", n)
+		}
+		return nil
+	})
+
+	cancel()
+	<-done
+	if got, want := e.instances(t), 3; got != want {
+		t.Fatalf("%d instances after the pools stopped, want the %d created", got, want)
+	}
+}
+
+func waitPool(t *testing.T, m *Manager, n int) {
+	t.Helper()
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if got := m.poolReady(); got != n {
+			return fmt.Errorf("%d pooled sandboxes ready, want %d", got, n)
+		}
+		return nil
+	})
+}
