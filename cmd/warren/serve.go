@@ -55,7 +55,9 @@ func parseServe(args []string) (*server.Config, error) {
 		c.RunscFlags = append(c.RunscFlags, v)
 		return nil
 	})
-	fs.IntVar(&c.PoolSize, "pool-size", 0, "sandboxes kept booted ahead for each template (and settings) creates ask for, claimed by the next create; 0: none (experimental)")
+	fs.IntVar(&c.PoolSize, "pool-size", 0, "the most sandboxes kept booted ahead for one template (and settings) that creates ask for, claimed by the next create; 0: no pools (experimental)")
+	fs.IntVar(&c.PoolMin, "pool-min", 1, "the fewest sandboxes a pool keeps while creates still ask for its template (within --pool-size)")
+	fs.IntVar(&c.PoolMemoryMB, "pool-memory-mb", 2048, "host memory (MiB) all pools together may hold; 0: no bound")
 	fs.BoolVar(&c.OOMGuardPoll, "oom-guard-poll", false, "runsc: let envd's OOM guard poll memory (every 50 ms) instead of waiting for the host's memory alerts; for comparing the two")
 	fs.Func("egress-allow", "an internal range (CIDR) a sandbox's allowed domains may resolve to, e.g. a service on the LAN; repeatable (default: none, as for --registry-allow)", cidrList(&c.EgressAllow))
 	fs.DurationVar(&c.PausedRetention, "paused-retention", 0, "remove a sandbox paused this long, disk and all (0: keep paused sandboxes)")

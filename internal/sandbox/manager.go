@@ -80,9 +80,11 @@ type Options struct {
 	// MetricsRetention is how long a killed sandbox's metrics history
 	// stays readable; 0 drops it when the sandbox ends.
 	MetricsRetention time.Duration
-	// PoolSize is how many sandboxes RunPools keeps booted ahead for each
-	// template (and settings) creates asked for; 0: no pools.
-	PoolSize int
+	// PoolSize is the most sandboxes RunPools keeps booted ahead for one
+	// template (and settings) that creates asked for; 0: no pools.
+	// PoolMin is the fewest, while creates still ask for it; PoolMemoryMB
+	// bounds the host memory all pools hold (0: no bound).
+	PoolSize, PoolMin, PoolMemoryMB int
 }
 
 // Manager owns the lifecycle of every sandbox on this host.
@@ -167,7 +169,7 @@ func New(opts Options) (*Manager, error) {
 		history: newMetricsHistory(opts.MetricsInterval, opts.MetricsRetention, maxSamples),
 	}
 	if opts.PoolSize > 0 {
-		m.pools = newPools(opts.PoolSize)
+		m.pools = newPools(min(opts.PoolMin, opts.PoolSize), opts.PoolSize, opts.PoolMemoryMB)
 	}
 	return m, nil
 }

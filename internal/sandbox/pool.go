@@ -3,6 +3,7 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,9 +25,11 @@ import (
 // record, the timer. Each pooled sandbox serves one create and dies with
 // it, so nothing of one claim can reach another.
 //
-// This is the first part of the warm pools: a fixed number per key seen
-// in creates (Options.PoolSize), refilled one at a time while no create
-// is in flight. Sizing by demand and a memory budget are still to come.
+// A pool's size follows demand: the key's create rate (a moving average
+// over about a minute) times the time a pooled sandbox takes to boot,
+// doubled, between Options.PoolMin and Options.PoolSize; and all pools
+// together stay within Options.PoolMemoryMB of host memory, measured on
+// each pooled sandbox once it is ready.
 
 // poolKey is what a pooled sandbox was made with; a create takes one only
 // if its own record would have made the same.
@@ -40,35 +43,76 @@ type poolKey struct {
 }
 
 type warmSandbox struct {
-	sb   *store.Sandbox // the record it was made for: id, resources, policy
-	inst *runtime.Instance
+	sb    *store.Sandbox // the record it was made for: id, resources, policy
+	inst  *runtime.Instance
+	memMB int // host memory it holds, measured when it was ready
+}
+
+// poolState is one key's pool.
+type poolState struct {
+	ready    []*warmSandbox
+	policy   netpolicy.Policy
+	lastUsed time.Time
+	rate     float64   // creates per second, decaying with rateWindow
+	rateAt   time.Time // when rate was last brought up to date
+	boot     time.Duration
+	hits     int64
+	misses   int64
 }
 
 type pools struct {
-	size int
+	min, max int
+	budgetMB int
 
-	mu       sync.Mutex
-	ready    map[poolKey][]*warmSandbox
-	policy   map[poolKey]netpolicy.Policy
-	lastUsed map[poolKey]time.Time
+	mu    sync.Mutex
+	byKey map[poolKey]*poolState
 
-	creating     atomic.Int64 // user creates in flight: refilling waits for none
-	hits, misses atomic.Int64
-	wake         chan struct{}
+	creating atomic.Int64 // user creates in flight: refilling waits for none
+	wake     chan struct{}
 }
 
-// poolIdle is how long a key may go without creates before its pool is
-// emptied.
-const poolIdle = 10 * time.Minute
+const (
+	// poolIdle is how long a key may go without creates before its pool
+	// is emptied.
+	poolIdle = 10 * time.Minute
+	// rateWindow is the time constant of a key's create rate.
+	rateWindow = time.Minute
+)
 
-func newPools(size int) *pools {
-	return &pools{
-		size:     size,
-		ready:    map[poolKey][]*warmSandbox{},
-		policy:   map[poolKey]netpolicy.Policy{},
-		lastUsed: map[poolKey]time.Time{},
-		wake:     make(chan struct{}, 1),
+func newPools(min, max, budgetMB int) *pools {
+	return &pools{min: min, max: max, budgetMB: budgetMB, byKey: map[poolKey]*poolState{}, wake: make(chan struct{}, 1)}
+}
+
+// rateAt brings the key's create rate to now, adding arrivals.
+func (ps *poolState) decay(now time.Time, arrivals float64) {
+	if !ps.rateAt.IsZero() {
+		ps.rate *= math.Exp(-now.Sub(ps.rateAt).Seconds() / rateWindow.Seconds())
 	}
+	ps.rate += arrivals / rateWindow.Seconds()
+	ps.rateAt = now
+}
+
+// target is how many ready sandboxes the key wants: enough for the creates
+// that come, at its rate, while one boots, twice over.
+func (p *pools) target(ps *poolState, now time.Time) int {
+	ps.decay(now, 0)
+	boot := ps.boot
+	if boot == 0 {
+		boot = time.Second
+	}
+	want := int(math.Ceil(2 * ps.rate * boot.Seconds()))
+	return max(p.min, min(p.max, want))
+}
+
+// heldMB is the host memory all pools hold; callers hold p.mu.
+func (p *pools) heldMB() int {
+	n := 0
+	for _, ps := range p.byKey {
+		for _, w := range ps.ready {
+			n += w.memMB
+		}
+	}
+	return n
 }
 
 func keyFor(sb *store.Sandbox, tpl *store.Template) poolKey {
@@ -81,17 +125,22 @@ func keyFor(sb *store.Sandbox, tpl *store.Template) poolKey {
 func (p *pools) take(key poolKey, policy netpolicy.Policy) *warmSandbox {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.lastUsed[key] = time.Now()
-	p.policy[key] = policy.Clone()
 	defer p.poke()
-	ws := p.ready[key]
-	if len(ws) == 0 {
-		p.misses.Add(1)
+	ps := p.byKey[key]
+	if ps == nil {
+		ps = &poolState{policy: policy.Clone()}
+		p.byKey[key] = ps
+	}
+	now := time.Now()
+	ps.lastUsed = now
+	ps.decay(now, 1)
+	if len(ps.ready) == 0 {
+		ps.misses++
 		return nil
 	}
-	p.hits.Add(1)
-	w := ws[0]
-	p.ready[key] = ws[1:]
+	ps.hits++
+	w := ps.ready[0]
+	ps.ready = ps.ready[1:]
 	return w
 }
 
@@ -146,39 +195,52 @@ func (m *Manager) RunPools(ctx context.Context) {
 		case <-tick.C:
 		}
 		m.drainPools(ctx, m.stalePool)
-		for {
-			key, ok := m.pools.wanting()
-			if !ok || ctx.Err() != nil {
-				break
+		for ctx.Err() == nil && m.pools.creating.Load() == 0 {
+			key, ok, surplus := m.pools.wanting()
+			for _, w := range surplus {
+				m.destroy(ctx, m.opts.Backends[w.sb.Backend], w.sb.ID)
 			}
-			if m.pools.creating.Load() > 0 {
-				break // the next wake or tick tries again
+			if !ok {
+				break
 			}
 			if err := m.warmOne(ctx, key); err != nil {
 				log.G(ctx).Warn("warming a pooled sandbox", "template", key.Template, "err", err)
-				break
+				break // the next tick tries again
 			}
 		}
 	}
 }
 
-// wanting returns a key whose pool is short of its size.
-func (p *pools) wanting() (poolKey, bool) {
+// wanting returns a key whose pool is short of its target, if the memory
+// budget has room for one more. Sandboxes above a target that fell are
+// taken out and returned, for destroying.
+func (p *pools) wanting() (key poolKey, ok bool, surplus []*warmSandbox) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for key := range p.lastUsed {
-		if len(p.ready[key]) < p.size {
-			return key, true
+	now := time.Now()
+	for _, ps := range p.byKey {
+		if t := p.target(ps, now); len(ps.ready) > t {
+			surplus = append(surplus, ps.ready[t:]...)
+			ps.ready = ps.ready[:t]
 		}
 	}
-	return poolKey{}, false
+	if p.budgetMB > 0 && p.heldMB() >= p.budgetMB {
+		return poolKey{}, false, surplus
+	}
+	for k, ps := range p.byKey {
+		if len(ps.ready) < p.target(ps, now) {
+			return k, true, surplus
+		}
+	}
+	return poolKey{}, false, surplus
 }
 
 // stalePool: the key's template was rebuilt or deleted, or no create
 // wanted it for poolIdle.
 func (m *Manager) stalePool(key poolKey) bool {
 	m.pools.mu.Lock()
-	idle := time.Since(m.pools.lastUsed[key]) > poolIdle
+	ps := m.pools.byKey[key]
+	idle := ps == nil || time.Since(ps.lastUsed) > poolIdle
 	m.pools.mu.Unlock()
 	if idle {
 		return true
@@ -191,8 +253,8 @@ func (m *Manager) stalePool(key poolKey) bool {
 // forgets the key.
 func (m *Manager) drainPools(ctx context.Context, stale func(poolKey) bool) {
 	m.pools.mu.Lock()
-	keys := make([]poolKey, 0, len(m.pools.lastUsed))
-	for key := range m.pools.lastUsed {
+	keys := make([]poolKey, 0, len(m.pools.byKey))
+	for key := range m.pools.byKey {
 		keys = append(keys, key)
 	}
 	m.pools.mu.Unlock()
@@ -201,10 +263,11 @@ func (m *Manager) drainPools(ctx context.Context, stale func(poolKey) bool) {
 			continue
 		}
 		m.pools.mu.Lock()
-		ws := m.pools.ready[key]
-		delete(m.pools.ready, key)
-		delete(m.pools.lastUsed, key)
-		delete(m.pools.policy, key)
+		var ws []*warmSandbox
+		if ps := m.pools.byKey[key]; ps != nil {
+			ws = ps.ready
+		}
+		delete(m.pools.byKey, key)
 		m.pools.mu.Unlock()
 		for _, w := range ws {
 			m.destroy(ctx, m.opts.Backends[key.Backend], w.sb.ID)
@@ -224,7 +287,10 @@ func (m *Manager) warmOne(ctx context.Context, key poolKey) error {
 		return nil // stale: the next drain removes it
 	}
 	m.pools.mu.Lock()
-	policy := m.pools.policy[key].Clone()
+	var policy netpolicy.Policy
+	if ps := m.pools.byKey[key]; ps != nil {
+		policy = ps.policy.Clone()
+	}
 	m.pools.mu.Unlock()
 	sb := &store.Sandbox{ID: newID(), TemplateID: tpl.ID, Backend: key.Backend,
 		CPUCount: key.CPU, MemoryMB: key.Mem, DiskMB: key.Disk, Network: policy}
@@ -233,6 +299,7 @@ func (m *Manager) warmOne(ctx context.Context, key poolKey) error {
 	if len(tpl.Layers) > 1 {
 		spec.From = &runtime.Snapshot{Layers: tpl.Layers}
 	}
+	start := time.Now()
 	inst, err := backend.Create(ctx, spec)
 	if err != nil {
 		return err
@@ -241,14 +308,52 @@ func (m *Manager) warmOne(ctx context.Context, key poolKey) error {
 		m.destroy(context.WithoutCancel(ctx), backend, sb.ID)
 		return err
 	}
+	w := &warmSandbox{sb: sb, inst: inst, memMB: key.Mem}
+	if st, err := backend.Stats(ctx, sb.ID); err == nil {
+		w.memMB = int((st.MemoryUsed + st.MemoryCache) >> 20)
+	}
 	m.pools.mu.Lock()
 	defer m.pools.mu.Unlock()
-	if _, live := m.pools.lastUsed[key]; !live {
+	ps := m.pools.byKey[key]
+	if ps == nil {
 		go m.destroy(context.WithoutCancel(ctx), backend, sb.ID) // drained meanwhile
 		return nil
 	}
-	m.pools.ready[key] = append(m.pools.ready[key], &warmSandbox{sb: sb, inst: inst})
-	log.G(ctx).Debug("pooled sandbox ready", "sandbox", sb.ID, "template", tpl.ID,
-		"ready", len(m.pools.ready[key]), "hits", m.pools.hits.Load(), "misses", m.pools.misses.Load())
+	took := time.Since(start)
+	if ps.boot == 0 {
+		ps.boot = took
+	} else {
+		ps.boot = (3*ps.boot + took) / 4
+	}
+	ps.ready = append(ps.ready, w)
+	log.G(ctx).Info("pooled sandbox ready", "sandbox", sb.ID, "template", tpl.ID, "took", took.Round(time.Millisecond),
+		"ready", len(ps.ready), "target", m.pools.target(ps, time.Now()), "memMB", w.memMB, "hits", ps.hits, "misses", ps.misses)
 	return nil
+}
+
+// PoolStat is one pool's state, for metrics and logs.
+type PoolStat struct {
+	Template, Runtime     string
+	Ready, Target, HeldMB int
+	Hits, Misses          int64
+}
+
+// PoolStats reports every pool; none without pools.
+func (m *Manager) PoolStats() []PoolStat {
+	if m.pools == nil {
+		return nil
+	}
+	m.pools.mu.Lock()
+	defer m.pools.mu.Unlock()
+	now := time.Now()
+	var out []PoolStat
+	for key, ps := range m.pools.byKey {
+		st := PoolStat{Template: key.Template, Runtime: key.Backend, Ready: len(ps.ready),
+			Target: m.pools.target(ps, now), Hits: ps.hits, Misses: ps.misses}
+		for _, w := range ps.ready {
+			st.HeldMB += w.memMB
+		}
+		out = append(out, st)
+	}
+	return out
 }

@@ -15,8 +15,8 @@ func (m *Manager) poolReady() int {
 	m.pools.mu.Lock()
 	defer m.pools.mu.Unlock()
 	n := 0
-	for _, ws := range m.pools.ready {
-		n += len(ws)
+	for _, ps := range m.pools.byKey {
+		n += len(ps.ready)
 	}
 	return n
 }
@@ -29,7 +29,7 @@ func (m *Manager) poolReady() int {
 // stopping the pools destroys what they hold.
 func TestPoolClaim(t *testing.T) {
 	t.Parallel()
-	e := newEnvWith(t, func(o *Options) { o.PoolSize = 1 })
+	e := newEnvWith(t, func(o *Options) { o.PoolSize, o.PoolMin = 1, 1 })
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan struct{})
 	go func() { e.m.RunPools(ctx); close(done) }()
@@ -44,8 +44,8 @@ func TestPoolClaim(t *testing.T) {
 	}
 	e.m.pools.mu.Lock()
 	var pooled string
-	for _, ws := range e.m.pools.ready {
-		pooled = ws[0].sb.ID
+	for _, ps := range e.m.pools.byKey {
+		pooled = ps.ready[0].sb.ID
 	}
 	e.m.pools.mu.Unlock()
 
@@ -62,8 +62,8 @@ func TestPoolClaim(t *testing.T) {
 		t.Fatalf("claimed sandbox: %+v, %v", got, err)
 	}
 	waitPool(t, e.m, 1) // refilled
-	if h, m := e.m.pools.hits.Load(), e.m.pools.misses.Load(); h != 1 || m != 1 {
-		t.Fatalf("hits %d, misses %d; want 1 and 1", h, m)
+	if st := e.m.PoolStats(); len(st) != 1 || st[0].Hits != 1 || st[0].Misses != 1 || st[0].Ready != 1 {
+		t.Fatalf("pool stats %+v; want 1 hit, 1 miss, 1 ready", st)
 	}
 
 	other := e.create(t, CreateRequest{CPUCount: 2})
@@ -101,4 +101,43 @@ func waitPool(t *testing.T, m *Manager, n int) {
 		}
 		return nil
 	})
+}
+
+// TestPoolTarget: a pool's size follows its key's create rate times the
+// boot time, between the floor and the ceiling, and decays when creates
+// stop; the memory budget stops refills.
+func TestPoolTarget(t *testing.T) {
+	p := newPools(1, 8, 100)
+	ps := &poolState{boot: 2 * time.Second}
+	now := time.Now()
+	if got := p.target(ps, now); got != 1 {
+		t.Errorf("no creates: target %d, want the floor 1", got)
+	}
+	ps.decay(now, 60) // a create a second for the last minute
+	if got := p.target(ps, now); got != 4 {
+		t.Errorf("1 create/s, 2 s boots: target %d, want 4", got)
+	}
+	ps.decay(now, 600)
+	if got := p.target(ps, now); got != 8 {
+		t.Errorf("a burst: target %d, want the ceiling 8", got)
+	}
+	if got := p.target(ps, now.Add(30*time.Minute)); got != 1 {
+		t.Errorf("30 minutes later: target %d, want the floor", got)
+	}
+
+	key := poolKey{Template: "t"}
+	p.byKey[key] = &poolState{rate: 1, rateAt: time.Now(), boot: 2 * time.Second,
+		ready: []*warmSandbox{{memMB: 60}, {memMB: 60}}}
+	if _, ok, _ := p.wanting(); ok {
+		t.Error("refilling past the memory budget")
+	}
+	p.budgetMB = 1000
+	if k, ok, _ := p.wanting(); !ok || k != key {
+		t.Errorf("wanting = %v, %v; want the key short of its target", k, ok)
+	}
+	p.byKey[key].rate = 0
+	p.min = 0
+	if _, ok, surplus := p.wanting(); ok || len(surplus) != 2 || len(p.byKey[key].ready) != 0 {
+		t.Errorf("a pool whose demand went: ok %v, %d surplus, %d left", ok, len(surplus), len(p.byKey[key].ready))
+	}
 }

@@ -72,9 +72,10 @@ type Config struct {
 	OOMGuardPoll bool
 	// RunscFlags are more global flags for runsc (--runsc-flag).
 	RunscFlags []string
-	// PoolSize is how many sandboxes are kept booted ahead per template
-	// and settings that creates asked for (--pool-size; 0: none).
-	PoolSize int
+	// PoolSize is the most sandboxes kept booted ahead per template and
+	// settings that creates asked for (--pool-size; 0: no pools), PoolMin
+	// the fewest, PoolMemoryMB the host memory all pools may hold.
+	PoolSize, PoolMin, PoolMemoryMB int
 	// MaxCPUPressure refuses creates and resumes while the host's CPU
 	// pressure (PSI some avg10, %) is at least this; 0: never.
 	MaxCPUPressure float64
@@ -110,6 +111,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PoolSize < 0 || c.PoolSize > 64 {
 		bad("pool-size", "%d must be between 0 and 64", c.PoolSize)
+	}
+	if c.PoolMin < 0 || c.PoolMemoryMB < 0 {
+		bad("pool-min", "%d and --pool-memory-mb %d must not be negative", c.PoolMin, c.PoolMemoryMB)
 	}
 	if c.MaxCPUPressure < 0 || c.MaxCPUPressure > 100 {
 		bad("max-cpu-pressure", "%v must be between 0 and 100", c.MaxCPUPressure)

@@ -136,12 +136,14 @@ func assemble(ctx context.Context, cfg *Config, st *sqlite.Store) (*parts, error
 	if err != nil {
 		return nil, err
 	}
+	metrics := telemetry.New()
+	metrics.RegisterPools(mgr.PoolStats)
 	api := apiserver.New(apiserver.Options{
 		Store: st, Manager: mgr, Builder: b, Images: images,
 		ScratchDir: filepath.Join(cfg.DataDir, "builds"),
 		Domain:     cfg.Domain, MaxTimeout: cfg.MaxTimeout,
 		MaxCPUCount: cfg.MaxCPUCount, MaxMemoryMB: cfg.MaxMemoryMB,
-		Metrics: telemetry.New().Handler(),
+		Metrics: metrics.Handler(),
 	})
 	return &parts{net: netMgr, mgr: mgr, builder: b, api: api}, nil
 }

@@ -68,6 +68,8 @@ func setup(ctx context.Context, cfg *Config, st store.Store) (*sandbox.Manager, 
 		PollOOMGuard:     cfg.OOMGuardPoll,
 		MetricsRetention: cfg.MetricsRetention,
 		PoolSize:         cfg.PoolSize,
+		PoolMin:          cfg.PoolMin,
+		PoolMemoryMB:     cfg.PoolMemoryMB,
 		// Beside the sandboxes' state dirs, on the same filesystem, so a
 		// snapshot moves a writable layer instead of copying it.
 		SnapshotDir:       filepath.Join(cfg.DataDir, "snapshots"),
