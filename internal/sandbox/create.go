@@ -89,7 +89,10 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 	}
 	if m.pools != nil {
 		m.pools.creating.Add(1)
-		defer m.pools.creating.Add(-1)
+		defer func() {
+			m.pools.creating.Add(-1)
+			m.pools.poke() // the gap before the next create is the refill's
+		}()
 	}
 	sb := newRecord(req, tpl, snap, backendName, m.opts)
 	release, err := m.admit(ctx, sb.TeamID, sb.CPUCount, sb.MemoryMB, sb.DiskMB)

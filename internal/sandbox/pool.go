@@ -26,7 +26,7 @@ import (
 // it, so nothing of one claim can reach another.
 //
 // A pool's size follows demand: the key's create rate (a moving average
-// over about a minute) times the time a pooled sandbox takes to boot,
+// over about 10 s) times the time a pooled sandbox takes to boot,
 // doubled, between Options.PoolMin and Options.PoolSize; and all pools
 // together stay within Options.PoolMemoryMB of host memory, measured on
 // each pooled sandbox once it is ready.
@@ -75,8 +75,9 @@ const (
 	// poolIdle is how long a key may go without creates before its pool
 	// is emptied.
 	poolIdle = 10 * time.Minute
-	// rateWindow is the time constant of a key's create rate.
-	rateWindow = time.Minute
+	// rateWindow is the time constant of a key's create rate: short
+	// enough that a run of creates raises the pool while it lasts.
+	rateWindow = 10 * time.Second
 )
 
 func newPools(min, max, budgetMB int) *pools {
@@ -195,12 +196,14 @@ func (m *Manager) RunPools(ctx context.Context) {
 		case <-tick.C:
 		}
 		m.drainPools(ctx, m.stalePool)
-		for ctx.Err() == nil && m.pools.creating.Load() == 0 {
+		for ctx.Err() == nil {
 			key, ok, surplus := m.pools.wanting()
 			for _, w := range surplus {
 				m.destroy(ctx, m.opts.Backends[w.sb.Backend], w.sb.ID)
 			}
-			if !ok {
+			// Creates in flight come first; the gap after one ends is
+			// the refill's (create pokes the loop then).
+			if !ok || m.pools.creating.Load() > 0 {
 				break
 			}
 			if err := m.warmOne(ctx, key); err != nil {
@@ -211,9 +214,9 @@ func (m *Manager) RunPools(ctx context.Context) {
 	}
 }
 
-// wanting returns a key whose pool is short of its target, if the memory
-// budget has room for one more. Sandboxes above a target that fell are
-// taken out and returned, for destroying.
+// wanting returns a key whose pool is short of its target, an empty one
+// first, if the memory budget has room for one more. Sandboxes above a
+// target that fell are taken out and returned, for destroying.
 func (p *pools) wanting() (key poolKey, ok bool, surplus []*warmSandbox) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -226,6 +229,11 @@ func (p *pools) wanting() (key poolKey, ok bool, surplus []*warmSandbox) {
 	}
 	if p.budgetMB > 0 && p.heldMB() >= p.budgetMB {
 		return poolKey{}, false, surplus
+	}
+	for k, ps := range p.byKey {
+		if len(ps.ready) == 0 && p.target(ps, now) > 0 {
+			return k, true, surplus
+		}
 	}
 	for k, ps := range p.byKey {
 		if len(ps.ready) < p.target(ps, now) {

@@ -113,7 +113,7 @@ func TestPoolTarget(t *testing.T) {
 	if got := p.target(ps, now); got != 1 {
 		t.Errorf("no creates: target %d, want the floor 1", got)
 	}
-	ps.decay(now, 60) // a create a second for the last minute
+	ps.decay(now, 10) // a create a second for the last 10 s
 	if got := p.target(ps, now); got != 4 {
 		t.Errorf("1 create/s, 2 s boots: target %d, want 4", got)
 	}
