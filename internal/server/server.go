@@ -105,6 +105,7 @@ func Run(ctx context.Context, cfg Config) error {
 		if err := parts.net.Teardown(sctx); err != nil {
 			log.G(ctx).Warn("removing the sandbox network", "err", err)
 		}
+		removeEmptyRunRoot(runRoot(cfg.DataDir))
 	}
 	return nil
 }

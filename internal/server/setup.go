@@ -128,6 +128,23 @@ func runRoot(dataDir string) string {
 	return filepath.Join("/run/warren", hex.EncodeToString(sum[:6]))
 }
 
+// removeEmptyRunRoot removes the runtimes' state dirs under root, and root,
+// where they are empty: a server that stops with no sandbox leaves nothing
+// in /run/warren (one dir per data dir ever used, otherwise). Anything a
+// runtime left there stays for the next start to settle.
+func removeEmptyRunRoot(root string) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			_ = os.Remove(filepath.Join(root, e.Name())) // fails unless empty
+		}
+	}
+	_ = os.Remove(root)
+}
+
 // interpreterBinds places the code interpreter server in every sandbox; only
 // templates whose start command runs it use it.
 func interpreterBinds(cfg *Config) []runtime.Bind {
