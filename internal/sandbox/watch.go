@@ -3,11 +3,11 @@ package sandbox
 import (
 	"context"
 	"errors"
-	"os"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/pidfd"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/store"
 )
@@ -21,7 +21,7 @@ func (m *Manager) watchInit(ctx context.Context, e *entry, pid int) {
 	if pid <= 0 || pid == e.initPid {
 		return
 	}
-	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	fd, err := pidfd.Open(pid)
 	if err != nil {
 		if !errors.Is(err, unix.ESRCH) {
 			log.G(ctx).Debug("cannot watch the sandbox's init", "sandbox", e.sb.ID, "pid", pid, "err", err)
@@ -34,40 +34,11 @@ func (m *Manager) watchInit(ctx context.Context, e *entry, pid int) {
 	id := e.sb.ID
 	go func() {
 		if fd >= 0 {
-			waitExit(fd)
+			pidfd.Wait(fd)
 		}
 		// Like a timeout, this is not part of any request.
 		m.initExited(context.Background(), id, pid)
 	}()
-}
-
-// waitExit blocks until the pidfd reports its process gone, and closes
-// it. The non-blocking pidfd waits in Go's poller, so hundreds of
-// sandboxes park goroutines, not threads blocked in poll(2).
-func waitExit(fd int) {
-	f := os.NewFile(uintptr(fd), "pidfd")
-	defer f.Close()
-	rc, err := f.SyscallConn()
-	if err == nil {
-		err = rc.Read(func(uintptr) bool { return exited(fd) })
-	}
-	if err == nil {
-		return
-	}
-	// Not pollable after all: wait in a thread of its own.
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for {
-		if _, err := unix.Poll(fds, -1); err != unix.EINTR {
-			return
-		}
-	}
-}
-
-// exited reports whether the pidfd is readable: its process is gone.
-func exited(fd int) bool {
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	n, err := unix.Poll(fds, 0)
-	return err == nil && n > 0
 }
 
 // initExited runs when the init warren watched is gone. An exit warren

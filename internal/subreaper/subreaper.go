@@ -27,6 +27,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/pidfd"
 )
 
 // sweepEvery catches an exit whose SIGCHLD was coalesced with another, and
@@ -159,7 +160,7 @@ func (r *Reaper) allPids() ([]int, error) {
 // cannot be reused before it is reaped, so the pidfd is the same process
 // child() just read. Callers hold r.mu.
 func (r *Reaper) watch(pid int) {
-	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	fd, err := pidfd.Open(pid)
 	if err != nil {
 		return // gone meanwhile: the next scan reaps it
 	}
@@ -168,36 +169,12 @@ func (r *Reaper) watch(pid int) {
 	}
 	r.watched[pid] = true
 	go func() {
-		waitReadable(fd)
+		pidfd.Wait(fd)
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		delete(r.watched, pid)
 		reap(pid)
 	}()
-}
-
-// waitReadable blocks until the pidfd reports its process gone, in Go's
-// poller (a parked goroutine, not a thread), and closes it.
-func waitReadable(fd int) {
-	f := os.NewFile(uintptr(fd), "pidfd")
-	defer f.Close()
-	rc, err := f.SyscallConn()
-	if err == nil {
-		err = rc.Read(func(uintptr) bool {
-			fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			n, err := unix.Poll(fds, 0)
-			return err == nil && n > 0
-		})
-	}
-	if err == nil {
-		return
-	}
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for {
-		if _, err := unix.Poll(fds, -1); err != unix.EINTR {
-			return
-		}
-	}
 }
 
 func reap(pid int) bool {

@@ -1,27 +1,25 @@
-package sandbox
+package pidfd
 
 import (
 	"os/exec"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// TestWaitExit: the pidfd wait returns when the process exits, not before.
-func TestWaitExit(t *testing.T) {
+// TestWait: the wait returns when the process exits, not before.
+func TestWait(t *testing.T) {
 	cmd := exec.Command("sleep", "0.3")
 	if err := cmd.Start(); err != nil {
 		t.Skip(err)
 	}
 	defer cmd.Wait()
-	fd, err := unix.PidfdOpen(cmd.Process.Pid, unix.PIDFD_NONBLOCK)
+	fd, err := Open(cmd.Process.Pid)
 	if err != nil {
 		t.Skipf("no pidfd: %v", err)
 	}
 	start := time.Now()
 	done := make(chan struct{})
-	go func() { waitExit(fd); close(done) }()
+	go func() { Wait(fd); close(done) }()
 	select {
 	case <-done:
 		t.Fatalf("returned after %v, while the process runs", time.Since(start))
