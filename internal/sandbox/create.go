@@ -118,19 +118,28 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 		}
 	}
 	ctx = log.With(ctx, "sandbox", sb.ID, "template", tpl.ID, "runtime", backendName)
-	spec := m.spec(sb, tpl)
-	m.guardArgs(&spec, backend)
+	spec := m.templateSpec(sb, tpl, backend)
 	if snap != nil {
 		spec.From = &runtime.Snapshot{Dir: snap.Dir, Layers: snap.Layers, Memory: snap.Memory}
 		spec.Hostname = snap.Hostname
-	} else if len(tpl.Layers) > 1 {
-		// A built template is a stack of layers shared with its parents.
-		spec.From = &runtime.Snapshot{Layers: tpl.Layers}
 	}
 	if err := m.start(ctx, sb, tpl, backend, spec); err != nil {
 		return nil, err
 	}
 	return copySandbox(sb), nil
+}
+
+// templateSpec is what a create from tpl starts: the sandbox's spec, envd's
+// OOM guard, and a built template's stack of layers (shared with its
+// parents). A create from a snapshot replaces the layers; a pooled
+// sandbox boots from exactly this.
+func (m *Manager) templateSpec(sb *store.Sandbox, tpl *store.Template, backend runtime.Backend) runtime.Spec {
+	spec := m.spec(sb, tpl)
+	m.guardArgs(&spec, backend)
+	if len(tpl.Layers) > 1 {
+		spec.From = &runtime.Snapshot{Layers: tpl.Layers}
+	}
+	return spec
 }
 
 // guardArgs gives envd its OOM guard. Every sandbox has one: under gVisor

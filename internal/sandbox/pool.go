@@ -84,7 +84,7 @@ func newPools(min, max, budgetMB int) *pools {
 	return &pools{min: min, max: max, budgetMB: budgetMB, byKey: map[poolKey]*poolState{}, wake: make(chan struct{}, 1)}
 }
 
-// rateAt brings the key's create rate to now, adding arrivals.
+// decay brings the key's create rate to now, adding arrivals.
 func (ps *poolState) decay(now time.Time, arrivals float64) {
 	if !ps.rateAt.IsZero() {
 		ps.rate *= math.Exp(-now.Sub(ps.rateAt).Seconds() / rateWindow.Seconds())
@@ -179,8 +179,8 @@ func (m *Manager) claimWarm(ctx context.Context, sb *store.Sandbox, tpl *store.T
 }
 
 // RunPools keeps the pools filled until ctx ends, then destroys what they
-// hold. A pool is refilled one sandbox at a time, and only while no
-// create is in flight: warming never competes with a real create.
+// hold. A pool is refilled one sandbox at a time, and a refill starts only
+// while no create is in flight (one already booting goes on).
 func (m *Manager) RunPools(ctx context.Context) {
 	if m.pools == nil {
 		return
@@ -302,13 +302,8 @@ func (m *Manager) warmOne(ctx context.Context, key poolKey) error {
 	m.pools.mu.Unlock()
 	sb := &store.Sandbox{ID: newID(), TemplateID: tpl.ID, Backend: key.Backend,
 		CPUCount: key.CPU, MemoryMB: key.Mem, DiskMB: key.Disk, Network: policy}
-	spec := m.spec(sb, tpl)
-	m.guardArgs(&spec, backend)
-	if len(tpl.Layers) > 1 {
-		spec.From = &runtime.Snapshot{Layers: tpl.Layers}
-	}
 	start := time.Now()
-	inst, err := backend.Create(ctx, spec)
+	inst, err := backend.Create(ctx, m.templateSpec(sb, tpl, backend))
 	if err != nil {
 		return err
 	}
