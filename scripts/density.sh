@@ -22,7 +22,7 @@ for rt in "${runtimes[@]}"; do
 	data=$(mktemp -d /tmp/warren-density-XXXXXX)
 	port=$((20000 + RANDOM % 20000))
 	WARREN_API_KEY=$key ./bin/warren serve --listen 127.0.0.1:$port --data-dir "$data" \
-		--runtime "$rt" --bridge wdense0 --subnet 10.231.244.0/22 --team-max-sandboxes 0 "${serve_flags[@]}" >"$data/serve.log" 2>&1 &
+		--runtime "$rt" --bridge wdense0 --subnet 10.231.244.0/22 --team-max-sandboxes 0 --pool-size=0 "${serve_flags[@]}" >"$data/serve.log" 2>&1 &
 	pid=$!
 	trap 'kill $pid 2>/dev/null || true' EXIT
 	for _ in $(seq 600); do

@@ -20,7 +20,7 @@ import (
 
 // parseServe reads `warren serve`'s flags into a checked server.Config.
 func parseServe(args []string) (*server.Config, error) {
-	c := &server.Config{}
+	c := &server.Config{PoolTemplates: []string{"base", "code-interpreter-v1"}}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:3000", "address for the API and all sandbox traffic")
 	fs.StringVar(&c.DataDir, "data-dir", server.DefaultDataDir, "where the database and sandbox state live")
@@ -55,8 +55,12 @@ func parseServe(args []string) (*server.Config, error) {
 		c.RunscFlags = append(c.RunscFlags, v)
 		return nil
 	})
-	fs.IntVar(&c.PoolSize, "pool-size", 0, "the most sandboxes kept booted ahead for one template (and settings) that creates ask for, claimed by the next create; 0: no pools (experimental)")
+	fs.IntVar(&c.PoolSize, "pool-size", 8, "the most sandboxes kept booted ahead for one template (and settings) that creates ask for, claimed by the next create; 0: no pools")
 	fs.IntVar(&c.PoolMin, "pool-min", 1, "the fewest sandboxes a pool keeps while creates still ask for its template (within --pool-size)")
+	fs.Func("pool-templates", "comma-separated templates whose pools (for creates with default settings) are filled from the start and kept at --pool-min even when idle (default \"base,code-interpreter-v1\"; \"\": none)", func(v string) error {
+		c.PoolTemplates = splitList(v)
+		return nil
+	})
 	fs.IntVar(&c.PoolMemoryMB, "pool-memory-mb", 2048, "host memory (MiB) all pools together may hold; 0: no bound")
 	fs.BoolVar(&c.OOMGuardPoll, "oom-guard-poll", false, "runsc: let envd's OOM guard poll memory (every 50 ms) instead of waiting for the host's memory alerts; for comparing the two")
 	fs.Func("egress-allow", "an internal range (CIDR) a sandbox's allowed domains may resolve to, e.g. a service on the LAN; repeatable (default: none, as for --registry-allow)", cidrList(&c.EgressAllow))
@@ -96,6 +100,17 @@ func runServe(args []string) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return server.Run(log.WithLogger(ctx, logger), *cfg)
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, f := range strings.Split(v, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // cidrList parses a flag of comma-separated CIDR ranges, appending to dst.

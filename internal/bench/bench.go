@@ -24,8 +24,7 @@ type Config struct {
 	Rootfs    string
 	Runtime   string
 	Baseline  int
-	Seq       int
-	Par       int
+	TTI       TTIConfig
 	Cmd       int
 	Idle      int
 	DataDir   string
@@ -33,15 +32,10 @@ type Config struct {
 	OnlyPause bool
 	Templates bool
 	OnlyTpl   bool
+	// PlotDir, when set, is where the pictures go (SVG and PNG).
+	PlotDir string
 	// Density, when Max is set, runs only the density benchmark.
 	Density DensityConfig
-}
-
-// sdkResult is what tti.mjs prints, in milliseconds.
-type sdkResult struct {
-	Seq []float64 `json:"seq"`
-	Par []float64 `json:"par"`
-	Cmd []float64 `json:"cmd"`
 }
 
 // Run measures a running server: create-to-first-command and command
@@ -67,8 +61,13 @@ func Run(ctx context.Context, c *Config) error {
 		}
 		return pauseBench(ctx, c, base)
 	}
-	res, err := sdkBench(ctx, c)
+	fmt.Println("time to interactive, ComputeSDK's method (sequential, staggered, burst):")
+	tti, err := ttiBench(ctx, c)
 	if err != nil {
+		return err
+	}
+	var cmd ttiRun
+	if err := runNodeBench(ctx, c, "bench/tti.mjs", &cmd, "BENCH_MODE=cmd", fmt.Sprint("BENCH_N=", c.Cmd)); err != nil {
 		return err
 	}
 	ci, err := codeInterpreterBench(ctx, c)
@@ -79,8 +78,14 @@ func Run(ctx context.Context, c *Config) error {
 	if err != nil {
 		return err
 	}
-	printBench(c, base, res, idle)
+	printBench(c, base, cmd.ok(), idle)
+	printTTI(base, tti)
 	printCodeInterpreterBench(base, ci)
+	if c.PlotDir != "" {
+		if err := plotTTI(c, base, tti); err != nil {
+			return err
+		}
+	}
 	if c.Pause {
 		if err := pauseBench(ctx, c, base); err != nil {
 			return err
@@ -92,18 +97,13 @@ func Run(ctx context.Context, c *Config) error {
 	return nil
 }
 
-func sdkBench(ctx context.Context, c *Config) (*sdkResult, error) {
-	var res sdkResult
-	return &res, runNodeBench(ctx, c, "bench/tti.mjs", &res)
-}
-
-// runNodeBench runs one of the SDK benchmark scripts and decodes its JSON.
-func runNodeBench(ctx context.Context, c *Config, script string, out any) error {
+// runNodeBench runs one of the SDK benchmark scripts, with env added to
+// the server's address and key, and decodes its JSON.
+func runNodeBench(ctx context.Context, c *Config, script string, out any, env ...string) error {
 	cmd := exec.CommandContext(ctx, "node", script)
 	cmd.Dir = c.NodeDir
-	cmd.Env = append(os.Environ(),
-		"E2B_API_URL="+c.URL, "E2B_SANDBOX_URL="+c.URL, "E2B_API_KEY="+c.APIKey,
-		fmt.Sprint("BENCH_SEQ=", c.Seq), fmt.Sprint("BENCH_PAR=", c.Par), fmt.Sprint("BENCH_CMD=", c.Cmd))
+	cmd.Env = append(append(os.Environ(),
+		"E2B_API_URL="+c.URL, "E2B_SANDBOX_URL="+c.URL, "E2B_API_KEY="+c.APIKey), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdout, err := cmd.Output()

@@ -100,6 +100,11 @@ func densityBench(ctx context.Context, c *Config, d DensityConfig) error {
 		rows[i].IdleCPU = (rows[i].Busy - base) / float64(rows[i].Live)
 	}
 	printDensity(c, d, rows, creates, first, last, failed, live)
+	if c.PlotDir != "" {
+		if err := plotDensity(c, rows); err != nil {
+			return err
+		}
+	}
 	return reclaimErr
 }
 

@@ -108,7 +108,7 @@ func pssKB(pid int) int {
 	return 0
 }
 
-func printBench(c *Config, base []float64, r *sdkResult, idle []float64) {
+func printBench(c *Config, base, cmd []float64, idle []float64) {
 	b50 := percentile(base, 50)
 	row := func(name string, xs []float64) {
 		p50, p95 := percentile(xs, 50), percentile(xs, 95)
@@ -118,9 +118,7 @@ func printBench(c *Config, base []float64, r *sdkResult, idle []float64) {
 	fmt.Println("| measurement | n | p50 ms | p95 ms | p50 / baseline p50 |")
 	fmt.Println("|---|---|---|---|---|")
 	row("baseline: runc run /bin/true", base)
-	row("SDK create → first commands.run('true'), sequential", r.Seq)
-	row(fmt.Sprintf("SDK create → first commands.run('true'), %d at once", len(r.Par)), r.Par)
-	row("commands.run('true') on a running sandbox", r.Cmd)
+	row("commands.run('true') on a running sandbox", cmd)
 	sum := 0.0
 	for _, m := range idle {
 		sum += m

@@ -60,6 +60,11 @@ type Backend interface {
 	Pause(ctx context.Context, id string) error
 	Resume(ctx context.Context, id string) error
 
+	// Foreground gives a sandbox created with Spec.Background the CPU
+	// priority of any other, for good (a later Start keeps it). A no-op
+	// on one that already has it.
+	Foreground(ctx context.Context, id string) error
+
 	// Stats reads the sandbox's resource usage from its cgroup and disk.
 	Stats(ctx context.Context, id string) (*Stats, error)
 
@@ -156,6 +161,10 @@ type Spec struct {
 	From *Snapshot
 	// ColdBoot boots Init even when From has a memory image.
 	ColdBoot bool
+	// Background boots the sandbox at the host's lowest CPU priority, so
+	// that it takes only CPU nobody else wants (a warm pool's refill),
+	// until Foreground gives it the normal priority.
+	Background bool
 }
 
 // Process is a command line with its environment.

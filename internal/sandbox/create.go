@@ -87,13 +87,6 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 	if !ok {
 		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("template '%s' needs runtime %q, which this server does not run", req.TemplateID, backendName))
 	}
-	if m.pools != nil {
-		m.pools.creating.Add(1)
-		defer func() {
-			m.pools.creating.Add(-1)
-			m.pools.poke() // the gap before the next create is the refill's
-		}()
-	}
 	sb := newRecord(req, tpl, snap, backendName, m.opts)
 	release, err := m.admit(ctx, sb.TeamID, sb.CPUCount, sb.MemoryMB, sb.DiskMB)
 	if err != nil {

@@ -85,6 +85,11 @@ type Options struct {
 	// PoolMin is the fewest, while creates still ask for it; PoolMemoryMB
 	// bounds the host memory all pools hold (0: no bound).
 	PoolSize, PoolMin, PoolMemoryMB int
+	// PoolTemplates are templates (ids or aliases) whose pools, for a
+	// create with default settings, RunPools fills from the start and
+	// keeps at PoolMin however long no create comes. Missing ones are
+	// skipped.
+	PoolTemplates []string
 }
 
 // Manager owns the lifecycle of every sandbox on this host.

@@ -5,10 +5,8 @@ import (
 	"encoding/json"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/runtime"
@@ -25,11 +23,17 @@ import (
 // record, the timer. Each pooled sandbox serves one create and dies with
 // it, so nothing of one claim can reach another.
 //
-// A pool's size follows demand: the key's create rate (a moving average
-// over about 10 s) times the time a pooled sandbox takes to boot,
-// doubled, between Options.PoolMin and Options.PoolSize; and all pools
-// together stay within Options.PoolMemoryMB of host memory, measured on
-// each pooled sandbox once it is ready.
+// Refills boot in the background (runtime.Spec.Background: the lowest CPU
+// priority on the host), so they use only CPU that creates and running
+// sandboxes leave idle; a claim brings the sandbox to the foreground.
+//
+// A pool's size follows demand, between Options.PoolMin and
+// Options.PoolSize: the larger of the key's create rate (a moving average
+// over about 10 s) times the time a pooled sandbox takes to boot, doubled,
+// and the largest burst of the last poolIdle (the most creates that came
+// within one boot time, which only sandboxes already booted can serve).
+// All pools together stay within Options.PoolMemoryMB of host memory,
+// measured on each pooled sandbox once it is ready.
 
 // poolKey is what a pooled sandbox was made with; a create takes one only
 // if its own record would have made the same.
@@ -52,9 +56,13 @@ type warmSandbox struct {
 type poolState struct {
 	ready    []*warmSandbox
 	policy   netpolicy.Policy
+	pinned   bool // Options.PoolTemplates: never emptied for idleness
 	lastUsed time.Time
-	rate     float64   // creates per second, decaying with rateWindow
-	rateAt   time.Time // when rate was last brought up to date
+	rate     float64     // creates per second, decaying with rateWindow
+	rateAt   time.Time   // when rate was last brought up to date
+	recent   []time.Time // creates within the last boot time
+	burst    int         // the most creates within one boot time lately
+	burstAt  time.Time   // when burst was seen
 	boot     time.Duration
 	hits     int64
 	misses   int64
@@ -67,8 +75,7 @@ type pools struct {
 	mu    sync.Mutex
 	byKey map[poolKey]*poolState
 
-	creating atomic.Int64 // user creates in flight: refilling waits for none
-	wake     chan struct{}
+	wake chan struct{}
 }
 
 const (
@@ -93,15 +100,37 @@ func (ps *poolState) decay(now time.Time, arrivals float64) {
 	ps.rateAt = now
 }
 
+// bootTime is how long a pooled sandbox of the key takes to boot; a
+// second until one has.
+func (ps *poolState) bootTime() time.Duration {
+	if ps.boot == 0 {
+		return time.Second
+	}
+	return ps.boot
+}
+
+// arrive records a create at now in the key's burst window.
+func (ps *poolState) arrive(now time.Time) {
+	cut := now.Add(-ps.bootTime())
+	i := 0
+	for i < len(ps.recent) && ps.recent[i].Before(cut) {
+		i++
+	}
+	ps.recent = append(ps.recent[i:], now)
+	if len(ps.recent) >= ps.burst || now.Sub(ps.burstAt) > poolIdle {
+		ps.burst, ps.burstAt = len(ps.recent), now
+	}
+}
+
 // target is how many ready sandboxes the key wants: enough for the creates
-// that come, at its rate, while one boots, twice over.
+// that come, at its rate, while one boots, twice over, and for a burst as
+// large as the last poolIdle's largest.
 func (p *pools) target(ps *poolState, now time.Time) int {
 	ps.decay(now, 0)
-	boot := ps.boot
-	if boot == 0 {
-		boot = time.Second
+	want := int(math.Ceil(2 * ps.rate * ps.bootTime().Seconds()))
+	if now.Sub(ps.burstAt) <= poolIdle {
+		want = max(want, ps.burst)
 	}
-	want := int(math.Ceil(2 * ps.rate * boot.Seconds()))
 	return max(p.min, min(p.max, want))
 }
 
@@ -127,14 +156,11 @@ func (p *pools) take(key poolKey, policy netpolicy.Policy) *warmSandbox {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.poke()
-	ps := p.byKey[key]
-	if ps == nil {
-		ps = &poolState{policy: policy.Clone()}
-		p.byKey[key] = ps
-	}
+	ps := p.state(key, policy)
 	now := time.Now()
 	ps.lastUsed = now
 	ps.decay(now, 1)
+	ps.arrive(now)
 	if len(ps.ready) == 0 {
 		ps.misses++
 		return nil
@@ -143,6 +169,16 @@ func (p *pools) take(key poolKey, policy netpolicy.Policy) *warmSandbox {
 	w := ps.ready[0]
 	ps.ready = ps.ready[1:]
 	return w
+}
+
+// state returns key's pool, made if new; callers hold p.mu.
+func (p *pools) state(key poolKey, policy netpolicy.Policy) *poolState {
+	ps := p.byKey[key]
+	if ps == nil {
+		ps = &poolState{policy: policy.Clone()}
+		p.byKey[key] = ps
+	}
+	return ps
 }
 
 func (p *pools) poke() {
@@ -167,7 +203,12 @@ func (m *Manager) claimWarm(ctx context.Context, sb *store.Sandbox, tpl *store.T
 	sb.ID, sb.IP = w.sb.ID, ""
 	ctx = log.With(ctx, "sandbox", sb.ID, "template", tpl.ID, "runtime", sb.Backend)
 	t := log.NewPhases()
-	if err := m.register(ctx, sb, tpl, backend, w.inst, t); err != nil {
+	err := backend.Foreground(ctx, sb.ID)
+	t.Done("foreground")
+	if err == nil {
+		err = m.register(ctx, sb, tpl, backend, w.inst, t)
+	}
+	if err != nil {
 		log.G(ctx).Warn("pooled sandbox failed; starting one cold", "err", err)
 		m.destroy(context.WithoutCancel(ctx), backend, sb.ID)
 		sb.ID = newID()
@@ -176,162 +217,6 @@ func (m *Manager) claimWarm(ctx context.Context, sb *store.Sandbox, tpl *store.T
 	log.G(ctx).Info("sandbox created from the pool", "ip", w.inst.IP, "took", time.Since(start))
 	log.G(ctx).Debug("sandbox create steps", "steps", t.String())
 	return true, nil
-}
-
-// RunPools keeps the pools filled until ctx ends, then destroys what they
-// hold. A pool is refilled one sandbox at a time, and a refill starts only
-// while no create is in flight (one already booting goes on).
-func (m *Manager) RunPools(ctx context.Context) {
-	if m.pools == nil {
-		return
-	}
-	defer m.drainPools(context.WithoutCancel(ctx), func(poolKey) bool { return true })
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-m.pools.wake:
-		case <-tick.C:
-		}
-		m.drainPools(ctx, m.stalePool)
-		for ctx.Err() == nil {
-			key, ok, surplus := m.pools.wanting()
-			for _, w := range surplus {
-				m.destroy(ctx, m.opts.Backends[w.sb.Backend], w.sb.ID)
-			}
-			// Creates in flight come first; the gap after one ends is
-			// the refill's (create pokes the loop then).
-			if !ok || m.pools.creating.Load() > 0 {
-				break
-			}
-			if err := m.warmOne(ctx, key); err != nil {
-				log.G(ctx).Warn("warming a pooled sandbox", "template", key.Template, "err", err)
-				break // the next tick tries again
-			}
-		}
-	}
-}
-
-// wanting returns a key whose pool is short of its target, an empty one
-// first, if the memory budget has room for one more. Sandboxes above a
-// target that fell are taken out and returned, for destroying.
-func (p *pools) wanting() (key poolKey, ok bool, surplus []*warmSandbox) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	now := time.Now()
-	for _, ps := range p.byKey {
-		if t := p.target(ps, now); len(ps.ready) > t {
-			surplus = append(surplus, ps.ready[t:]...)
-			ps.ready = ps.ready[:t]
-		}
-	}
-	if p.budgetMB > 0 && p.heldMB() >= p.budgetMB {
-		return poolKey{}, false, surplus
-	}
-	for k, ps := range p.byKey {
-		if len(ps.ready) == 0 && p.target(ps, now) > 0 {
-			return k, true, surplus
-		}
-	}
-	for k, ps := range p.byKey {
-		if len(ps.ready) < p.target(ps, now) {
-			return k, true, surplus
-		}
-	}
-	return poolKey{}, false, surplus
-}
-
-// stalePool: the key's template was rebuilt or deleted, or no create
-// wanted it for poolIdle.
-func (m *Manager) stalePool(key poolKey) bool {
-	m.pools.mu.Lock()
-	ps := m.pools.byKey[key]
-	idle := ps == nil || time.Since(ps.lastUsed) > poolIdle
-	m.pools.mu.Unlock()
-	if idle {
-		return true
-	}
-	tpl, err := m.opts.Store.GetTemplate(context.Background(), key.Template)
-	return errdefs.IsNotFound(err) || (err == nil && tpl.RootfsPath != key.Rootfs)
-}
-
-// drainPools destroys the pooled sandboxes of every key stale says, and
-// forgets the key.
-func (m *Manager) drainPools(ctx context.Context, stale func(poolKey) bool) {
-	m.pools.mu.Lock()
-	keys := make([]poolKey, 0, len(m.pools.byKey))
-	for key := range m.pools.byKey {
-		keys = append(keys, key)
-	}
-	m.pools.mu.Unlock()
-	for _, key := range keys {
-		if !stale(key) {
-			continue
-		}
-		m.pools.mu.Lock()
-		var ws []*warmSandbox
-		if ps := m.pools.byKey[key]; ps != nil {
-			ws = ps.ready
-		}
-		delete(m.pools.byKey, key)
-		m.pools.mu.Unlock()
-		for _, w := range ws {
-			m.destroy(ctx, m.opts.Backends[key.Backend], w.sb.ID)
-		}
-	}
-}
-
-// warmOne boots one sandbox for key's pool: the instance a create from
-// the template with default settings would start, without envd's /init.
-func (m *Manager) warmOne(ctx context.Context, key poolKey) error {
-	tpl, err := m.opts.Store.GetTemplate(ctx, key.Template)
-	if err != nil {
-		return err
-	}
-	backend, ok := m.opts.Backends[key.Backend]
-	if !ok || tpl.RootfsPath != key.Rootfs {
-		return nil // stale: the next drain removes it
-	}
-	m.pools.mu.Lock()
-	var policy netpolicy.Policy
-	if ps := m.pools.byKey[key]; ps != nil {
-		policy = ps.policy.Clone()
-	}
-	m.pools.mu.Unlock()
-	sb := &store.Sandbox{ID: newID(), TemplateID: tpl.ID, Backend: key.Backend,
-		CPUCount: key.CPU, MemoryMB: key.Mem, DiskMB: key.Disk, Network: policy}
-	start := time.Now()
-	inst, err := backend.Create(ctx, m.templateSpec(sb, tpl, backend))
-	if err != nil {
-		return err
-	}
-	if err := m.waitReady(ctx, inst.IP, sb, tpl); err != nil {
-		m.destroy(context.WithoutCancel(ctx), backend, sb.ID)
-		return err
-	}
-	w := &warmSandbox{sb: sb, inst: inst, memMB: key.Mem}
-	if st, err := backend.Stats(ctx, sb.ID); err == nil {
-		w.memMB = int((st.MemoryUsed + st.MemoryCache) >> 20)
-	}
-	m.pools.mu.Lock()
-	defer m.pools.mu.Unlock()
-	ps := m.pools.byKey[key]
-	if ps == nil {
-		go m.destroy(context.WithoutCancel(ctx), backend, sb.ID) // drained meanwhile
-		return nil
-	}
-	took := time.Since(start)
-	if ps.boot == 0 {
-		ps.boot = took
-	} else {
-		ps.boot = (3*ps.boot + took) / 4
-	}
-	ps.ready = append(ps.ready, w)
-	log.G(ctx).Info("pooled sandbox ready", "sandbox", sb.ID, "template", tpl.ID, "took", took.Round(time.Millisecond),
-		"ready", len(ps.ready), "target", m.pools.target(ps, time.Now()), "memMB", w.memMB, "hits", ps.hits, "misses", ps.misses)
-	return nil
 }
 
 // PoolStat is one pool's state, for metrics and logs.

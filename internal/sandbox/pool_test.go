@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/testutil"
 )
@@ -48,10 +49,16 @@ func TestPoolClaim(t *testing.T) {
 		pooled = ps.ready[0].sb.ID
 	}
 	e.m.pools.mu.Unlock()
+	if !e.b.Background(pooled) {
+		t.Fatal("the pooled sandbox was not booted in the background")
+	}
 
 	second := e.create(t, CreateRequest{Secure: true, EnvVars: map[string]string{"CLAIM": "2"}})
 	if second.ID != pooled || second.ID == first.ID {
 		t.Fatalf("second create got %s, want the pooled %s", second.ID, pooled)
+	}
+	if e.b.Background(pooled) {
+		t.Fatal("the claimed sandbox still runs in the background")
 	}
 	calls := e.envd.calls()
 	last := calls[len(calls)-1]
@@ -103,9 +110,41 @@ func waitPool(t *testing.T, m *Manager, n int) {
 	})
 }
 
+// TestPoolPrewarm: a template in PoolTemplates has its pool filled before
+// any create, for the settings an SDK's plain Sandbox.create() sends, so
+// the first such create takes a pooled sandbox; the pool is not emptied
+// for idleness.
+func TestPoolPrewarm(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, func(o *Options) {
+		o.PoolSize, o.PoolMin, o.PoolTemplates = 2, 1, []string{"py", "missing"}
+	})
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	go e.m.RunPools(ctx)
+	waitPool(t, e.m, 1)
+	if n := len(e.envd.calls()); n != 0 {
+		t.Fatalf("%d /init calls before any create", n)
+	}
+	sb := e.create(t, CreateRequest{TemplateID: "py", Network: netpolicy.Policy{Egress: netpolicy.Egress{AllowInternet: true}}})
+	if st := e.m.PoolStats(); len(st) != 1 || st[0].Hits != 1 || st[0].Misses != 0 {
+		t.Fatalf("first create %s: pool stats %+v, want a hit", sb.ID, st)
+	}
+	e.m.pools.mu.Lock()
+	var key poolKey
+	for k, ps := range e.m.pools.byKey {
+		key = k
+		ps.lastUsed = time.Now().Add(-2 * poolIdle)
+	}
+	e.m.pools.mu.Unlock()
+	if e.m.stalePool(key) {
+		t.Error("a pre-warmed pool is stale after poolIdle without creates")
+	}
+}
+
 // TestPoolTarget: a pool's size follows its key's create rate times the
-// boot time, between the floor and the ceiling, and decays when creates
-// stop; the memory budget stops refills.
+// boot time and the largest recent burst, between the floor and the
+// ceiling, and decays when creates stop; the memory budget stops refills.
 func TestPoolTarget(t *testing.T) {
 	p := newPools(1, 8, 100)
 	ps := &poolState{boot: 2 * time.Second}
@@ -124,6 +163,20 @@ func TestPoolTarget(t *testing.T) {
 	if got := p.target(ps, now.Add(30*time.Minute)); got != 1 {
 		t.Errorf("30 minutes later: target %d, want the floor", got)
 	}
+
+	p.max = 50
+	ps = &poolState{boot: time.Second}
+	for i := range 20 {
+		ps.arrive(now.Add(time.Duration(i) * time.Millisecond))
+	}
+	ps.arrive(now.Add(5 * time.Second)) // alone: the burst stays 20
+	if got := p.target(ps, now.Add(5*time.Second)); got != 20 {
+		t.Errorf("after a burst of 20 within a boot: target %d, want 20", got)
+	}
+	if got := p.target(ps, now.Add(poolIdle+time.Minute)); got != 1 {
+		t.Errorf("a burst older than poolIdle: target %d, want the floor", got)
+	}
+	p.max = 8
 
 	key := poolKey{Template: "t"}
 	p.byKey[key] = &poolState{rate: 1, rateAt: time.Now(), boot: 2 * time.Second,

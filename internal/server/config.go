@@ -76,6 +76,9 @@ type Config struct {
 	// settings that creates asked for (--pool-size; 0: no pools), PoolMin
 	// the fewest, PoolMemoryMB the host memory all pools may hold.
 	PoolSize, PoolMin, PoolMemoryMB int
+	// PoolTemplates are pre-warmed: their pools (for default settings)
+	// are filled from the start and kept at PoolMin (--pool-templates).
+	PoolTemplates []string
 	// MaxCPUPressure refuses creates and resumes while the host's CPU
 	// pressure (PSI some avg10, %) is at least this; 0: never.
 	MaxCPUPressure float64
@@ -83,6 +86,9 @@ type Config struct {
 
 // maxBridgeName is the kernel's limit on interface names (IFNAMSIZ - 1).
 const maxBridgeName = 15
+
+// maxPoolSize bounds --pool-size; --pool-memory-mb is the real bound.
+const maxPoolSize = 1000
 
 // Validate reports every setting that cannot work, before anything starts,
 // named as its flag.
@@ -109,8 +115,8 @@ func (c *Config) Validate() error {
 	if c.Domain == "" {
 		bad("domain", "must not be empty")
 	}
-	if c.PoolSize < 0 || c.PoolSize > 64 {
-		bad("pool-size", "%d must be between 0 and 64", c.PoolSize)
+	if c.PoolSize < 0 || c.PoolSize > maxPoolSize {
+		bad("pool-size", "%d must be between 0 and %d", c.PoolSize, maxPoolSize)
 	}
 	if c.PoolMin < 0 || c.PoolMemoryMB < 0 {
 		bad("pool-min", "%d and --pool-memory-mb %d must not be negative", c.PoolMin, c.PoolMemoryMB)

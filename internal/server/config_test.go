@@ -32,7 +32,7 @@ func TestValidate(t *testing.T) {
 		{"dns name", func(c *Config) { c.DNSUpstream = "resolver.lan" }, ""},
 		{"no interpreter needed", func(c *Config) { c.CodeInterpreter, c.InterpreterPath = false, "" }, ""},
 		{"unknown runtime", func(c *Config) { c.Runtime = "kata" }, "--runtime: must be one of runc, runsc"},
-		{"negative pool", func(c *Config) { c.PoolSize = -1 }, "--pool-size: -1 must be between 0 and 64"},
+		{"negative pool", func(c *Config) { c.PoolSize = -1 }, "--pool-size: -1 must be between 0 and 1000"},
 		{"pool", func(c *Config) { c.PoolSize = 2 }, ""},
 		{"listen without port", func(c *Config) { c.Listen = "localhost" }, "--listen"},
 		{"no data dir", func(c *Config) { c.DataDir = "" }, "--data-dir"},

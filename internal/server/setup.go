@@ -70,6 +70,7 @@ func setup(ctx context.Context, cfg *Config, st store.Store) (*sandbox.Manager, 
 		PoolSize:         cfg.PoolSize,
 		PoolMin:          cfg.PoolMin,
 		PoolMemoryMB:     cfg.PoolMemoryMB,
+		PoolTemplates:    cfg.PoolTemplates,
 		// Beside the sandboxes' state dirs, on the same filesystem, so a
 		// snapshot moves a writable layer instead of copying it.
 		SnapshotDir:       filepath.Join(cfg.DataDir, "snapshots"),

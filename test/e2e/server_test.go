@@ -119,6 +119,10 @@ func launchServer(t *testing.T, cfg config, o serverOpts) *server {
 		"--domain", cfg.domain,
 		"--bridge", fmt.Sprintf("we2e%d", i),
 		"--subnet", o.subnet,
+		// Pools are on by default; a test that wants one says so (a
+		// later flag wins), the others count sandboxes and host
+		// resources without pooled ones booting behind them.
+		"--pool-size=0",
 	)
 	s.cmd.Args = append(s.cmd.Args, extra...)
 	s.cmd.Env = append(append(os.Environ(), "WARREN_API_KEY="+s.apiKey), o.env...)

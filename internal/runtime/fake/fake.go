@@ -44,6 +44,7 @@ const (
 	OpSnapshotWrite Op = "snapshotwrite"
 	OpSetNetwork    Op = "setnetwork"
 	OpLogs          Op = "logs"
+	OpForeground    Op = "foreground"
 )
 
 // Backend is the fake. The zero value is not usable; call New.
@@ -68,6 +69,8 @@ type instanceState struct {
 	network   netpolicy.Egress
 	log       []byte // what WriteLog wrote: the init's output
 	initArgs  []string
+	// background: created with Spec.Background and not yet Foreground.
+	background bool
 }
 
 type failure struct {
@@ -214,9 +217,10 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (*runtime.Insta
 			Labels:    maps.Clone(spec.Labels),
 			Layers:    []string{spec.Rootfs},
 		},
-		resources: spec.Resources,
-		network:   spec.Network,
-		initArgs:  slices.Clone(spec.Init.Args),
+		resources:  spec.Resources,
+		network:    spec.Network,
+		initArgs:   slices.Clone(spec.Init.Args),
+		background: spec.Background,
 	}
 	if spec.From != nil {
 		st.inst.Layers = slices.Clone(spec.From.Layers)
@@ -245,6 +249,29 @@ func (b *Backend) Destroy(ctx context.Context, id string) error {
 	delete(b.instances, id)
 	b.closeAlertsLocked(id)
 	return nil
+}
+
+// Foreground implements runtime.Backend.
+func (b *Backend) Foreground(ctx context.Context, id string) error {
+	if err := b.begin(ctx, OpForeground, id); err != nil {
+		return err
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st, ok := b.instances[id]
+	if !ok {
+		return fmt.Errorf("sandbox %s: %w", id, errdefs.ErrNotFound)
+	}
+	st.background = false
+	return nil
+}
+
+// Background reports whether sandbox id still runs at background priority.
+func (b *Backend) Background(id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	st, ok := b.instances[id]
+	return ok && st.background
 }
 
 // Inspect implements runtime.Backend.

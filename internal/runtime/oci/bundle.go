@@ -46,7 +46,7 @@ func buildSpec(p bundleParams) *specs.Spec {
 			{Type: specs.CgroupNamespace},
 		},
 		CgroupsPath:   p.cgroupPath,
-		Resources:     resources(s.Resources, p.swap),
+		Resources:     resources(s.Resources, s.Background, p.swap),
 		MaskedPaths:   maskedPaths,
 		ReadonlyPaths: readonlyPaths,
 		Sysctl: map[string]string{
@@ -76,8 +76,9 @@ func buildSpec(p bundleParams) *specs.Spec {
 
 // resources converts limits (already defaulted) to the OCI form: a CFS
 // quota of CPUCount whole CPUs per 100ms period, a memory limit with no
-// extra swap, and a pids limit.
-func resources(r runtime.Resources, swap bool) *specs.LinuxResources {
+// extra swap, and a pids limit. A background sandbox gets the fewest CPU
+// shares there are (2, which cgroup v2 runtimes turn into weight 1).
+func resources(r runtime.Resources, background, swap bool) *specs.LinuxResources {
 	mem := int64(r.MemoryMB) << 20
 	period := uint64(100000)
 	quota := int64(r.CPUCount) * int64(period)
@@ -87,6 +88,10 @@ func resources(r runtime.Resources, swap bool) *specs.LinuxResources {
 		CPU:     &specs.LinuxCPU{Period: &period, Quota: &quota},
 		Memory:  &specs.LinuxMemory{Limit: &mem},
 		Pids:    &specs.LinuxPids{Limit: &pids},
+	}
+	if background {
+		shares := uint64(backgroundShares)
+		res.CPU.Shares = &shares
 	}
 	if swap {
 		// memory+swap == memory: the sandbox gets no swap at all.

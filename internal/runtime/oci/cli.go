@@ -84,9 +84,15 @@ func notExist(err error) bool {
 
 // run creates and starts container id from bundle, detached. The init's
 // stdout and stderr (and the runtime's own error messages) go to logFile.
-func (c *cli) run(ctx context.Context, id, bundle, pidFile string, logFile *os.File) error {
+// With background, the runtime runs under nice(1) at the lowest priority:
+// set before it execs, so every thread and child it makes has it.
+func (c *cli) run(ctx context.Context, id, bundle, pidFile string, logFile *os.File, background bool) error {
 	args := append(c.global, "run", "--detach", "--bundle", bundle, "--pid-file", pidFile, id)
 	cmd := c.command(ctx, args...)
+	if background {
+		cmd = exec.CommandContext(ctx, "nice", append([]string{"-n", "19", c.binary}, args...)...)
+		cmd.Env = runtimeEnv()
+	}
 	// An *os.File is handed to the child as is (no copying goroutine), so
 	// Wait returns when the runtime exits even though the container keeps
 	// the descriptor open.

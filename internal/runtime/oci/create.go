@@ -117,7 +117,7 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 	if spec.From != nil && spec.From.Memory && !spec.ColdBoot {
 		pid, err = b.restore(ctx, spec.ID, filepath.Join(spec.From.Dir, snapshotMemory))
 	} else {
-		pid, err = b.start(ctx, spec.ID)
+		pid, err = b.start(ctx, spec.ID, spec.Background)
 	}
 	if err != nil {
 		return nil, 0, err
@@ -142,10 +142,11 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 }
 
 // start runs the container detached with its stdio in init.log and returns
-// the init's host pid.
-func (b *Backend) start(ctx context.Context, id string) (int, error) {
+// the init's host pid. In the background, the runtime's own processes run
+// at the lowest CPU priority too (their children inherit it).
+func (b *Backend) start(ctx context.Context, id string, background bool) (int, error) {
 	return b.launch(ctx, id, "starting container", func(dir, pidPath string, logf *os.File) error {
-		return b.cli.run(ctx, id, dir, pidPath, logf)
+		return b.cli.run(ctx, id, dir, pidPath, logf, background)
 	})
 }
 

@@ -56,7 +56,7 @@ func (b *Backend) Start(ctx context.Context, id string, opts runtime.StartOption
 		if err := b.net.Reconfigure(ctx, id); err != nil {
 			return nil, err
 		}
-		if pid, err = b.start(ctx, id); err != nil {
+		if pid, err = b.start(ctx, id, false); err != nil {
 			_ = b.deleteContainer(ctx, id)
 			return nil, err
 		}

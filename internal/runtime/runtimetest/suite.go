@@ -91,6 +91,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) runtime.Backend, opts ...Op
 		{"ManyLayers", s.testManyLayers, false},
 		{"ConcurrentCreates", s.testConcurrentCreates, false},
 		{"Logs", s.testLogs, false},
+		{"Background", s.testBackground, false},
 		{"BadInit", s.testBadInit, true},
 		{"InitExits", s.testInitExits, true},
 		{"Confinement", s.testConfinement, true},

@@ -1,53 +1,76 @@
-// Benchmark driven through the official SDK, as a user sees it:
-//   - time to interactive: Sandbox.create() until commands.run('true')
-//     returns, sequential and N at once;
-//   - commands.run('true') on a warm sandbox.
-// Prints one JSON object; `warren bench` turns it into ratios.
-// Env: E2B_API_KEY, E2B_API_URL, E2B_SANDBOX_URL; BENCH_SEQ, BENCH_PAR,
-// BENCH_CMD (counts).
+// Time to interactive through the official SDK, as ComputeSDK's sandbox
+// benchmark measures it: the clock runs from Sandbox.create() until the
+// first commands.run('echo benchmark') returns; the kill after is not
+// timed. BENCH_MODE picks the run:
+//   sequential  BENCH_N sandboxes one after another;
+//   staggered   BENCH_N launched BENCH_STAGGER_MS apart, each timed alone;
+//   burst       BENCH_N launched at once;
+//   cmd         commands.run('true') BENCH_N times on one running sandbox.
+// A failed iteration is recorded with its error, not retried. Prints one
+// JSON object for `warren bench`.
+// Env: E2B_API_KEY, E2B_API_URL, E2B_SANDBOX_URL, BENCH_TEMPLATE (base).
 import { Sandbox } from 'e2b'
 
-const seqN = Number(process.env.BENCH_SEQ || 20)
-const parN = Number(process.env.BENCH_PAR || 10)
-const cmdN = Number(process.env.BENCH_CMD || 100)
+const mode = process.env.BENCH_MODE || 'sequential'
+const n = Number(process.env.BENCH_N || 100)
+const stagger = Number(process.env.BENCH_STAGGER_MS || 200)
+const template = process.env.BENCH_TEMPLATE || 'base'
 
-async function tti() {
+// one is a single iteration: its TTI in ms, or its error.
+async function one() {
   const start = performance.now()
-  const sbx = await Sandbox.create()
-  await sbx.commands.run('true')
-  const ms = performance.now() - start
-  return { ms, sbx }
+  let sbx
+  try {
+    sbx = await Sandbox.create(template)
+    const r = await sbx.commands.run('echo benchmark')
+    if (r.stdout.trim() !== 'benchmark') throw new Error(`stdout ${JSON.stringify(r.stdout)}`)
+    const ms = performance.now() - start
+    return { ms, end: performance.now() }
+  } catch (e) {
+    return { ms: null, error: String(e?.message || e).slice(0, 200) }
+  } finally {
+    if (sbx) await sbx.kill().catch(() => {})
+  }
+}
+
+async function commands() {
+  const sbx = await Sandbox.create(template)
+  for (let i = 0; i < 5; i++) await sbx.commands.run('true')
+  const tti = []
+  for (let i = 0; i < n; i++) {
+    const t = performance.now()
+    await sbx.commands.run('true')
+    tti.push(performance.now() - t)
+  }
+  await sbx.kill()
+  return { tti }
 }
 
 async function main() {
   // One untimed round warms the SDK's connection pools and the page cache.
-  const warm = await tti()
-  await warm.sbx.kill()
-
-  const seq = []
-  for (let i = 0; i < seqN; i++) {
-    const { ms, sbx } = await tti()
-    seq.push(ms)
-    await sbx.kill()
+  await one()
+  if (mode === 'cmd') return commands()
+  const t0 = performance.now()
+  let runs
+  if (mode === 'sequential') {
+    runs = []
+    for (let i = 0; i < n; i++) runs.push(await one())
+  } else if (mode === 'staggered') {
+    runs = await Promise.all(
+      Array.from({ length: n }, (_, i) => new Promise((r) => setTimeout(r, i * stagger)).then(one)),
+    )
+  } else if (mode === 'burst') {
+    runs = await Promise.all(Array.from({ length: n }, () => one()))
+  } else {
+    throw new Error(`unknown BENCH_MODE ${mode}`)
   }
-
-  const par = []
-  const runs = await Promise.all(Array.from({ length: parN }, () => tti()))
-  for (const { ms, sbx } of runs) {
-    par.push(ms)
-    await sbx.kill()
+  const ok = runs.filter((r) => r.ms !== null)
+  return {
+    tti: runs.map((r) => r.ms),
+    errors: runs.filter((r) => r.error).map((r) => r.error),
+    wallMs: Math.max(...ok.map((r) => r.end), t0) - t0,
+    firstReadyMs: Math.min(...ok.map((r) => r.end), Infinity) - t0,
   }
-
-  const sbx = await Sandbox.create()
-  for (let i = 0; i < 5; i++) await sbx.commands.run('true')
-  const cmd = []
-  for (let i = 0; i < cmdN; i++) {
-    const t = performance.now()
-    await sbx.commands.run('true')
-    cmd.push(performance.now() - t)
-  }
-  await sbx.kill()
-  console.log(JSON.stringify({ seq, par, cmd }))
 }
 
-await main()
+console.log(JSON.stringify(await main()))
