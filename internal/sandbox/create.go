@@ -88,7 +88,13 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("template '%s' needs runtime %q, which this server does not run", req.TemplateID, backendName))
 	}
 	sb := newRecord(req, tpl, snap, backendName, m.opts)
-	release, err := m.admit(ctx, sb.TeamID, sb.CPUCount, sb.MemoryMB, sb.DiskMB)
+	// A pooled sandbox already holds its memory and disk and costs the
+	// CPUs little more to hand over, so only a cold start asks whether
+	// the host can take one more: a pool booting in the background keeps
+	// CPU pressure high, by design, and must not make creates that it
+	// would serve fail.
+	warm := snap == nil && m.pools.has(keyFor(sb, tpl))
+	release, err := m.admit(ctx, sb.TeamID, sb.CPUCount, sb.MemoryMB, sb.DiskMB, !warm)
 	if err != nil {
 		return nil, err
 	}
@@ -108,6 +114,11 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 			return nil, err
 		} else if ok {
 			return copySandbox(sb), nil
+		}
+		if warm { // another create took the last pooled sandbox meanwhile
+			if err := m.hostAdmits(ctx, sb.MemoryMB, sb.DiskMB); err != nil {
+				return nil, err
+			}
 		}
 	}
 	ctx = log.With(ctx, "sandbox", sb.ID, "template", tpl.ID, "runtime", backendName)

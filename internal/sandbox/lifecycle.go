@@ -218,7 +218,7 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) er
 func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Duration, memory bool) error {
 	start := time.Now()
 	if !e.running.Load() {
-		release, err := m.admit(ctx, e.sb.TeamID, e.sb.CPUCount, e.sb.MemoryMB, 0)
+		release, err := m.admit(ctx, e.sb.TeamID, e.sb.CPUCount, e.sb.MemoryMB, 0, true)
 		if err != nil {
 			return err
 		}

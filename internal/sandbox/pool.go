@@ -25,7 +25,7 @@ import (
 //
 // Refills boot in the background (runtime.Spec.Background: the lowest CPU
 // priority on the host), so they use only CPU that creates and running
-// sandboxes leave idle; a claim brings the sandbox to the foreground.
+// sandboxes leave idle; a booted one waits in the foreground.
 //
 // A pool's size follows demand, between Options.PoolMin and
 // Options.PoolSize: the larger of the key's create rate (a moving average
@@ -64,6 +64,8 @@ type poolState struct {
 	burst    int         // the most creates within one boot time lately
 	burstAt  time.Time   // when burst was seen
 	boot     time.Duration
+	booting  int       // sandboxes booting for the pool now
+	retryAt  time.Time // after a failed boot, no other before this
 	hits     int64
 	misses   int64
 }
@@ -85,6 +87,8 @@ const (
 	// rateWindow is the time constant of a key's create rate: short
 	// enough that a run of creates raises the pool while it lasts.
 	rateWindow = 10 * time.Second
+	// poolRetry is how long a key waits after a failed boot.
+	poolRetry = 5 * time.Second
 )
 
 func newPools(min, max, budgetMB int) *pools {
@@ -171,6 +175,18 @@ func (p *pools) take(key poolKey, policy netpolicy.Policy) *warmSandbox {
 	return w
 }
 
+// has reports whether key's pool holds a ready sandbox; false without
+// pools.
+func (p *pools) has(key poolKey) bool {
+	if p == nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ps := p.byKey[key]
+	return ps != nil && len(ps.ready) > 0
+}
+
 // state returns key's pool, made if new; callers hold p.mu.
 func (p *pools) state(key poolKey, policy netpolicy.Policy) *poolState {
 	ps := p.byKey[key]
@@ -203,12 +219,7 @@ func (m *Manager) claimWarm(ctx context.Context, sb *store.Sandbox, tpl *store.T
 	sb.ID, sb.IP = w.sb.ID, ""
 	ctx = log.With(ctx, "sandbox", sb.ID, "template", tpl.ID, "runtime", sb.Backend)
 	t := log.NewPhases()
-	err := backend.Foreground(ctx, sb.ID)
-	t.Done("foreground")
-	if err == nil {
-		err = m.register(ctx, sb, tpl, backend, w.inst, t)
-	}
-	if err != nil {
+	if err := m.register(ctx, sb, tpl, backend, w.inst, t); err != nil {
 		log.G(ctx).Warn("pooled sandbox failed; starting one cold", "err", err)
 		m.destroy(context.WithoutCancel(ctx), backend, sb.ID)
 		sb.ID = newID()

@@ -2,6 +2,8 @@ package sandbox
 
 import (
 	"context"
+	goruntime "runtime"
+	"sync"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
@@ -11,12 +13,16 @@ import (
 )
 
 // RunPools keeps the pools filled until ctx ends, then destroys what they
-// hold. Pools are refilled one sandbox at a time, in the background.
+// hold. Refills boot in the background, up to one per CPU at a time: at
+// the lowest priority, more at once only use more of the idle CPU.
 func (m *Manager) RunPools(ctx context.Context) {
 	if m.pools == nil {
 		return
 	}
 	defer m.drainPools(context.WithoutCancel(ctx), func(poolKey) bool { return true })
+	var wg sync.WaitGroup
+	defer wg.Wait() // before the drain: a boot in flight ends in a pool
+	slots := make(chan struct{}, goruntime.NumCPU())
 	m.prewarm(ctx, true)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -30,23 +36,42 @@ func (m *Manager) RunPools(ctx context.Context) {
 		m.drainPools(ctx, m.stalePool)
 		m.prewarm(ctx, false) // again: a rebuild drained the last build's
 		for ctx.Err() == nil {
+			free := false
+			select {
+			case slots <- struct{}{}:
+				free = true
+			default: // all busy: the one that ends pokes the loop
+			}
+			if !free {
+				break
+			}
 			key, ok, surplus := m.pools.wanting()
 			for _, w := range surplus {
 				m.destroy(ctx, m.opts.Backends[w.sb.Backend], w.sb.ID)
 			}
 			if !ok {
+				<-slots
 				break
 			}
-			if err := m.warmOne(ctx, key); err != nil {
-				log.G(ctx).Warn("warming a pooled sandbox", "template", key.Template, "err", err)
-				break // the next tick tries again
-			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				err := m.warmOne(ctx, key)
+				m.pools.booted(key, err)
+				<-slots
+				m.pools.poke()
+				if err != nil && ctx.Err() == nil {
+					log.G(ctx).Warn("warming a pooled sandbox", "template", key.Template, "err", err)
+				}
+			}()
 		}
 	}
 }
 
-// wanting returns a key whose pool is short of its target, an empty one
-// first, if the memory budget has room for one more. Sandboxes above a
+// wanting returns a key whose pool, with the sandboxes booting for it, is
+// short of its target, an empty one first, if the memory budget has room
+// for one more (it counts ready sandboxes: boots in flight may pass it by
+// one per CPU), and counts one more booting for it. Sandboxes above a
 // target that fell are taken out and returned, for destroying.
 func (p *pools) wanting() (key poolKey, ok bool, surplus []*warmSandbox) {
 	p.mu.Lock()
@@ -61,17 +86,32 @@ func (p *pools) wanting() (key poolKey, ok bool, surplus []*warmSandbox) {
 	if p.budgetMB > 0 && p.heldMB() >= p.budgetMB {
 		return poolKey{}, false, surplus
 	}
-	for k, ps := range p.byKey {
-		if len(ps.ready) == 0 && p.target(ps, now) > 0 {
-			return k, true, surplus
-		}
+	short := func(ps *poolState) bool {
+		return now.After(ps.retryAt) && len(ps.ready)+ps.booting < p.target(ps, now)
 	}
-	for k, ps := range p.byKey {
-		if len(ps.ready) < p.target(ps, now) {
-			return k, true, surplus
+	for _, emptyFirst := range []bool{true, false} {
+		for k, ps := range p.byKey {
+			if short(ps) && (!emptyFirst || len(ps.ready)+ps.booting == 0) {
+				ps.booting++
+				return k, true, surplus
+			}
 		}
 	}
 	return poolKey{}, false, surplus
+}
+
+// booted ends a boot that wanting counted; after a failure the key waits
+// a while before the next.
+func (p *pools) booted(key poolKey, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ps := p.byKey[key]; ps != nil {
+		// A drained key made again counted nothing of this boot.
+		ps.booting = max(0, ps.booting-1)
+		if err != nil {
+			ps.retryAt = time.Now().Add(poolRetry)
+		}
+	}
 }
 
 // prewarm makes the pools of Options.PoolTemplates, keyed as a create
@@ -168,7 +208,14 @@ func (m *Manager) warmOne(ctx context.Context, key poolKey) error {
 	if err != nil {
 		return err
 	}
-	if err := m.waitReady(ctx, inst.IP, sb, tpl); err != nil {
+	err = m.waitReady(ctx, inst.IP, sb, tpl)
+	if err == nil {
+		// Booted: the background priority has done its work. Kept, it
+		// would cost CPU, not save it: gVisor's Sentry, starved at 2
+		// shares, spent 4 % of a core per idle pooled sandbox.
+		err = backend.Foreground(ctx, sb.ID)
+	}
+	if err != nil {
 		m.destroy(context.WithoutCancel(ctx), backend, sb.ID)
 		return err
 	}

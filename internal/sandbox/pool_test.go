@@ -2,10 +2,13 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/testutil"
@@ -49,16 +52,13 @@ func TestPoolClaim(t *testing.T) {
 		pooled = ps.ready[0].sb.ID
 	}
 	e.m.pools.mu.Unlock()
-	if !e.b.Background(pooled) {
-		t.Fatal("the pooled sandbox was not booted in the background")
+	if booted, now := e.b.Background(pooled); !booted || now {
+		t.Fatalf("the pooled sandbox: booted in the background %v, waits there %v; want true, false", booted, now)
 	}
 
 	second := e.create(t, CreateRequest{Secure: true, EnvVars: map[string]string{"CLAIM": "2"}})
 	if second.ID != pooled || second.ID == first.ID {
 		t.Fatalf("second create got %s, want the pooled %s", second.ID, pooled)
-	}
-	if e.b.Background(pooled) {
-		t.Fatal("the claimed sandbox still runs in the background")
 	}
 	calls := e.envd.calls()
 	last := calls[len(calls)-1]
@@ -192,5 +192,32 @@ func TestPoolTarget(t *testing.T) {
 	p.min = 0
 	if _, ok, surplus := p.wanting(); ok || len(surplus) != 2 || len(p.byKey[key].ready) != 0 {
 		t.Errorf("a pool whose demand went: ok %v, %d surplus, %d left", ok, len(surplus), len(p.byKey[key].ready))
+	}
+}
+
+// TestPoolClaimUnderPressure: with the host's CPUs saturated (as a pool
+// booting in the background keeps them), a create that a pooled sandbox
+// serves goes through, while a cold one is refused.
+func TestPoolClaimUnderPressure(t *testing.T) {
+	t.Parallel()
+	var pressure atomic.Int64
+	e := newEnvWith(t, func(o *Options) {
+		o.PoolSize, o.PoolMin, o.PoolTemplates = 1, 1, []string{"base"}
+		o.MaxCPUPressure = 90
+		o.HostCPUPressure = func() (float64, error) { return float64(pressure.Load()), nil }
+	})
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	go e.m.RunPools(ctx)
+	waitPool(t, e.m, 1)
+	pressure.Store(99)
+	req := CreateRequest{TemplateID: "base", Timeout: time.Minute, Network: netpolicy.Policy{Egress: netpolicy.Egress{AllowInternet: true}}}
+	if _, err := e.m.Create(e.ctx, req); err != nil {
+		t.Fatalf("a create the pool serves, under CPU pressure: %v", err)
+	}
+	cancel() // no refill: the next create is cold
+	req.CPUCount = 2
+	if _, err := e.m.Create(e.ctx, req); !errors.Is(err, errdefs.ErrResourceExhausted) {
+		t.Fatalf("a cold create under CPU pressure: %v, want resource exhausted", err)
 	}
 }

@@ -28,18 +28,21 @@ func (u usage) plus(v usage) usage {
 	return usage{u.sandboxes + v.sandboxes, u.memoryMB + v.memoryMB, u.cpus + v.cpus}
 }
 
-// admit checks that team may run one more sandbox of cpus and memoryMB,
-// and that the host can hold it, and reserves it until release. Creates
-// and resumes go through it; paused sandboxes count for nothing.
-func (m *Manager) admit(ctx context.Context, team string, cpus, memoryMB, diskMB int) (release func(), err error) {
+// admit checks that team may run one more sandbox of cpus and memoryMB
+// and reserves it until release; with host, also that the host can hold
+// it (hostAdmits). Creates and resumes go through it; paused sandboxes
+// count for nothing.
+func (m *Manager) admit(ctx context.Context, team string, cpus, memoryMB, diskMB int, host bool) (release func(), err error) {
 	q := Quota{}
 	if m.opts.Quota != nil {
 		if q, err = m.opts.Quota(ctx, store.TeamOf(team)); err != nil {
 			return nil, fmt.Errorf("reading the quota of team %s: %w", team, err)
 		}
 	}
-	if err := m.hostAdmits(ctx, memoryMB, diskMB); err != nil {
-		return nil, err
+	if host {
+		if err := m.hostAdmits(ctx, memoryMB, diskMB); err != nil {
+			return nil, err
+		}
 	}
 	want := usage{1, memoryMB, cpus}
 	m.mu.Lock()

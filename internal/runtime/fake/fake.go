@@ -69,8 +69,9 @@ type instanceState struct {
 	network   netpolicy.Egress
 	log       []byte // what WriteLog wrote: the init's output
 	initArgs  []string
-	// background: created with Spec.Background and not yet Foreground.
-	background bool
+	// background: created with Spec.Background and not yet Foreground;
+	// booted: created with it.
+	background, booted bool
 }
 
 type failure struct {
@@ -221,6 +222,7 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (*runtime.Insta
 		network:    spec.Network,
 		initArgs:   slices.Clone(spec.Init.Args),
 		background: spec.Background,
+		booted:     spec.Background,
 	}
 	if spec.From != nil {
 		st.inst.Layers = slices.Clone(spec.From.Layers)
@@ -266,12 +268,13 @@ func (b *Backend) Foreground(ctx context.Context, id string) error {
 	return nil
 }
 
-// Background reports whether sandbox id still runs at background priority.
-func (b *Backend) Background(id string) bool {
+// Background reports whether sandbox id was created in the background
+// (booted) and whether it still runs there (now).
+func (b *Backend) Background(id string) (booted, now bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	st, ok := b.instances[id]
-	return ok && st.background
+	return ok && st.booted, ok && st.background
 }
 
 // Inspect implements runtime.Backend.
