@@ -31,7 +31,8 @@ import (
 // Options.PoolSize: the larger of the key's create rate (a moving average
 // over about 10 s) times the time a pooled sandbox takes to boot, doubled,
 // and the largest burst of the last poolIdle (the most creates that came
-// within one boot time, which only sandboxes already booted can serve).
+// within one boot time or a second, which only sandboxes already booted
+// can serve).
 // All pools together stay within Options.PoolMemoryMB of host memory,
 // measured on each pooled sandbox once it is ready.
 
@@ -113,9 +114,11 @@ func (ps *poolState) bootTime() time.Duration {
 	return ps.boot
 }
 
-// arrive records a create at now in the key's burst window.
+// arrive records a create at now in the key's burst window: a boot time,
+// and at least a second (creates sent at once reach the server spread
+// over a few hundred milliseconds, longer than a runc boot).
 func (ps *poolState) arrive(now time.Time) {
-	cut := now.Add(-ps.bootTime())
+	cut := now.Add(-max(ps.bootTime(), time.Second))
 	i := 0
 	for i < len(ps.recent) && ps.recent[i].Before(cut) {
 		i++
