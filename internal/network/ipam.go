@@ -88,6 +88,18 @@ func (a *IPAM) Release(ip netip.Addr) {
 	delete(a.used, ip)
 }
 
+// IfFree runs fn while ip is free, holding the allocator so that no
+// Allocate hands ip out meanwhile; it reports whether fn ran.
+func (a *IPAM) IfFree(ip netip.Addr, fn func()) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if _, taken := a.used[ip]; taken {
+		return false
+	}
+	fn()
+	return true
+}
+
 // Owner reports who holds ip.
 func (a *IPAM) Owner(ip netip.Addr) (string, bool) {
 	a.mu.Lock()

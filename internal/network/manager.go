@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/vishvananda/netlink"
 
@@ -24,6 +25,8 @@ type Manager struct {
 
 	mu       sync.Mutex             // mu protects attached.
 	attached map[string]*Attachment // by sandbox id; nil value = attach in progress
+
+	neighborHold time.Duration // see unpinLater
 
 	closers []io.Closer // the egress proxy's and DNS relay's listeners
 }
@@ -83,6 +86,8 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 		ipam:      ipam,
 		bridgeIdx: br.Attrs().Index,
 		attached:  make(map[string]*Attachment),
+
+		neighborHold: 2 * time.Minute,
 	}
 	if err := m.startServices(ctx); err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package network
 
 import (
 	"bytes"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/warren-sandbox/warren/internal/network/nettest"
+	"github.com/warren-sandbox/warren/internal/testutil"
 )
 
 // TestPortHearsOnlyItsOwnTraffic: a sandbox's bridge port is isolated,
@@ -109,3 +111,44 @@ func countFrames(t *testing.T, port string, dst net.HardwareAddr, fn func()) int
 }
 
 var broadcastMAC = net.HardwareAddr{0xff, 0xff, 0xff, 0xff, 0xff, 0xff}
+
+// TestDetachedAddressStaysQuiet: traffic the host still sends to a
+// detached sandbox's address (a close retransmitted, say) reaches no other
+// sandbox's port: no ARP broadcast asks for the address while its
+// neighbour entry is held, and the entry goes after the hold.
+func TestDetachedAddressStaysQuiet(t *testing.T) {
+	m := newTestManager(t)
+	m.neighborHold = time.Second
+	a := attach(t, m, "a", false)
+	attach(t, m, "b", false)
+	if err := m.Detach(t.Context(), "a"); err != nil {
+		t.Fatal(err)
+	}
+	send := func() {
+		c, err := net.Dial("udp4", net.JoinHostPort(a.IP.String(), "9"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		for range 3 {
+			_, _ = c.Write([]byte("still there?"))
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	portB := hostVethName(m.opts.Bridge, "b")
+	if n := countFrames(t, portB, macFor(a.IP), send); n != 0 {
+		t.Errorf("b's port carried %d frames for a's old address", n)
+	}
+	testutil.Eventually(t, 5*time.Second, func() error {
+		ns, err := netlink.NeighList(m.bridgeIdx, netlink.FAMILY_V4)
+		if err != nil {
+			return err
+		}
+		for _, n := range ns {
+			if n.IP.Equal(a.IP.AsSlice()) && n.State&netlink.NUD_PERMANENT != 0 {
+				return fmt.Errorf("a's neighbour entry is still pinned")
+			}
+		}
+		return nil
+	})
+}
