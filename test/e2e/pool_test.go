@@ -11,26 +11,29 @@ import (
 	"github.com/warren-sandbox/warren/internal/testutil"
 )
 
-// TestWarmPool: with --pool-size=1 on the default runtime, the first
-// create from a template starts its pool and the next create takes the
-// pooled sandbox. Nothing of the first sandbox reaches it (its env var,
-// a file, a running process), it has its own env vars, and when the
-// server stops it destroys the sandbox still waiting in the pool.
+// TestWarmPool: with --pool-size=1 on the default runtime, base's pool is
+// filled before any create (--pool-templates), the first create takes
+// the pooled sandbox, the pool refills, and the next create takes the
+// new one. Nothing of the first sandbox reaches it (its env var, a file,
+// a running process), it has its own env vars, and when the server stops
+// it destroys the sandbox still waiting in the pool.
 func TestWarmPool(t *testing.T) {
 	cfg := loadConfig(t)
 	rt := cfg.runtimes[len(cfg.runtimes)-1]
-	s := launchServer(t, cfg, serverOpts{index: 121, runtime: rt, args: []string{"--pool-size=1", "--log-level=debug"}})
+	s := launchServer(t, cfg, serverOpts{index: 121, runtime: rt, args: []string{"--pool-size=1", "--pool-templates=base", "--log-level=debug"}})
 	c := &selftest.Client{URL: s.url, APIKey: s.apiKey, HTTP: &http.Client{Timeout: 2 * time.Minute}}
 	ctx := t.Context()
+	waitLog(t, s, "pooled sandbox ready") // before any create
 
 	a, err := c.Create(ctx, "base", map[string]any{"envVars": map[string]string{"CLAIM": "a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
+	waitLog(t, s, `msg="sandbox created from the pool" sandbox=`+a.ID)
 	if res, err := a.Run(ctx, "user", "echo a > /tmp/a-was-here; (sleep 1000 >/dev/null 2>&1 &); echo $CLAIM"); err != nil || strings.TrimSpace(res.Stdout) != "a" {
 		t.Fatalf("in a: %v %v", res, err)
 	}
-	waitLog(t, s, "pooled sandbox ready")
+	waitLog(t, s, "hits=1 misses=0") // the refill after a's claim
 
 	b, err := c.Create(ctx, "base", map[string]any{"envVars": map[string]string{"CLAIM": "b"}})
 	if err != nil {
@@ -54,7 +57,7 @@ func TestWarmPool(t *testing.T) {
 	}
 	a.Kill(ctx)
 	b.Kill(ctx)
-	waitLog(t, s, "hits=1 misses=1") // the refill after the claim
+	waitLog(t, s, "hits=2 misses=0") // the refill after b's claim
 	// stop fails the test if a mount is left under the data dir: the
 	// pooled sandbox's rootfs, had the server left it running.
 	s.stop(t)

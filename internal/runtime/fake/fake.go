@@ -255,17 +255,10 @@ func (b *Backend) Destroy(ctx context.Context, id string) error {
 
 // Foreground implements runtime.Backend.
 func (b *Backend) Foreground(ctx context.Context, id string) error {
-	if err := b.begin(ctx, OpForeground, id); err != nil {
-		return err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	st, ok := b.instances[id]
-	if !ok {
-		return fmt.Errorf("sandbox %s: %w", id, errdefs.ErrNotFound)
-	}
-	st.background = false
-	return nil
+	return b.update(ctx, OpForeground, id, func(st *instanceState) error {
+		st.background = false
+		return nil
+	})
 }
 
 // Background reports whether sandbox id was created in the background

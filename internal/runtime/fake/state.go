@@ -19,6 +19,17 @@ func (b *Backend) Resume(ctx context.Context, id string) error {
 }
 
 func (b *Backend) transition(ctx context.Context, op Op, id string, from, to runtime.State) error {
+	return b.update(ctx, op, id, func(st *instanceState) error {
+		if st.inst.State != from {
+			return fmt.Errorf("%s sandbox %s: it is %s: %w", op, id, st.inst.State, errdefs.ErrFailedPrecondition)
+		}
+		st.inst.State = to
+		return nil
+	})
+}
+
+// update runs op on sandbox id's state, under the lock: fn changes it.
+func (b *Backend) update(ctx context.Context, op Op, id string, fn func(*instanceState) error) error {
 	if err := b.begin(ctx, op, id); err != nil {
 		return err
 	}
@@ -28,11 +39,7 @@ func (b *Backend) transition(ctx context.Context, op Op, id string, from, to run
 	if !ok {
 		return fmt.Errorf("sandbox %s: %w", id, errdefs.ErrNotFound)
 	}
-	if st.inst.State != from {
-		return fmt.Errorf("%s sandbox %s: it is %s: %w", op, id, st.inst.State, errdefs.ErrFailedPrecondition)
-	}
-	st.inst.State = to
-	return nil
+	return fn(st)
 }
 
 // Stats implements runtime.Backend with plausible constant figures derived

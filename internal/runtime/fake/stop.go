@@ -112,17 +112,10 @@ func (b *Backend) Snapshot(ctx context.Context, id, dst string) (*runtime.Snapsh
 
 // SetNetwork implements runtime.Backend; Network returns what it was given.
 func (b *Backend) SetNetwork(ctx context.Context, id string, n netpolicy.Egress) error {
-	if err := b.begin(ctx, OpSetNetwork, id); err != nil {
-		return err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	st, ok := b.instances[id]
-	if !ok {
-		return fmt.Errorf("sandbox %s: %w", id, errdefs.ErrNotFound)
-	}
-	st.network = n
-	return nil
+	return b.update(ctx, OpSetNetwork, id, func(st *instanceState) error {
+		st.network = n
+		return nil
+	})
 }
 
 // Network returns sandbox id's current network settings.

@@ -100,6 +100,23 @@ func resources(r runtime.Resources, background, swap bool) *specs.LinuxResources
 	return res
 }
 
+// editSpec reads the bundle's config.json, lets fn change it, and writes
+// it back if fn says it did.
+func editSpec(dir string, fn func(*specs.Spec) bool) error {
+	data, err := os.ReadFile(filepath.Join(dir, configFile))
+	if err != nil {
+		return fmt.Errorf("reading OCI config: %w", err)
+	}
+	var s specs.Spec
+	if err := json.Unmarshal(data, &s); err != nil {
+		return fmt.Errorf("decoding OCI config: %w", err)
+	}
+	if !fn(&s) {
+		return nil
+	}
+	return writeSpec(dir, &s)
+}
+
 // writeSpec writes config.json into the bundle dir.
 func writeSpec(dir string, s *specs.Spec) error {
 	data, err := json.Marshal(s)

@@ -2,7 +2,6 @@ package oci
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -91,18 +90,11 @@ func renice(tasksFile string) error {
 
 // foregroundSpec drops the background CPU shares from the bundle's config.
 func foregroundSpec(dir string) error {
-	path := filepath.Join(dir, configFile)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("reading OCI config: %w", err)
-	}
-	var s specs.Spec
-	if err := json.Unmarshal(data, &s); err != nil {
-		return fmt.Errorf("decoding OCI config: %w", err)
-	}
-	if s.Linux == nil || s.Linux.Resources == nil || s.Linux.Resources.CPU == nil || s.Linux.Resources.CPU.Shares == nil {
-		return nil
-	}
-	s.Linux.Resources.CPU.Shares = nil
-	return writeSpec(dir, &s)
+	return editSpec(dir, func(s *specs.Spec) bool {
+		if s.Linux == nil || s.Linux.Resources == nil || s.Linux.Resources.CPU == nil || s.Linux.Resources.CPU.Shares == nil {
+			return false
+		}
+		s.Linux.Resources.CPU.Shares = nil
+		return true
+	})
 }

@@ -1,7 +1,6 @@
 package oci
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -51,24 +50,17 @@ func prepareTmp(rootfs string) (bool, error) {
 // sandbox then sees its own /tmp, whatever it made of it) instead of the
 // runtime following it on the host.
 func guardTmpBind(dir string) error {
-	path := filepath.Join(dir, configFile)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("reading OCI config: %w", err)
-	}
-	var s specs.Spec
-	if err := json.Unmarshal(data, &s); err != nil {
-		return fmt.Errorf("decoding OCI config: %w", err)
-	}
-	for i, m := range s.Mounts {
-		if m.Destination != "/tmp" || m.Type != "bind" {
-			continue
+	return editSpec(dir, func(s *specs.Spec) bool {
+		for i, m := range s.Mounts {
+			if m.Destination != "/tmp" || m.Type != "bind" {
+				continue
+			}
+			if fi, err := os.Lstat(m.Source); err == nil && fi.Mode().IsDir() {
+				return false
+			}
+			s.Mounts = append(s.Mounts[:i], s.Mounts[i+1:]...)
+			return true
 		}
-		if fi, err := os.Lstat(m.Source); err == nil && fi.Mode().IsDir() {
-			return nil
-		}
-		s.Mounts = append(s.Mounts[:i], s.Mounts[i+1:]...)
-		return writeSpec(dir, &s)
-	}
-	return nil
+		return false
+	})
 }
