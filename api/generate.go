@@ -1,5 +1,6 @@
-// Package api holds warren's wire contracts: the envd protos under proto/ and
-// the Go code generated from them under gen/ (never edited by hand).
+// Package api holds warren's wire contracts: the REST API's description
+// (openapi.yaml), the envd protos under proto/ and the Go code generated
+// from them under gen/ (never edited by hand).
 //
 // Regenerate with `go generate ./api` after installing the pinned plugins:
 //

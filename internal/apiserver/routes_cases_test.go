@@ -31,6 +31,7 @@ func sandboxCases() []routeCase {
 		{route: "GET /metrics", name: "a team's key", method: "GET", path: "/metrics", status: 403, contains: "only the admin key"},
 		{route: "GET /metrics", name: "no key", method: "GET", path: "/metrics", noKey: true, status: 401, contains: "API key"},
 		{route: "GET /health", name: "ready", method: "GET", path: "/health", noKey: true, status: 200, contains: "OK"},
+		{route: "GET /openapi.yaml", name: "no key needed", method: "GET", path: "/openapi.yaml", noKey: true, status: 200, contains: "openapi: 3"},
 		{route: "POST /sandboxes", name: "create", method: "POST", path: "/sandboxes", body: `{"templateID":"base","timeout":60}`, status: 201, contains: `"envdVersion"`, save: saveField("sb1", "sandboxID")},
 		{route: "POST /sandboxes", name: "empty body", method: "POST", path: "/sandboxes", status: 400, contains: "body is required"},
 		{route: "POST /v2/sandboxes", name: "create", method: "POST", path: "/v2/sandboxes", body: `{"templateID":"base","timeout":60,"metadata":{"k":"v"}}`, status: 201, contains: `"sandboxID"`, save: saveField("sb", "sandboxID")},

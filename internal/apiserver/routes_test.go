@@ -11,7 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,13 +112,14 @@ func TestRouteTableIsComplete(t *testing.T) {
 		}
 	}
 	// Removed endpoints and the catch-all only fail; health fails only
-	// before the server is ready (TestHealthWaitsForReady).
+	// before the server is ready (TestHealthWaitsForReady); the API's
+	// description never fails.
 	onlyFail := map[string]bool{"/": true}
 	for _, p := range removedEndpoints {
 		onlyFail[p] = true
 	}
 	for _, p := range registeredPatterns(t) {
-		if !bad[p] && p != "GET /health" {
+		if !bad[p] && p != "GET /health" && p != "GET /openapi.yaml" {
 			t.Errorf("route %q has no failing case in routeCases", p)
 		}
 		if !good[p] && !onlyFail[p] {
@@ -127,32 +128,15 @@ func TestRouteTableIsComplete(t *testing.T) {
 	}
 }
 
-// registeredPatterns reads the patterns from the package's source, so a new
-// route cannot be added without a case.
+// registeredPatterns is every pattern the server registers: its routes,
+// the removed endpoints and the catch-all.
 func registeredPatterns(t *testing.T) []string {
 	t.Helper()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	re := regexp.MustCompile(`"((?:GET|POST|PUT|DELETE|PATCH) /[^"]*)"`)
-	var out []string
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range re.FindAllStringSubmatch(string(src), -1) {
-			out = append(out, m[1])
-		}
-	}
+	out := slices.Clone(Starting().(*Server).patterns)
 	if len(out) < 30 {
 		t.Fatalf("found only %d route patterns; has registration moved?", len(out))
 	}
-	return append(out, "/")
+	return append(append(out, removedEndpoints...), "/")
 }
 
 func checkErrorBody(t *testing.T, raw []byte, status int) {

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"net/http"
@@ -54,6 +55,9 @@ type Server struct {
 	starting bool
 	// uploadKey signs upload links for build files.
 	uploadKey []byte
+	// patterns are the routes served, as registered (for the test that
+	// holds api/openapi.yaml to them).
+	patterns []string
 }
 
 // New returns a Server with everything it needs in opts: build it once
@@ -76,9 +80,10 @@ func Starting() http.Handler {
 }
 
 func (s *Server) routes() {
-	s.mux.HandleFunc("GET /health", s.health)
+	s.handle("GET /health", http.HandlerFunc(s.health))
+	s.handle("GET /openapi.yaml", http.HandlerFunc(serveOpenAPI))
 	auth := func(pattern, scope string, h http.HandlerFunc) {
-		s.mux.Handle(pattern, s.authenticate(scope, h))
+		s.handle(pattern, s.authenticate(scope, h))
 	}
 	const (
 		sbRead, sbWrite   = apikey.ScopeSandboxesRead, apikey.ScopeSandboxesWrite
@@ -112,10 +117,10 @@ func (s *Server) routes() {
 	auth("GET /templates/{id}", tplRead, s.getTemplate)
 	auth("POST /v3/templates", tplWrite, s.requestBuild)
 	for _, pattern := range removedEndpoints {
-		s.mux.HandleFunc(pattern, s.gone)
+		s.mux.HandleFunc(pattern, s.gone) // not a route: 410 Gone
 	}
 	auth("GET /templates/{templateID}/files/{hash}", tplWrite, s.ownTemplate(s.templateFiles))
-	s.mux.HandleFunc("PUT /templates/{templateID}/files/{hash}", s.uploadFiles)
+	s.handle("PUT /templates/{templateID}/files/{hash}", http.HandlerFunc(s.uploadFiles))
 	auth("POST /v2/templates/{templateID}/builds/{buildID}", tplWrite, s.ownTemplate(s.startBuild))
 	auth("GET /templates/{templateID}/builds/{buildID}/status", tplRead, s.ownTemplate(s.buildStatus))
 	auth("GET /templates/{templateID}/builds/{buildID}/logs", tplRead, s.ownTemplate(s.buildLogs))
@@ -133,6 +138,18 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
 	})
+}
+
+// handle serves pattern with h and records it.
+func (s *Server) handle(pattern string, h http.Handler) {
+	s.mux.Handle(pattern, h)
+	s.patterns = append(s.patterns, pattern)
+}
+
+// serveOpenAPI serves the API's description; it needs no key.
+func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/yaml")
+	_, _ = w.Write(api.OpenAPI)
 }
 
 // ServeHTTP implements http.Handler.
