@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -12,6 +13,9 @@ import (
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/warren-sandbox/warren/api"
 )
@@ -20,13 +24,7 @@ import (
 // document, describes every route the server has and no other, and the
 // server serves it at /openapi.yaml without a key.
 func TestOpenAPIMatchesRoutes(t *testing.T) {
-	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)
-	if err != nil {
-		t.Fatalf("loading openapi.yaml: %v", err)
-	}
-	if err := doc.Validate(context.Background()); err != nil {
-		t.Fatalf("openapi.yaml is not valid: %v", err)
-	}
+	doc := loadOpenAPI(t)
 	var described []string
 	for path, item := range doc.Paths.Map() {
 		for method := range item.Operations() {
@@ -70,3 +68,66 @@ var pathParam = regexp.MustCompile(`\{[^}]*\}`)
 // anyParams writes a route with its parameters unnamed: the document and
 // the mux name them differently ({sandboxID}, {id}).
 func anyParams(route string) string { return pathParam.ReplaceAllString(route, "{}") }
+
+// loadOpenAPI loads and validates api/openapi.yaml.
+func loadOpenAPI(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)
+	if err != nil {
+		t.Fatalf("loading openapi.yaml: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("openapi.yaml is not valid: %v", err)
+	}
+	return doc
+}
+
+// docCheck holds requests and answers to api/openapi.yaml.
+type docCheck struct{ router routers.Router }
+
+func newDocCheck(t *testing.T) *docCheck {
+	t.Helper()
+	doc := loadOpenAPI(t)
+	doc.Servers = nil // match any host: the test server's port is random
+	r, err := legacy.NewRouter(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &docCheck{router: r}
+}
+
+// check validates one exchange: the answer's status, headers and body
+// against the operation's responses (an undocumented status fails) and,
+// when the request should have been accepted, its parameters and body.
+func (d *docCheck) check(t *testing.T, method, url, reqBody string, resp *http.Response, raw []byte, accepted bool) {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(reqBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	route, params, err := d.router.FindRoute(req)
+	if err != nil {
+		t.Errorf("openapi.yaml has no operation for %s %s: %v", method, url, err)
+		return
+	}
+	// The SDKs label their bodies; the test's requests do not, and the
+	// server does not ask: take the one media type the operation has.
+	if rb := route.Operation.RequestBody; reqBody != "" && rb != nil && len(rb.Value.Content) == 1 {
+		for mt := range rb.Value.Content {
+			req.Header.Set("Content-Type", mt)
+		}
+	}
+	opts := &openapi3filter.Options{AuthenticationFunc: openapi3filter.NoopAuthenticationFunc, IncludeResponseStatus: true}
+	in := &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route, Options: opts}
+	ctx := context.Background()
+	if accepted && !strings.Contains(resp.Request.URL.Path, "/files/") {
+		if err := openapi3filter.ValidateRequest(ctx, in); err != nil {
+			t.Errorf("openapi.yaml refuses a request the server accepts: %v", err)
+		}
+	}
+	out := &openapi3filter.ResponseValidationInput{RequestValidationInput: in, Status: resp.StatusCode,
+		Header: resp.Header, Body: io.NopCloser(bytes.NewReader(raw)), Options: opts}
+	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
+		t.Errorf("the answer does not match openapi.yaml: %v", err)
+	}
+}

@@ -55,6 +55,11 @@ func TestEveryRoute(t *testing.T) {
 	f := newRouteFixture(t)
 	admin := f.addKey(t, apikey.Spec{Name: "admin", Admin: true})
 	vars := map[string]string{}
+	doc := newDocCheck(t)
+	undocumented := map[string]bool{"/": true}
+	for _, p := range removedEndpoints {
+		undocumented[p] = true
+	}
 	for _, tc := range routeCases() {
 		ok := t.Run(tc.route+"/"+tc.name, func(t *testing.T) {
 			path, body := expand(tc.path, vars), expand(tc.body, vars)
@@ -69,8 +74,9 @@ func TestEveryRoute(t *testing.T) {
 			var raw []byte
 			var status int
 			deadline := time.Now().Add(10 * time.Second)
+			var resp *http.Response
 			for {
-				resp := do(t, f.srv, tc.method, path, body, key)
+				resp = do(t, f.srv, tc.method, path, body, key)
 				raw, _ = io.ReadAll(resp.Body)
 				resp.Body.Close()
 				status = resp.StatusCode
@@ -81,6 +87,9 @@ func TestEveryRoute(t *testing.T) {
 			}
 			if status != tc.status {
 				t.Fatalf("%s %s = %d, want %d; body %s", tc.method, path, status, tc.status, raw)
+			}
+			if !undocumented[tc.route] {
+				doc.check(t, tc.method, f.srv.URL+path, body, resp, raw, tc.status < 400)
 			}
 			if !strings.Contains(string(raw), want) {
 				t.Fatalf("body %s does not contain %q", raw, want)
