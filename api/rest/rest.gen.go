@@ -69,19 +69,19 @@ func (e LogLevel) Valid() bool {
 
 // Defines values for RegistryAuthType.
 const (
-	Aws      RegistryAuthType = "aws"
-	Gcp      RegistryAuthType = "gcp"
-	Registry RegistryAuthType = "registry"
+	RegistryAuthTypeAws      RegistryAuthType = "aws"
+	RegistryAuthTypeGcp      RegistryAuthType = "gcp"
+	RegistryAuthTypeRegistry RegistryAuthType = "registry"
 )
 
 // Valid indicates whether the value is a known member of the RegistryAuthType enum.
 func (e RegistryAuthType) Valid() bool {
 	switch e {
-	case Aws:
+	case RegistryAuthTypeAws:
 		return true
-	case Gcp:
+	case RegistryAuthTypeGcp:
 		return true
-	case Registry:
+	case RegistryAuthTypeRegistry:
 		return true
 	default:
 		return false
@@ -90,16 +90,16 @@ func (e RegistryAuthType) Valid() bool {
 
 // Defines values for SandboxDetailState.
 const (
-	Paused  SandboxDetailState = "paused"
-	Running SandboxDetailState = "running"
+	SandboxDetailStatePaused  SandboxDetailState = "paused"
+	SandboxDetailStateRunning SandboxDetailState = "running"
 )
 
 // Valid indicates whether the value is a known member of the SandboxDetailState enum.
 func (e SandboxDetailState) Valid() bool {
 	switch e {
-	case Paused:
+	case SandboxDetailStatePaused:
 		return true
-	case Running:
+	case SandboxDetailStateRunning:
 		return true
 	default:
 		return false
@@ -108,16 +108,16 @@ func (e SandboxDetailState) Valid() bool {
 
 // Defines values for SandboxLifecycleOnTimeout.
 const (
-	Kill  SandboxLifecycleOnTimeout = "kill"
-	Pause SandboxLifecycleOnTimeout = "pause"
+	SandboxLifecycleOnTimeoutKill  SandboxLifecycleOnTimeout = "kill"
+	SandboxLifecycleOnTimeoutPause SandboxLifecycleOnTimeout = "pause"
 )
 
 // Valid indicates whether the value is a known member of the SandboxLifecycleOnTimeout enum.
 func (e SandboxLifecycleOnTimeout) Valid() bool {
 	switch e {
-	case Kill:
+	case SandboxLifecycleOnTimeoutKill:
 		return true
-	case Pause:
+	case SandboxLifecycleOnTimeoutPause:
 		return true
 	default:
 		return false
@@ -126,25 +126,25 @@ func (e SandboxLifecycleOnTimeout) Valid() bool {
 
 // Defines values for StepType.
 const (
-	COPY    StepType = "COPY"
-	ENV     StepType = "ENV"
-	RUN     StepType = "RUN"
-	USER    StepType = "USER"
-	WORKDIR StepType = "WORKDIR"
+	StepTypeCOPY    StepType = "COPY"
+	StepTypeENV     StepType = "ENV"
+	StepTypeRUN     StepType = "RUN"
+	StepTypeUSER    StepType = "USER"
+	StepTypeWORKDIR StepType = "WORKDIR"
 )
 
 // Valid indicates whether the value is a known member of the StepType enum.
 func (e StepType) Valid() bool {
 	switch e {
-	case COPY:
+	case StepTypeCOPY:
 		return true
-	case ENV:
+	case StepTypeENV:
 		return true
-	case RUN:
+	case StepTypeRUN:
 		return true
-	case USER:
+	case StepTypeUSER:
 		return true
-	case WORKDIR:
+	case StepTypeWORKDIR:
 		return true
 	default:
 		return false
@@ -189,16 +189,16 @@ func (e GetBuildLogsParamsDirection) Valid() bool {
 
 // Defines values for GetBuildLogsParamsSource.
 const (
-	Persistent GetBuildLogsParamsSource = "persistent"
-	Temporary  GetBuildLogsParamsSource = "temporary"
+	GetBuildLogsParamsSourcePersistent GetBuildLogsParamsSource = "persistent"
+	GetBuildLogsParamsSourceTemporary  GetBuildLogsParamsSource = "temporary"
 )
 
 // Valid indicates whether the value is a known member of the GetBuildLogsParamsSource enum.
 func (e GetBuildLogsParamsSource) Valid() bool {
 	switch e {
-	case Persistent:
+	case GetBuildLogsParamsSourcePersistent:
 		return true
-	case Temporary:
+	case GetBuildLogsParamsSourceTemporary:
 		return true
 	default:
 		return false
@@ -207,16 +207,16 @@ func (e GetBuildLogsParamsSource) Valid() bool {
 
 // Defines values for ListSandboxesParamsOrder.
 const (
-	Asc  ListSandboxesParamsOrder = "asc"
-	Desc ListSandboxesParamsOrder = "desc"
+	ListSandboxesParamsOrderAsc  ListSandboxesParamsOrder = "asc"
+	ListSandboxesParamsOrderDesc ListSandboxesParamsOrder = "desc"
 )
 
 // Valid indicates whether the value is a known member of the ListSandboxesParamsOrder enum.
 func (e ListSandboxesParamsOrder) Valid() bool {
 	switch e {
-	case Asc:
+	case ListSandboxesParamsOrderAsc:
 		return true
-	case Desc:
+	case ListSandboxesParamsOrderDesc:
 		return true
 	default:
 		return false
@@ -495,7 +495,7 @@ type SandboxLogLine struct {
 // SandboxMetric defines model for SandboxMetric.
 type SandboxMetric struct {
 	CPUCount      int       `json:"cpuCount"`
-	CPUUsedPct    float32   `json:"cpuUsedPct"`
+	CPUUsedPct    float64   `json:"cpuUsedPct"`
 	DiskTotal     int64     `json:"diskTotal"`
 	DiskUsed      int64     `json:"diskUsed"`
 	MemCache      int64     `json:"memCache"`

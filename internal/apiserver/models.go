@@ -1,7 +1,7 @@
 package apiserver
 
 import (
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/rest"
 
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -10,61 +10,59 @@ import (
 // clientID is a deprecated required field of E2B's Sandbox; any constant does.
 const clientID = "warren"
 
-func (s *Server) sandboxResponse(sb *store.Sandbox) wire.Sandbox {
-	out := wire.Sandbox{
-		TemplateID:      sb.TemplateID,
-		SandboxID:       sb.ID,
-		ClientID:        clientID,
-		EnvdVersion:     sandbox.EnvdVersion,
-		Alias:           sb.Alias,
-		EnvdAccessToken: sb.EnvdAccessToken,
-		Domain:          s.domain(),
+func (s *Server) sandboxResponse(sb *store.Sandbox) rest.Sandbox {
+	return rest.Sandbox{
+		TemplateID:         sb.TemplateID,
+		SandboxID:          sb.ID,
+		ClientID:           clientID,
+		EnvdVersion:        sandbox.EnvdVersion,
+		Alias:              optional(sb.Alias),
+		EnvdAccessToken:    optional(sb.EnvdAccessToken),
+		TrafficAccessToken: optional(sb.TrafficAccessToken),
+		Domain:             s.domain(),
 	}
-	if sb.TrafficAccessToken != "" {
-		t := sb.TrafficAccessToken
-		out.TrafficAccessToken = &t
-	}
-	return out
 }
 
-func (s *Server) detailResponse(sb *store.Sandbox, full bool) wire.SandboxDetail {
+func (s *Server) detailResponse(sb *store.Sandbox, full bool) rest.SandboxDetail {
 	md := sb.Metadata
 	if md == nil {
 		md = map[string]string{}
 	}
-	out := wire.SandboxDetail{
+	out := rest.SandboxDetail{
 		TemplateID:  sb.TemplateID,
 		SandboxID:   sb.ID,
 		ClientID:    clientID,
 		EnvdVersion: sandbox.EnvdVersion,
-		Alias:       sb.Alias,
+		Alias:       optional(sb.Alias),
 		StartedAt:   sb.StartedAt.UTC(),
 		EndAt:       sb.EndAt.UTC(),
 		CPUCount:    sb.CPUCount,
 		MemoryMB:    sb.MemoryMB,
 		DiskSizeMB:  sb.DiskMB,
-		State:       sb.State,
+		State:       rest.SandboxDetailState(sb.State),
 		Metadata:    md,
 	}
 	if full {
 		allow := sb.Network.AllowInternet
-		onTimeout := "kill"
+		onTimeout := rest.SandboxLifecycleOnTimeoutKill
 		if sb.AutoPause {
-			onTimeout = "pause"
+			onTimeout = rest.SandboxLifecycleOnTimeoutPause
 		}
-		out.EnvdAccessToken = sb.EnvdAccessToken
+		out.EnvdAccessToken = optional(sb.EnvdAccessToken)
 		out.Domain = s.domain()
 		out.AllowInternetAccess = &allow
-		out.Lifecycle = &wire.Lifecycle{AutoResume: sb.AutoResume, OnTimeout: onTimeout}
+		out.Lifecycle = &rest.SandboxLifecycle{AutoResume: sb.AutoResume, OnTimeout: onTimeout}
 		out.Network = renderNetwork(sb.Network)
 	}
 	return out
 }
 
-func (s *Server) domain() *string {
-	if s.opts.Domain == "" {
+func (s *Server) domain() *string { return optional(s.opts.Domain) }
+
+// optional is v for a field the API leaves out when empty.
+func optional(v string) *string {
+	if v == "" {
 		return nil
 	}
-	d := s.opts.Domain
-	return &d
+	return &v
 }

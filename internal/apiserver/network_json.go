@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/warren-sandbox/warren/api/rest"
 	"net/netip"
 	"slices"
 	"strings"
@@ -58,33 +59,41 @@ func parseNetwork(raw json.RawMessage, allowInternet bool) (netpolicy.Policy, er
 	return p, nil
 }
 
-// The E2B shape is wire.SandboxNetwork; this file is the only code that
-// maps it to and from warren's policy.
+// The E2B shape is wire.SandboxNetwork in requests and rest.SandboxNetwork
+// in answers; this file is the only code that maps them to and from
+// warren's policy.
 
 // renderNetwork is the sandbox info's `network`: E2B's shape of p, or nil
 // when p sets nothing. Entries come back normalised: ranges masked, a
 // single address without /32, domains lowercase and after the ranges.
-func renderNetwork(p netpolicy.Policy) json.RawMessage {
+func renderNetwork(p netpolicy.Policy) *rest.SandboxNetwork {
 	if p.IsZero() {
 		return nil
 	}
-	n := wire.SandboxNetwork{HTTPSPorts: p.HTTPSPorts}
-	for _, pr := range p.AllowOut {
-		n.AllowOut = append(n.AllowOut, prefixText(pr))
+	var n rest.SandboxNetwork
+	if len(p.HTTPSPorts) > 0 {
+		n.HTTPSPorts = &p.HTTPSPorts
 	}
-	n.AllowOut = append(n.AllowOut, p.AllowDomains...)
+	var allow, deny []string
+	for _, pr := range p.AllowOut {
+		allow = append(allow, prefixText(pr))
+	}
+	allow = append(allow, p.AllowDomains...)
 	for _, pr := range p.DenyOut {
-		n.DenyOut = append(n.DenyOut, prefixText(pr))
+		deny = append(deny, prefixText(pr))
+	}
+	if len(allow) > 0 {
+		n.AllowOut = &allow
+	}
+	if len(deny) > 0 {
+		n.DenyOut = &deny
 	}
 	if p.Private {
 		f := false
 		n.AllowPublicTraffic = &f
 	}
-	if p.MaskRequestHost != "" {
-		n.MaskRequestHost = &p.MaskRequestHost
-	}
-	b, _ := json.Marshal(n)
-	return b
+	n.MaskRequestHost = optional(p.MaskRequestHost)
+	return &n
 }
 
 func prefixText(p netip.Prefix) string {

@@ -68,14 +68,17 @@ func TestRenderNetwork(t *testing.T) {
 		{`{"denyOut":["0.0.0.0/0"]}`, `{"denyOut":["0.0.0.0/0"]}`},
 		{`{"allowOut":["*.Example.com","1.2.3.4","10.1.2.3/8"]}`, `{"allowOut":["1.2.3.4","10.0.0.0/8","*.example.com"]}`},
 		{`{"allowPublicTraffic":false,"maskRequestHost":"app:${PORT}","httpsPorts":[8443,8443]}`,
-			`{"allowPublicTraffic":false,"maskRequestHost":"app:${PORT}","httpsPorts":[8443]}`},
+			`{"allowPublicTraffic":false,"httpsPorts":[8443],"maskRequestHost":"app:${PORT}"}`},
 	}
 	for _, tc := range tests {
 		p, err := parseNetwork(json.RawMessage(tc.given), true)
 		if err != nil {
 			t.Fatalf("parseNetwork(%s): %v", tc.given, err)
 		}
-		got := renderNetwork(p)
+		var got []byte
+		if n := renderNetwork(p); n != nil {
+			got, _ = json.Marshal(n)
+		}
 		if string(got) != tc.want {
 			t.Errorf("renderNetwork(parse(%s)) = %s, want %s", tc.given, got, tc.want)
 		}

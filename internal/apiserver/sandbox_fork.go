@@ -1,7 +1,7 @@
 package apiserver
 
 import (
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/rest"
 	"net/http"
 )
 
@@ -30,10 +30,10 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	out := make([]wire.ForkResult, len(results))
+	out := make([]rest.ForkResult, len(results))
 	for i, res := range results {
 		if res.Err != nil {
-			out[i].Error = &wire.Error{Code: statusOf(res.Err), Message: res.Err.Error()}
+			out[i].Error = &rest.Error{Code: statusOf(res.Err), Message: res.Err.Error()}
 			continue
 		}
 		sb := s.sandboxResponse(res.Sandbox)

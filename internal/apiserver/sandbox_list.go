@@ -3,7 +3,7 @@ package apiserver
 import (
 	"encoding/base64"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/rest"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -46,7 +46,7 @@ func (s *Server) listV2(w http.ResponseWriter, r *http.Request) {
 	}
 	asc := q.Get("order") == "asc"
 	page, next, running := paginate(all, f, after, limit, asc)
-	out := make([]wire.SandboxDetail, 0, len(page))
+	out := make([]rest.SandboxDetail, 0, len(page))
 	for _, sb := range page {
 		out = append(out, s.detailResponse(sb, false))
 	}
@@ -70,7 +70,7 @@ func (s *Server) listV1(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	out := []wire.SandboxDetail{}
+	out := []rest.SandboxDetail{}
 	for _, sb := range all {
 		if f.match(sb) {
 			out = append(out, s.detailResponse(sb, false))

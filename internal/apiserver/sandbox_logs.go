@@ -2,7 +2,7 @@ package apiserver
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/rest"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -19,12 +19,12 @@ const maxSandboxLogs = 1000
 // maxLogSearch is E2B's longest search string.
 const maxLogSearch = 256
 
-func toLogJSON(e sandboxlog.Entry) wire.SandboxLog {
+func toLogJSON(e sandboxlog.Entry) rest.SandboxLog {
 	f := e.Fields
 	if f == nil {
 		f = map[string]string{}
 	}
-	return wire.SandboxLog{Timestamp: e.Timestamp, Level: e.Level, Message: e.Message, Fields: f}
+	return rest.SandboxLog{Timestamp: e.Timestamp, Level: rest.LogLevel(e.Level), Message: e.Message, Fields: f}
 }
 
 // sandboxLogsV1 serves the deprecated GET /sandboxes/{id}/logs: up to
@@ -47,9 +47,9 @@ func (s *Server) sandboxLogsV1(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	lines, logs := []wire.SandboxLogLine{}, []wire.SandboxLog{}
+	lines, logs := []rest.SandboxLogLine{}, []rest.SandboxLog{}
 	for _, e := range entries {
-		lines = append(lines, wire.SandboxLogLine{Timestamp: e.Timestamp, Line: e.Raw})
+		lines = append(lines, rest.SandboxLogLine{Timestamp: e.Timestamp, Line: e.Raw})
 		logs = append(logs, toLogJSON(e))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"logs": lines, "logEntries": logs})
@@ -72,7 +72,7 @@ func (s *Server) sandboxLogsV2(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	logs := []wire.SandboxLog{}
+	logs := []rest.SandboxLog{}
 	for _, e := range entries {
 		logs = append(logs, toLogJSON(e))
 	}

@@ -2,7 +2,7 @@ package apiserver
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/rest"
 	"math"
 	"net/http"
 	"net/url"
@@ -13,12 +13,12 @@ import (
 	"github.com/warren-sandbox/warren/internal/sandbox"
 )
 
-func toMetricJSON(m *sandbox.Metric) wire.SandboxMetric {
-	return wire.SandboxMetric{
+func toMetricJSON(m *sandbox.Metric) rest.SandboxMetric {
+	return rest.SandboxMetric{
 		Timestamp: m.Timestamp, TimestampUnix: m.Timestamp.Unix(),
 		CPUCount: m.CPUCount, CPUUsedPct: m.CPUUsedPct,
-		MemUsed: m.MemUsed, MemTotal: m.MemTotal, MemCache: m.MemCache,
-		DiskUsed: m.DiskUsed, DiskTotal: m.DiskTotal,
+		MemUsed: int64(m.MemUsed), MemTotal: int64(m.MemTotal), MemCache: int64(m.MemCache),
+		DiskUsed: int64(m.DiskUsed), DiskTotal: int64(m.DiskTotal),
 	}
 }
 
@@ -36,7 +36,7 @@ func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	out := make([]wire.SandboxMetric, 0, len(samples))
+	out := make([]rest.SandboxMetric, 0, len(samples))
 	for i := range samples {
 		out = append(out, toMetricJSON(&samples[i]))
 	}
@@ -75,7 +75,7 @@ func (s *Server) batchMetrics(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, invalid(fmt.Sprintf("at most 100 sandbox_ids, got %d", len(ids))))
 		return
 	}
-	out := map[string]wire.SandboxMetric{}
+	out := map[string]rest.SandboxMetric{}
 	for _, id := range ids {
 		if id == "" {
 			continue

@@ -10,7 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/warren-sandbox/warren/api"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/rest"
 	"io"
 	"net/http"
 	"strings"
@@ -263,7 +263,7 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	if (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", retryAfter)
 	}
-	writeJSON(w, status, wire.Error{Code: status, Message: msg})
+	writeJSON(w, status, rest.Error{Code: status, Message: msg})
 }
 
 // fail classifies err once and answers with the matching status.

@@ -2,7 +2,7 @@ package apiserver
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/rest"
 	"net/http"
 	"strconv"
 
@@ -10,12 +10,12 @@ import (
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
-func toSnapshotInfo(s *store.Snapshot) wire.SnapshotInfo {
+func toSnapshotInfo(s *store.Snapshot) rest.SnapshotInfo {
 	names := s.Names
 	if names == nil {
 		names = []string{}
 	}
-	return wire.SnapshotInfo{SnapshotID: s.ID, Names: names}
+	return rest.SnapshotInfo{SnapshotID: s.ID, Names: names}
 }
 
 // createSnapshot serves POST /sandboxes/{id}/snapshots: 201 SnapshotInfo.
@@ -72,7 +72,7 @@ func (s *Server) listSnapshots(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	all = own
-	out := []wire.SnapshotInfo{}
+	out := []rest.SnapshotInfo{}
 	for i := offset; i < len(all) && len(out) < limit; i++ {
 		out = append(out, toSnapshotInfo(all[i]))
 	}

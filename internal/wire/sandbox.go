@@ -5,8 +5,9 @@ import (
 	"time"
 )
 
-// The sandbox API's shapes (E2B's OpenAPI names in the comments), shared by
-// warren's server and its Go clients.
+// The sandbox API's shapes not yet generated into api/rest (E2B's
+// OpenAPI names in the comments), shared by warren's server and its Go
+// clients.
 
 // Image is an imported image (warren: GET /images).
 type Image struct {
@@ -15,46 +16,6 @@ type Image struct {
 	Layers   int       `json:"layers"`
 	Size     int64     `json:"sizeBytes"`
 	Imported time.Time `json:"importedAt"`
-}
-
-// Sandbox is E2B's Sandbox (create, connect).
-type Sandbox struct {
-	TemplateID         string  `json:"templateID"`
-	SandboxID          string  `json:"sandboxID"`
-	ClientID           string  `json:"clientID"`
-	EnvdVersion        string  `json:"envdVersion"`
-	Alias              string  `json:"alias,omitempty"`
-	EnvdAccessToken    string  `json:"envdAccessToken,omitempty"`
-	TrafficAccessToken *string `json:"trafficAccessToken"`
-	Domain             *string `json:"domain"`
-}
-
-// Lifecycle is SandboxDetail's lifecycle: what a timeout does.
-type Lifecycle struct {
-	AutoResume bool   `json:"autoResume"`
-	OnTimeout  string `json:"onTimeout"`
-}
-
-// SandboxDetail is E2B's SandboxDetail and, with the same required fields,
-// ListedSandbox.
-type SandboxDetail struct {
-	TemplateID          string            `json:"templateID"`
-	SandboxID           string            `json:"sandboxID"`
-	ClientID            string            `json:"clientID"`
-	EnvdVersion         string            `json:"envdVersion"`
-	Alias               string            `json:"alias,omitempty"`
-	StartedAt           time.Time         `json:"startedAt"`
-	EndAt               time.Time         `json:"endAt"`
-	CPUCount            int               `json:"cpuCount"`
-	MemoryMB            int               `json:"memoryMB"`
-	DiskSizeMB          int               `json:"diskSizeMB"`
-	State               string            `json:"state"`
-	Metadata            map[string]string `json:"metadata"`
-	EnvdAccessToken     string            `json:"envdAccessToken,omitempty"`
-	Domain              *string           `json:"domain,omitempty"`
-	AllowInternetAccess *bool             `json:"allowInternetAccess,omitempty"`
-	Network             json.RawMessage   `json:"network,omitempty"`
-	Lifecycle           *Lifecycle        `json:"lifecycle,omitempty"`
 }
 
 // SandboxNetwork is E2B's SandboxNetworkConfig (create) and
@@ -87,51 +48,6 @@ type NewSandbox struct {
 	// maximums (E2B sets them per template only).
 	CPUCount *int `json:"cpuCount"`
 	MemoryMB *int `json:"memoryMB"`
-}
-
-// ForkResult is one entry of the fork response: exactly one field set.
-type ForkResult struct {
-	Sandbox *Sandbox `json:"sandbox,omitempty"`
-	Error   *Error   `json:"error,omitempty"`
-}
-
-// Error is E2B's error body.
-type Error struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-}
-
-// SandboxLog is E2B's SandboxLogEntry; fields is required.
-type SandboxLog struct {
-	Timestamp time.Time         `json:"timestamp"`
-	Level     string            `json:"level"`
-	Message   string            `json:"message"`
-	Fields    map[string]string `json:"fields"`
-}
-
-// SandboxLogLine is E2B's deprecated SandboxLog: the line as written.
-type SandboxLogLine struct {
-	Timestamp time.Time `json:"timestamp"`
-	Line      string    `json:"line"`
-}
-
-// SandboxMetric is E2B's SandboxMetric; every key is required by the PY SDK.
-type SandboxMetric struct {
-	Timestamp     time.Time `json:"timestamp"`
-	TimestampUnix int64     `json:"timestampUnix"`
-	CPUCount      int       `json:"cpuCount"`
-	CPUUsedPct    float64   `json:"cpuUsedPct"`
-	MemUsed       uint64    `json:"memUsed"`
-	MemTotal      uint64    `json:"memTotal"`
-	MemCache      uint64    `json:"memCache"`
-	DiskUsed      uint64    `json:"diskUsed"`
-	DiskTotal     uint64    `json:"diskTotal"`
-}
-
-// SnapshotInfo is SnapshotInfo (spec §2.3): both fields required.
-type SnapshotInfo struct {
-	SnapshotID string   `json:"snapshotID"`
-	Names      []string `json:"names"`
 }
 
 // AutoResume is NewSandbox's autoResume.
