@@ -1,8 +1,6 @@
 package apiserver
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"github.com/warren-sandbox/warren/api/rest"
 	"net/netip"
@@ -23,30 +21,26 @@ const (
 // allowOut may hold domains ("example.com", "*.example.com"), which the
 // egress proxy enforces; header rules and a user's egress proxy are
 // refused rather than ignored. allowInternet is allow_internet_access.
-func parseNetwork(raw json.RawMessage, allowInternet bool) (netpolicy.Policy, error) {
+func parseNetwork(n *rest.SandboxNetwork, allowInternet bool) (netpolicy.Policy, error) {
 	p := netpolicy.Policy{Egress: netpolicy.Egress{AllowInternet: allowInternet}}
-	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+	if n == nil {
 		return p, nil
 	}
-	var n wire.SandboxNetwork
-	if err := json.Unmarshal(raw, &n); err != nil {
-		return p, invalid(fmt.Sprintf("network: %v", err))
-	}
 	var err error
-	if p.AllowOut, p.AllowDomains, err = destinations("allowOut", n.AllowOut, true); err != nil {
+	if p.AllowOut, p.AllowDomains, err = destinations("allowOut", deref(n.AllowOut), true); err != nil {
 		return p, err
 	}
-	if p.DenyOut, _, err = destinations("denyOut", n.DenyOut, false); err != nil {
+	if p.DenyOut, _, err = destinations("denyOut", deref(n.DenyOut), false); err != nil {
 		return p, err
 	}
-	if e := bytes.TrimSpace(n.EgressProxy); len(e) > 0 && string(e) != "null" {
+	if n.EgressProxy != nil {
 		return p, invalid("network.egressProxy is not supported by this server")
 	}
-	if r := bytes.TrimSpace(n.Rules); len(r) > 0 && string(r) != "null" && string(r) != "{}" {
+	if n.Rules != nil && len(*n.Rules) > 0 {
 		return p, invalid("network.rules (header transforms) are not supported by this server")
 	}
 	p.Private = n.AllowPublicTraffic != nil && !*n.AllowPublicTraffic
-	if p.HTTPSPorts, err = httpsPorts(n.HTTPSPorts); err != nil {
+	if p.HTTPSPorts, err = httpsPorts(deref(n.HTTPSPorts)); err != nil {
 		return p, err
 	}
 	if n.MaskRequestHost != nil {
@@ -59,9 +53,8 @@ func parseNetwork(raw json.RawMessage, allowInternet bool) (netpolicy.Policy, er
 	return p, nil
 }
 
-// The E2B shape is wire.SandboxNetwork in requests and rest.SandboxNetwork
-// in answers; this file is the only code that maps them to and from
-// warren's policy.
+// The E2B shape is rest.SandboxNetwork; this file is the only code that
+// maps it to and from warren's policy.
 
 // renderNetwork is the sandbox info's `network`: E2B's shape of p, or nil
 // when p sets nothing. Entries come back normalised: ranges masked, a
@@ -166,4 +159,12 @@ func looksLikeDomain(s string) bool {
 		}
 	}
 	return strings.Contains(s, ".")
+}
+
+// deref is an optional list of the API as a plain one.
+func deref[T any](s *[]T) []T {
+	if s == nil {
+		return nil
+	}
+	return *s
 }

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"encoding/json"
+	"github.com/warren-sandbox/warren/api/rest"
 	"net/netip"
 	"slices"
 	"strings"
@@ -37,12 +38,15 @@ func TestParseNetwork(t *testing.T) {
 		{"egress proxy", `{"egressProxy":{"address":"p:1080"}}`, netpolicy.Policy{}, "egressProxy is not supported"},
 		{"rules", `{"rules":{"example.com":[{}]}}`, netpolicy.Policy{}, "rules (header transforms) are not supported"},
 		{"bad mask", `{"maskRequestHost":"a b"}`, netpolicy.Policy{}, "not a host name"},
-		{"wrong type", `{"allowOut":"1.2.3.4"}`, netpolicy.Policy{}, "network:"},
+		{"wrong type", `{"allowOut":"1.2.3.4"}`, netpolicy.Policy{}, "decoding"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := parseNetwork(json.RawMessage(tc.raw), false)
+			got, err := parseNetwork(networkJSON(t, tc.raw, tc.err == "decoding"), false)
+			if tc.err == "decoding" {
+				return
+			}
 			if tc.err != "" {
 				if !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("parseNetwork(%s) = %v, want a 400 with %q", tc.raw, err, tc.err)
@@ -71,7 +75,7 @@ func TestRenderNetwork(t *testing.T) {
 			`{"allowPublicTraffic":false,"httpsPorts":[8443],"maskRequestHost":"app:${PORT}"}`},
 	}
 	for _, tc := range tests {
-		p, err := parseNetwork(json.RawMessage(tc.given), true)
+		p, err := parseNetwork(networkJSON(t, tc.given, false), true)
 		if err != nil {
 			t.Fatalf("parseNetwork(%s): %v", tc.given, err)
 		}
@@ -82,8 +86,23 @@ func TestRenderNetwork(t *testing.T) {
 		if string(got) != tc.want {
 			t.Errorf("renderNetwork(parse(%s)) = %s, want %s", tc.given, got, tc.want)
 		}
-		if again, err := parseNetwork(got, true); err != nil || !slices.Equal(again.AllowOut, p.AllowOut) || !slices.Equal(again.AllowDomains, p.AllowDomains) || again.Ingress.MaskRequestHost != p.MaskRequestHost {
+		if again, err := parseNetwork(networkJSON(t, string(got), false), true); err != nil || !slices.Equal(again.AllowOut, p.AllowOut) || !slices.Equal(again.AllowDomains, p.AllowDomains) || again.Ingress.MaskRequestHost != p.MaskRequestHost {
 			t.Errorf("%s does not parse back to the same policy: %+v, %v", got, again, err)
 		}
 	}
+}
+
+// networkJSON decodes a request's network as the server does (nil for
+// none); with bad, it checks that decoding fails.
+func networkJSON(t *testing.T, raw string, bad bool) *rest.SandboxNetwork {
+	t.Helper()
+	if s := strings.TrimSpace(raw); s == "" || s == "null" {
+		return nil
+	}
+	var n rest.SandboxNetwork
+	err := json.Unmarshal([]byte(raw), &n)
+	if bad != (err != nil) {
+		t.Fatalf("decoding %s: %v", raw, err)
+	}
+	return &n
 }

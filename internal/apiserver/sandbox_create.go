@@ -2,7 +2,7 @@ package apiserver
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/rest"
 	"net/http"
 	"regexp"
 	"time"
@@ -29,7 +29,7 @@ func (s *Server) createV1(w http.ResponseWriter, r *http.Request) { s.create(w, 
 func (s *Server) createV2(w http.ResponseWriter, r *http.Request) { s.create(w, r, true) }
 
 func (s *Server) create(w http.ResponseWriter, r *http.Request, v2 bool) {
-	var body wire.NewSandbox
+	var body rest.NewSandbox
 	if err := decode(r, &body, false); err != nil {
 		fail(w, r, err)
 		return
@@ -49,29 +49,30 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, v2 bool) {
 	writeJSON(w, http.StatusCreated, s.sandboxResponse(sb))
 }
 
-func (s *Server) createRequest(b *wire.NewSandbox, v2 bool) (sandbox.CreateRequest, error) {
+func (s *Server) createRequest(b *rest.NewSandbox, v2 bool) (sandbox.CreateRequest, error) {
 	var req sandbox.CreateRequest
-	if b.TemplateID == nil || *b.TemplateID == "" {
+	if b.TemplateID == "" {
 		return req, invalid("templateID is required")
 	}
-	if len(*b.TemplateID) > maxTemplateID {
+	if len(b.TemplateID) > maxTemplateID {
 		return req, invalid(fmt.Sprintf("templateID is longer than %d characters", maxTemplateID))
 	}
 	timeout, err := s.timeout(b.Timeout, defaultTimeout)
 	if err != nil {
 		return req, err
 	}
-	if err := checkMetadata(b.Metadata); err != nil {
+	metadata, envVars := fromStringMap(b.Metadata), fromStringMap(b.EnvVars)
+	if err := checkMetadata(metadata); err != nil {
 		return req, err
 	}
-	if err := checkEnvVars(b.EnvVars); err != nil {
+	if err := checkEnvVars(envVars); err != nil {
 		return req, err
 	}
 	req = sandbox.CreateRequest{
-		TemplateID: *b.TemplateID,
+		TemplateID: b.TemplateID,
 		Timeout:    timeout,
-		Metadata:   b.Metadata,
-		EnvVars:    b.EnvVars,
+		Metadata:   metadata,
+		EnvVars:    envVars,
 		Secure:     v2 || (b.Secure != nil && *b.Secure),
 		AutoPause:  b.AutoPause != nil && *b.AutoPause,
 		// autoPauseMemory comes only with a pause on timeout; absent means
@@ -166,3 +167,11 @@ func checkEnvVars(env map[string]string) error {
 }
 
 func invalid(msg string) error { return errdefs.New(errdefs.ErrInvalidArgument, msg) }
+
+// fromStringMap is an optional map of the API as a plain one.
+func fromStringMap(m *rest.StringMap) map[string]string {
+	if m == nil {
+		return nil
+	}
+	return *m
+}

@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"encoding/json"
+	"github.com/warren-sandbox/warren/api/rest"
 	"io"
 	"net/http"
 )
@@ -25,7 +26,14 @@ func (s *Server) updateNetwork(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	upd, err := parseNetwork(raw, body.AllowInternetAccess == nil || *body.AllowInternetAccess)
+	var n rest.SandboxNetwork
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &n); err != nil {
+			fail(w, r, invalid("decoding body: "+err.Error()))
+			return
+		}
+	}
+	upd, err := parseNetwork(&n, body.AllowInternetAccess == nil || *body.AllowInternetAccess)
 	if err != nil {
 		fail(w, r, err)
 		return

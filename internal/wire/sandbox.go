@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"encoding/json"
 	"time"
 )
 
@@ -16,43 +15,6 @@ type Image struct {
 	Layers   int       `json:"layers"`
 	Size     int64     `json:"sizeBytes"`
 	Imported time.Time `json:"importedAt"`
-}
-
-// SandboxNetwork is E2B's SandboxNetworkConfig (create) and
-// SandboxNetworkUpdateConfig (PUT /sandboxes/{id}/network). The API
-// server turns it into a netpolicy.Policy (internal/apiserver's
-// network_json.go) and renders the sandbox info's from one.
-type SandboxNetwork struct {
-	AllowOut           []string        `json:"allowOut,omitempty"`
-	DenyOut            []string        `json:"denyOut,omitempty"`
-	AllowPublicTraffic *bool           `json:"allowPublicTraffic,omitempty"`
-	MaskRequestHost    *string         `json:"maskRequestHost,omitempty"`
-	EgressProxy        json.RawMessage `json:"egressProxy,omitempty"`
-	Rules              json.RawMessage `json:"rules,omitempty"`
-	HTTPSPorts         []int           `json:"httpsPorts,omitempty"`
-}
-
-// NewSandbox is E2B's NewSandbox (v1) and NewSandboxV2 (no `secure`).
-type NewSandbox struct {
-	TemplateID          *string           `json:"templateID"`
-	Timeout             *int64            `json:"timeout"`
-	AutoPause           *bool             `json:"autoPause"`
-	AutoPauseMemory     *bool             `json:"autoPauseMemory"`
-	AutoResume          *AutoResume       `json:"autoResume"`
-	Secure              *bool             `json:"secure"`
-	AllowInternetAccess *bool             `json:"allow_internet_access"`
-	Network             json.RawMessage   `json:"network"`
-	Metadata            map[string]string `json:"metadata"`
-	EnvVars             map[string]string `json:"envVars"`
-	// warren's extension: per-sandbox resources, within the server's
-	// maximums (E2B sets them per template only).
-	CPUCount *int `json:"cpuCount"`
-	MemoryMB *int `json:"memoryMB"`
-}
-
-// AutoResume is NewSandbox's autoResume.
-type AutoResume struct {
-	Enabled bool `json:"enabled"`
 }
 
 // TeamAPIKey is E2B's TeamAPIKey (GET /api-keys), the secret masked.
