@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/wire"
 )
 
 // maxKeyName bounds a key's name.
@@ -24,7 +24,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	out := []wire.TeamAPIKey{}
+	out := []rest.TeamAPIKey{}
 	for _, k := range all {
 		if k.RevokedAt == nil && owns(r, k.TeamID) {
 			out = append(out, toKeyJSON(k))
@@ -36,7 +36,7 @@ func (s *Server) listKeys(w http.ResponseWriter, r *http.Request) {
 // createKey serves POST /api-keys: a key of the caller's team, never an
 // admin one, with at most the caller's own scopes.
 func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
-	var body wire.NewTeamAPIKey
+	var body rest.NewTeamAPIKey
 	if err := decode(r, &body, false); err != nil {
 		fail(w, r, err)
 		return
@@ -45,25 +45,26 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	if body.TTLSeconds < 0 {
+	ttl, asked, wantTeam := deref1(body.TTLSeconds), deref(body.Scopes), deref1(body.Team)
+	if ttl < 0 {
 		fail(w, r, invalid("ttlSeconds must not be negative"))
 		return
 	}
-	scopes, err := grantable(principal(r), body.Scopes)
+	scopes, err := grantable(principal(r), asked)
 	if err != nil {
 		fail(w, r, err)
 		return
 	}
 	team := teamOf(r)
-	if body.Team != "" && body.Team != team {
+	if wantTeam != "" && wantTeam != team {
 		if !isAdmin(r) {
 			fail(w, r, errdefs.New(errdefs.ErrPermissionDenied, "only the admin key makes keys for another team"))
 			return
 		}
-		team = body.Team
+		team = wantTeam
 	}
 	secret, rec, err := apikey.Create(apikey.Spec{Name: body.Name, Team: team, Scopes: scopes,
-		TTL: time.Duration(body.TTLSeconds) * time.Second})
+		TTL: time.Duration(ttl) * time.Second})
 	if err != nil {
 		fail(w, r, invalid(err.Error()))
 		return
@@ -72,7 +73,9 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, wire.CreatedTeamAPIKey{TeamAPIKey: toKeyJSON(rec), Key: secret})
+	k := toKeyJSON(rec)
+	writeJSON(w, http.StatusCreated, rest.CreatedTeamAPIKey{ID: k.ID, Name: k.Name, Mask: k.Mask, CreatedAt: k.CreatedAt,
+		Team: k.Team, Scopes: k.Scopes, ExpiresAt: k.ExpiresAt, Key: secret})
 }
 
 // grantable is the scopes a key made by k gets: what was asked, which must
@@ -94,7 +97,7 @@ func grantable(k *store.APIKey, asked []string) ([]string, error) {
 
 // updateKey serves PATCH /api-keys/{apiKeyID}: a new name.
 func (s *Server) updateKey(w http.ResponseWriter, r *http.Request) {
-	var body wire.UpdateTeamAPIKey
+	var body rest.UpdateTeamAPIKey
 	if err := decode(r, &body, false); err != nil {
 		fail(w, r, err)
 		return
@@ -152,12 +155,12 @@ func checkKeyName(name string) error {
 	return nil
 }
 
-func toKeyJSON(k *store.APIKey) wire.TeamAPIKey {
+func toKeyJSON(k *store.APIKey) rest.TeamAPIKey {
 	prefix, body, _ := strings.Cut(k.Mask, "…")
-	m := wire.KeyMask{Prefix: apikey.Prefix, ValueLength: 40, MaskedValuePrefix: strings.TrimPrefix(prefix, apikey.Prefix), MaskedValueSuffix: body}
+	m := rest.KeyMask{Prefix: apikey.Prefix, ValueLength: 40, MaskedValuePrefix: strings.TrimPrefix(prefix, apikey.Prefix), MaskedValueSuffix: body}
 	scopes := k.Scopes
 	if scopes == nil {
 		scopes = []string{}
 	}
-	return wire.TeamAPIKey{ID: k.ID, Name: k.Name, Mask: m, CreatedAt: k.CreatedAt, Team: store.TeamOf(k.TeamID), Scopes: scopes, ExpiresAt: k.ExpiresAt}
+	return rest.TeamAPIKey{ID: k.ID, Name: k.Name, Mask: m, CreatedAt: k.CreatedAt, Team: store.TeamOf(k.TeamID), Scopes: scopes, ExpiresAt: k.ExpiresAt}
 }

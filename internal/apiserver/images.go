@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/rest"
 	"io"
 	"net/http"
 	"os"
@@ -115,7 +115,7 @@ func unpackLayout(r *http.Request, path, dir string) error {
 // listImages serves GET /images (warren): the imported images.
 func (s *Server) listImages(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Images == nil {
-		writeJSON(w, http.StatusOK, []wire.Image{})
+		writeJSON(w, http.StatusOK, []rest.Image{})
 		return
 	}
 	imgs, err := s.opts.Images.List()
@@ -123,9 +123,9 @@ func (s *Server) listImages(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	out := make([]wire.Image, 0, len(imgs))
+	out := make([]rest.Image, 0, len(imgs))
 	for _, i := range imgs {
-		out = append(out, wire.Image{Ref: i.Ref, Digest: i.Digest, Layers: len(i.Layers), Size: i.Size, Imported: i.Imported})
+		out = append(out, rest.Image{Ref: i.Ref, Digest: i.Digest, Layers: len(i.Layers), SizeBytes: i.Size, ImportedAt: i.Imported})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
