@@ -251,9 +251,9 @@ type BuildLogEntry struct {
 
 // BuildReason defines model for BuildReason.
 type BuildReason struct {
-	LogEntries *[]BuildLogEntry `json:"logEntries,omitempty"`
-	Message    string           `json:"message"`
-	Step       *string          `json:"step,omitempty"`
+	LogEntries []BuildLogEntry `json:"logEntries"`
+	Message    string          `json:"message"`
+	Step       *string         `json:"step,omitempty"`
 }
 
 // BuildRequest defines model for BuildRequest.

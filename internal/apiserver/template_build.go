@@ -3,6 +3,7 @@ package apiserver
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"strconv"
@@ -18,24 +19,25 @@ func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
 	if !s.canBuild(w, r) {
 		return
 	}
-	var body wire.BuildRequest
+	var body rest.BuildRequest
 	if err := decode(r, &body, false); err != nil {
 		fail(w, r, err)
 		return
 	}
-	if body.CPUCount > s.opts.MaxCPUCount && s.opts.MaxCPUCount > 0 || body.MemoryMB > s.opts.MaxMemoryMB && s.opts.MaxMemoryMB > 0 {
+	cpus, memMB := deref1(body.CPUCount), deref1(body.MemoryMB)
+	if cpus > s.opts.MaxCPUCount && s.opts.MaxCPUCount > 0 || memMB > s.opts.MaxMemoryMB && s.opts.MaxMemoryMB > 0 {
 		fail(w, r, errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("cpuCount and memoryMB may be at most %d and %d on this server", s.opts.MaxCPUCount, s.opts.MaxMemoryMB)))
 		return
 	}
 	tpl, bl, err := s.opts.Builder.RequestBuild(r.Context(), builder.BuildRequest{
-		Name: body.Name, Tags: body.Tags, CPUCount: body.CPUCount, MemoryMB: body.MemoryMB, MinFreeDiskMB: body.MinFreeDiskMB,
+		Name: body.Name, Tags: deref(body.Tags), CPUCount: cpus, MemoryMB: memMB, MinFreeDiskMB: body.MinFreeDiskMb,
 		TeamID: teamOf(r), AnyTeam: isAdmin(r),
 	})
 	if err != nil {
 		fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, wire.BuildRequested{
+	writeJSON(w, http.StatusAccepted, rest.BuildRequested{
 		TemplateID: tpl.ID, BuildID: bl.ID, Public: tpl.Public,
 		Names: nonNil(tpl.Aliases), Aliases: nonNil(tpl.Aliases), Tags: nonNil(bl.Tags),
 	})
@@ -119,15 +121,12 @@ func (s *Server) buildStatus(w http.ResponseWriter, r *http.Request) {
 	if len(entries) > limit {
 		entries = entries[:limit]
 	}
-	out := wire.BuildStatus{TemplateID: bl.TemplateID, BuildID: bl.ID, Status: bl.Status, Logs: []string{}, LogEntries: entries}
-	if out.LogEntries == nil {
-		out.LogEntries = []wire.BuildLogEntry{}
-	}
+	out := rest.BuildStatus{TemplateID: bl.TemplateID, BuildID: bl.ID, Status: rest.BuildState(bl.Status), Logs: []string{}, LogEntries: buildLogsJSON(entries)}
 	for _, e := range entries {
 		out.Logs = append(out.Logs, e.Timestamp.Format(time.RFC3339)+" "+e.Message)
 	}
 	if bl.Status == wire.BuildError {
-		out.Reason = &wire.BuildReason{Message: bl.Reason, Step: bl.ReasonStep, LogEntries: []wire.BuildLogEntry{}}
+		out.Reason = &rest.BuildReason{Message: bl.Reason, Step: optional(bl.ReasonStep), LogEntries: []rest.BuildLogEntry{}}
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -5,8 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/template/builder"
-	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"strconv"
 	"time"
@@ -35,7 +35,7 @@ func (s *Server) templateFiles(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.opts.Builder.HasFiles(builder.TeamFiles(tpl.TeamID, hash)) {
-		writeJSON(w, http.StatusCreated, wire.FileLink{Present: true})
+		writeJSON(w, http.StatusCreated, rest.FileLink{Present: true})
 		return
 	}
 	exp := strconv.FormatInt(time.Now().Add(uploadTTL).Unix(), 10)
@@ -44,7 +44,7 @@ func (s *Server) templateFiles(w http.ResponseWriter, r *http.Request) {
 		scheme = "https"
 	}
 	url := fmt.Sprintf("%s://%s/templates/%s/files/%s?expires=%s&signature=%s", scheme, r.Host, id, hash, exp, s.uploadSignature(id, hash, exp))
-	writeJSON(w, http.StatusCreated, wire.FileLink{URL: url, Headers: map[string]string{}})
+	writeJSON(w, http.StatusCreated, rest.FileLink{URL: &url, Headers: &rest.StringMap{}})
 }
 
 func (s *Server) uploadSignature(id, hash, exp string) string {

@@ -2,7 +2,7 @@ package apiserver
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/rest"
 	"net/http"
 	"strings"
 
@@ -34,7 +34,7 @@ func (s *Server) assignTags(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, wire.TagAssignment{Tags: body.Tags, BuildID: buildID})
+	writeJSON(w, http.StatusCreated, rest.TagAssignment{Tags: body.Tags, BuildID: buildID})
 }
 
 // removeTags serves DELETE /templates/tags: {"name", "tags"}.
@@ -92,9 +92,9 @@ func (s *Server) listTags(w http.ResponseWriter, r *http.Request, id string) {
 		fail(w, r, err)
 		return
 	}
-	out := make([]wire.Tag, 0, len(tags))
+	out := make([]rest.Tag, 0, len(tags))
 	for _, t := range tags {
-		out = append(out, wire.Tag{Tag: t.Tag, BuildID: t.BuildID, CreatedAt: t.CreatedAt})
+		out = append(out, rest.Tag{Tag: t.Tag, BuildID: t.BuildID, CreatedAt: t.CreatedAt})
 	}
 	writeJSON(w, http.StatusOK, out)
 }

@@ -3,51 +3,60 @@ package apiserver
 import (
 	"context"
 	"fmt"
+	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/errdefs"
-	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
-func toTemplateJSON(t *store.Template) wire.Template {
+func toTemplateJSON(t *store.Template) rest.Template {
 	aliases := nonNil(t.Aliases)
-	status := "ready"
+	status := rest.BuildStateReady
 	if t.RootfsPath == "" {
-		status = "building"
+		status = rest.BuildStateBuilding
 	}
-	return wire.Template{
+	out := rest.Template{
 		TemplateID: t.ID, BuildID: t.BuildID, CPUCount: t.CPUCount, MemoryMB: t.MemoryMB,
 		DiskSizeMB: t.DiskMB, Public: t.Public, Aliases: aliases, Names: aliases,
 		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt, EnvdVersion: sandbox.EnvdVersion,
-		BuildStatus: status, SizeBytes: t.SizeBytes, StartCmd: t.StartCmd, Labels: t.Labels,
+		BuildStatus: status, StartCmd: optional(t.StartCmd),
 	}
+	if t.SizeBytes != 0 {
+		out.SizeBytes = &t.SizeBytes
+	}
+	if len(t.Labels) > 0 {
+		labels := rest.StringMap(t.Labels)
+		out.Labels = &labels
+	}
+	return out
 }
 
 // withBuilds adds the template's builds (newest first) and the latest
 // build's status.
-func (s *Server) withBuilds(ctx context.Context, t *store.Template, full bool) (wire.Template, error) {
+func (s *Server) withBuilds(ctx context.Context, t *store.Template, full bool) (rest.Template, error) {
 	out := toTemplateJSON(t)
 	builds, err := s.opts.Store.ListBuilds(ctx, t.ID)
 	if err != nil {
 		return out, err
 	}
 	if len(builds) > 0 && t.RootfsPath == "" {
-		out.BuildStatus = builds[0].Status
+		out.BuildStatus = rest.BuildState(builds[0].Status)
 	}
 	if !full {
 		return out, nil
 	}
-	out.Builds = []wire.TemplateBuild{}
+	list := []rest.TemplateBuild{}
+	out.Builds = &list
 	for _, b := range builds {
-		j := wire.TemplateBuild{BuildID: b.ID, Status: b.Status, CreatedAt: b.CreatedAt, UpdatedAt: b.CreatedAt,
-			CPUCount: b.CPUCount, MemoryMB: b.MemoryMB, Tags: nonNil(b.Tags), Reason: b.Reason}
+		j := rest.TemplateBuild{BuildID: b.ID, Status: rest.BuildState(b.Status), CreatedAt: b.CreatedAt, UpdatedAt: b.CreatedAt,
+			CPUCount: b.CPUCount, MemoryMB: b.MemoryMB, Tags: nonNil(b.Tags), Reason: optional(b.Reason)}
 		if !b.FinishedAt.IsZero() {
 			f := b.FinishedAt
 			j.FinishedAt, j.UpdatedAt = &f, f
 		}
-		out.Builds = append(out.Builds, j)
+		list = append(list, j)
 	}
 	return out, nil
 }
@@ -59,7 +68,7 @@ func (s *Server) listTemplates(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	out := make([]wire.Template, 0, len(all))
+	out := make([]rest.Template, 0, len(all))
 	for _, t := range all {
 		if !sees(r, t) {
 			continue
@@ -101,5 +110,5 @@ func (s *Server) templateAlias(w http.ResponseWriter, r *http.Request, alias str
 		fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, wire.TemplateAlias{TemplateID: t.ID, Public: t.Public})
+	writeJSON(w, http.StatusOK, rest.TemplateAlias{TemplateID: t.ID, Public: t.Public})
 }
