@@ -1,0 +1,14 @@
+// Package warren is the Go SDK for warren, the self-hosted sandbox server
+// that speaks E2B's protocol. It finds the server as E2B's SDKs do
+// (E2B_API_URL, E2B_API_KEY, E2B_SANDBOX_URL, E2B_DOMAIN), takes a
+// context.Context on every call, and returns errors that errors.Is
+// classifies (ErrNotFound, ErrRateLimited, ...).
+//
+// The REST calls go through the client generated from warren's API
+// description (github.com/warren-sandbox/warren/api/rest), so the SDK,
+// the server and the document cannot drift apart.
+//
+// This is the first part of the SDK: sandbox lifecycle (create, connect,
+// list, info, timeout, pause, resume, kill). Commands, files, the code
+// interpreter and templates come next.
+package warren

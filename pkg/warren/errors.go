@@ -1,0 +1,75 @@
+package warren
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/warren-sandbox/warren/api/rest"
+)
+
+// Errors a call may return, for errors.Is. Each *APIError is one of them
+// by its HTTP status.
+var (
+	ErrInvalid      = errors.New("invalid request")            // 400
+	ErrUnauthorized = errors.New("unauthorized")               // 401, 403
+	ErrNotFound     = errors.New("not found")                  // 404
+	ErrConflict     = errors.New("conflict")                   // 409
+	ErrRateLimited  = errors.New("rate limited or over quota") // 429
+	ErrUnavailable  = errors.New("server busy or not ready")   // 503
+	ErrServer       = errors.New("server error")               // other 5xx
+)
+
+// APIError is an error answer of the server: E2B's {code, message}.
+type APIError struct {
+	Status  int
+	Message string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("warren: %d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
+}
+
+// Is classifies the error by its status.
+func (e *APIError) Is(target error) bool {
+	switch e.Status {
+	case http.StatusBadRequest:
+		return target == ErrInvalid
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return target == ErrUnauthorized
+	case http.StatusNotFound:
+		return target == ErrNotFound
+	case http.StatusConflict:
+		return target == ErrConflict
+	case http.StatusTooManyRequests:
+		return target == ErrRateLimited
+	case http.StatusServiceUnavailable:
+		return target == ErrUnavailable
+	}
+	return e.Status >= 500 && target == ErrServer
+}
+
+// response is what every generated answer has.
+type response interface {
+	StatusCode() int
+	GetJSONDefault() *rest.Error
+}
+
+// answer turns a call's outcome into an error unless it succeeded with
+// one of the wanted statuses.
+func answer(resp response, err error, want ...int) error {
+	if err != nil {
+		return fmt.Errorf("warren: %w", err)
+	}
+	code := resp.StatusCode()
+	for _, w := range want {
+		if code == w {
+			return nil
+		}
+	}
+	e := &APIError{Status: code, Message: http.StatusText(code)}
+	if body := resp.GetJSONDefault(); body != nil && body.Message != "" {
+		e.Message = body.Message
+	}
+	return e
+}

@@ -1,0 +1,213 @@
+package warren
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/warren-sandbox/warren/api/rest"
+)
+
+// Sandbox is a running sandbox as a create or connect returns it.
+type Sandbox struct {
+	ID         string
+	TemplateID string
+	// EnvdAccessToken is what envd inside asks for (secure sandboxes).
+	EnvdAccessToken string
+	// TrafficAccessToken is what the sandbox's other ports ask for when
+	// its public traffic is off.
+	TrafficAccessToken string
+	// Domain is where the sandbox answers: <port>-<id>.<domain>.
+	Domain string
+
+	client *Client
+}
+
+// CreateOptions are a create's settings; the zero value takes the
+// template's and the server's defaults.
+type CreateOptions struct {
+	// Timeout is how long the sandbox lives (default 15 s on E2B's API;
+	// whole seconds).
+	Timeout  time.Duration
+	Metadata map[string]string
+	EnvVars  map[string]string
+	// AutoPause pauses instead of killing at the timeout.
+	AutoPause bool
+	// NoInternet turns egress to the internet off.
+	NoInternet bool
+	// CPUCount and MemoryMB override the template's (warren), within the
+	// server's maximums.
+	CPUCount, MemoryMB int
+}
+
+// Create starts a sandbox from a template (an id, a name or name:tag) or a
+// snapshot. envd always asks for the returned access token.
+func (c *Client) Create(ctx context.Context, template string, o CreateOptions) (*Sandbox, error) {
+	body := rest.NewSandbox{TemplateID: template}
+	if o.Timeout > 0 {
+		s := int64(o.Timeout / time.Second)
+		body.Timeout = &s
+	}
+	if len(o.Metadata) > 0 {
+		m := rest.StringMap(o.Metadata)
+		body.Metadata = &m
+	}
+	if len(o.EnvVars) > 0 {
+		m := rest.StringMap(o.EnvVars)
+		body.EnvVars = &m
+	}
+	if o.AutoPause {
+		body.AutoPause = &o.AutoPause
+	}
+	if o.NoInternet {
+		f := false
+		body.AllowInternetAccess = &f
+	}
+	if o.CPUCount > 0 {
+		body.CPUCount = &o.CPUCount
+	}
+	if o.MemoryMB > 0 {
+		body.MemoryMB = &o.MemoryMB
+	}
+	resp, err := c.api.CreateSandboxV2WithResponse(ctx, body)
+	if err := answer(resp, err, http.StatusCreated); err != nil {
+		return nil, err
+	}
+	return c.sandbox(resp.JSON201), nil
+}
+
+// Connect returns a running sandbox, resuming it first if it is paused,
+// and makes it live at least timeout from now (0: its current end).
+func (c *Client) Connect(ctx context.Context, id string, timeout time.Duration) (*Sandbox, error) {
+	var body rest.ConnectSandboxJSONRequestBody
+	if timeout > 0 {
+		s := int64(timeout / time.Second)
+		body.Timeout = &s
+	}
+	resp, err := c.api.ConnectSandboxWithResponse(ctx, id, body)
+	if err := answer(resp, err, http.StatusOK, http.StatusCreated); err != nil {
+		return nil, err
+	}
+	if resp.JSON201 != nil {
+		return c.sandbox(resp.JSON201), nil
+	}
+	return c.sandbox(resp.JSON200), nil
+}
+
+func (c *Client) sandbox(s *rest.Sandbox) *Sandbox {
+	return &Sandbox{ID: s.SandboxID, TemplateID: s.TemplateID, EnvdAccessToken: deref(s.EnvdAccessToken),
+		TrafficAccessToken: deref(s.TrafficAccessToken), Domain: deref(s.Domain), client: c}
+}
+
+// Info is what the server knows of a sandbox, running or paused.
+type Info struct {
+	ID, TemplateID, Alias string
+	State                 string // "running" or "paused"
+	StartedAt, EndAt      time.Time
+	CPUCount, MemoryMB    int
+	DiskSizeMB            int
+	Metadata              map[string]string
+}
+
+func info(d *rest.SandboxDetail) Info {
+	return Info{ID: d.SandboxID, TemplateID: d.TemplateID, Alias: deref(d.Alias), State: string(d.State),
+		StartedAt: d.StartedAt, EndAt: d.EndAt, CPUCount: d.CPUCount, MemoryMB: d.MemoryMB,
+		DiskSizeMB: d.DiskSizeMB, Metadata: d.Metadata}
+}
+
+// Info returns a sandbox's details.
+func (c *Client) Info(ctx context.Context, id string) (Info, error) {
+	resp, err := c.api.GetSandboxWithResponse(ctx, id)
+	if err := answer(resp, err, http.StatusOK); err != nil {
+		return Info{}, err
+	}
+	return info(resp.JSON200), nil
+}
+
+// ListOptions filter a list; the zero value lists every sandbox.
+type ListOptions struct {
+	Metadata map[string]string
+	// State keeps only "running" or "paused" sandboxes ("": both).
+	State string
+	// Limit is the page size (0: the server's); NextToken continues a list.
+	Limit     int
+	NextToken string
+}
+
+// List returns one page of sandboxes and the token of the next ("" after
+// the last).
+func (c *Client) List(ctx context.Context, o ListOptions) ([]Info, string, error) {
+	var p rest.ListSandboxesParams
+	if len(o.Metadata) > 0 {
+		q := url.Values{}
+		for k, v := range o.Metadata {
+			q.Set(k, v)
+		}
+		md := q.Encode()
+		p.Metadata = &md
+	}
+	if o.State != "" {
+		p.State = &o.State
+	}
+	if o.Limit > 0 {
+		p.Limit = &o.Limit
+	}
+	if o.NextToken != "" {
+		p.NextToken = &o.NextToken
+	}
+	resp, err := c.api.ListSandboxesWithResponse(ctx, &p)
+	if err := answer(resp, err, http.StatusOK); err != nil {
+		return nil, "", err
+	}
+	var out []Info
+	for _, d := range *resp.JSON200 {
+		out = append(out, info(&d))
+	}
+	return out, resp.HTTPResponse.Header.Get("X-Next-Token"), nil
+}
+
+// Kill ends a sandbox and frees all it holds.
+func (c *Client) Kill(ctx context.Context, id string) error {
+	resp, err := c.api.KillSandboxWithResponse(ctx, id)
+	return answer(resp, err, http.StatusNoContent)
+}
+
+// SetTimeout makes the sandbox end timeout from now.
+func (c *Client) SetTimeout(ctx context.Context, id string, timeout time.Duration) error {
+	resp, err := c.api.SetSandboxTimeoutWithResponse(ctx, id, rest.SetSandboxTimeoutJSONRequestBody{Timeout: int64(timeout / time.Second)})
+	return answer(resp, err, http.StatusNoContent)
+}
+
+// Pause freezes a sandbox; with keepMemory false only its disk is kept.
+func (c *Client) Pause(ctx context.Context, id string, keepMemory bool) error {
+	resp, err := c.api.PauseSandboxWithResponse(ctx, id, rest.PauseSandboxJSONRequestBody{Memory: &keepMemory})
+	return answer(resp, err, http.StatusNoContent)
+}
+
+// Kill ends the sandbox.
+func (s *Sandbox) Kill(ctx context.Context) error { return s.client.Kill(ctx, s.ID) }
+
+// SetTimeout makes the sandbox end timeout from now.
+func (s *Sandbox) SetTimeout(ctx context.Context, timeout time.Duration) error {
+	return s.client.SetTimeout(ctx, s.ID, timeout)
+}
+
+// Info returns the sandbox's details.
+func (s *Sandbox) Info(ctx context.Context) (Info, error) { return s.client.Info(ctx, s.ID) }
+
+// Host is where the sandbox's port answers: <port>-<id>.<domain>.
+func (s *Sandbox) Host(port int) string {
+	return strings.Join([]string{itoa(port), "-", s.ID, ".", s.Domain}, "")
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
