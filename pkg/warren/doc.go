@@ -8,7 +8,7 @@
 // description (github.com/warren-sandbox/warren/api/rest), so the SDK,
 // the server and the document cannot drift apart.
 //
-// This is the first part of the SDK: sandbox lifecycle (create, connect,
-// list, info, timeout, pause, resume, kill). Commands, files, the code
-// interpreter and templates come next.
+// This is the first part of the SDK: the sandbox lifecycle (create,
+// connect, which also resumes, list, info, timeout, pause, kill).
+// Commands, files, the code interpreter and templates come next.
 package warren
