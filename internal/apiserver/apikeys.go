@@ -45,7 +45,7 @@ func (s *Server) createKey(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	ttl, asked, wantTeam := deref1(body.TTLSeconds), deref(body.Scopes), deref1(body.Team)
+	ttl, asked, wantTeam := deref(body.TTLSeconds), deref(body.Scopes), deref(body.Team)
 	if ttl < 0 {
 		fail(w, r, invalid("ttlSeconds must not be negative"))
 		return

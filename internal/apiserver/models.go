@@ -66,3 +66,13 @@ func optional(v string) *string {
 	}
 	return &v
 }
+
+// deref is an optional value of the API, or its zero value (nil for a
+// list or a map).
+func deref[T any](v *T) T {
+	var zero T
+	if v == nil {
+		return zero
+	}
+	return *v
+}

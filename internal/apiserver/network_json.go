@@ -160,20 +160,3 @@ func looksLikeDomain(s string) bool {
 	}
 	return strings.Contains(s, ".")
 }
-
-// deref1 is an optional value of the API, or its zero value.
-func deref1[T any](v *T) T {
-	var zero T
-	if v == nil {
-		return zero
-	}
-	return *v
-}
-
-// deref is an optional list of the API as a plain one.
-func deref[T any](s *[]T) []T {
-	if s == nil {
-		return nil
-	}
-	return *s
-}

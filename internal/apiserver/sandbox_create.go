@@ -61,7 +61,7 @@ func (s *Server) createRequest(b *rest.NewSandbox, v2 bool) (sandbox.CreateReque
 	if err != nil {
 		return req, err
 	}
-	metadata, envVars := fromStringMap(b.Metadata), fromStringMap(b.EnvVars)
+	metadata, envVars := deref(b.Metadata), deref(b.EnvVars)
 	if err := checkMetadata(metadata); err != nil {
 		return req, err
 	}
@@ -167,11 +167,3 @@ func checkEnvVars(env map[string]string) error {
 }
 
 func invalid(msg string) error { return errdefs.New(errdefs.ErrInvalidArgument, msg) }
-
-// fromStringMap is an optional map of the API as a plain one.
-func fromStringMap(m *rest.StringMap) map[string]string {
-	if m == nil {
-		return nil
-	}
-	return *m
-}

@@ -24,7 +24,7 @@ func (s *Server) requestBuild(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	cpus, memMB := deref1(body.CPUCount), deref1(body.MemoryMB)
+	cpus, memMB := deref(body.CPUCount), deref(body.MemoryMB)
 	if cpus > s.opts.MaxCPUCount && s.opts.MaxCPUCount > 0 || memMB > s.opts.MaxMemoryMB && s.opts.MaxMemoryMB > 0 {
 		fail(w, r, errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("cpuCount and memoryMB may be at most %d and %d on this server", s.opts.MaxCPUCount, s.opts.MaxMemoryMB)))
 		return

@@ -76,13 +76,7 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (*store.Sandbox
 // create makes the sandbox from tpl, or from snap when it is set (the
 // caller holds snapMu for reading).
 func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Template, snap *store.Snapshot) (*store.Sandbox, error) {
-	backendName := tpl.Backend
-	if snap != nil {
-		backendName = snap.Backend
-	}
-	if backendName == "" {
-		backendName = m.opts.DefaultBackend
-	}
+	backendName := m.backendOf(tpl, snap)
 	backend, ok := m.opts.Backends[backendName]
 	if !ok {
 		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("template '%s' needs runtime %q, which this server does not run", req.TemplateID, backendName))
@@ -93,7 +87,12 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 	// the host can take one more: a pool booting in the background keeps
 	// CPU pressure high, by design, and must not make creates that it
 	// would serve fail.
-	warm := snap == nil && m.pools.has(keyFor(sb, tpl))
+	pooled := m.pools != nil && snap == nil
+	var key poolKey
+	if pooled {
+		key = keyFor(sb, tpl)
+	}
+	warm := pooled && m.pools.has(key)
 	release, err := m.admit(ctx, sb.TeamID, sb.CPUCount, sb.MemoryMB, sb.DiskMB, !warm)
 	if err != nil {
 		return nil, err
@@ -109,10 +108,8 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 		// allowPublicTraffic: false: every port but envd's wants this token.
 		sb.TrafficAccessToken = newToken()
 	}
-	if snap == nil {
-		if ok, err := m.claimWarm(ctx, sb, tpl, backend); err != nil {
-			return nil, err
-		} else if ok {
+	if pooled {
+		if m.claimWarm(ctx, sb, key, tpl, backend) {
 			return copySandbox(sb), nil
 		}
 		if warm { // another create took the last pooled sandbox meanwhile
@@ -131,6 +128,19 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 		return nil, err
 	}
 	return copySandbox(sb), nil
+}
+
+// backendOf is the runtime a create from tpl, or from snap when it is
+// set, runs on.
+func (m *Manager) backendOf(tpl *store.Template, snap *store.Snapshot) string {
+	name := tpl.Backend
+	if snap != nil {
+		name = snap.Backend
+	}
+	if name == "" {
+		name = m.opts.DefaultBackend
+	}
+	return name
 }
 
 // templateSpec is what a create from tpl starts: the sandbox's spec, envd's

@@ -56,32 +56,42 @@ func (m *Manager) initEnvd(ctx context.Context, ip netip.Addr, sb *store.Sandbox
 	url := "http://" + netip.AddrPortFrom(ip, m.opts.EnvdPort).String() + "/init"
 	ctx, cancel := context.WithTimeout(ctx, m.opts.EnvdReadyTimeout)
 	defer cancel()
-	delay := time.Millisecond
-	for {
-		err := postInit(ctx, m.client, url, body, sb.EnvdAccessToken)
-		if err == nil {
-			return nil
+	err = untilEnvd(ctx, func() error { return postEnvd(ctx, m.client, url, body, sb.EnvdAccessToken) },
+		func(error) bool { return true })
+	if err != nil {
+		return errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("envd did not answer within %s: %v", m.opts.EnvdReadyTimeout, err))
+	}
+	return nil
+}
+
+// untilEnvd calls try until it succeeds, again says its error is final,
+// or ctx ends, and returns try's last error. envd comes up within tens of
+// milliseconds; a refused connect costs the sandbox little, and a long
+// back-off would be paid by every create: it backs off to 4 ms only.
+func untilEnvd(ctx context.Context, try func() error, again func(error) bool) error {
+	for delay := time.Millisecond; ; delay = min(2*delay, 4*time.Millisecond) {
+		err := try()
+		if err == nil || !again(err) {
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("envd did not answer within %s: %v", m.opts.EnvdReadyTimeout, err))
+			return err
 		case <-time.After(delay):
-		}
-		// envd comes up within tens of milliseconds; a refused connect
-		// costs the sandbox little, and a long back-off would be paid by
-		// every create.
-		if delay < 4*time.Millisecond {
-			delay *= 2
 		}
 	}
 }
 
-func postInit(ctx context.Context, c *http.Client, url string, body []byte, token string) error {
+// postEnvd posts body (JSON, or nothing when nil) to one of envd's plain
+// HTTP endpoints, with the sandbox's token when it has one.
+func postEnvd(ctx context.Context, c *http.Client, url string, body []byte, token string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if token != "" {
 		req.Header.Set("X-Access-Token", token)
 	}
@@ -92,7 +102,7 @@ func postInit(ctx context.Context, c *http.Client, url string, body []byte, toke
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, resp.Body)
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("envd /init answered %s", resp.Status)
+		return fmt.Errorf("envd %s answered %s", req.URL.Path, resp.Status)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"net/http"
 	"net/netip"
 	"time"
 
@@ -38,17 +37,7 @@ func (m *Manager) watchMemory(ctx context.Context, e *entry) {
 func (m *Manager) nudgeGuard(url, token string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
-	if err != nil {
-		return
-	}
-	if token != "" {
-		req.Header.Set("X-Access-Token", token)
-	}
-	resp, err := m.client.Do(req)
-	if err != nil {
+	if err := postEnvd(ctx, m.client, url, nil, token); err != nil {
 		log.G(ctx).Debug("nudging the OOM guard", "url", url, "err", err)
-		return
 	}
-	resp.Body.Close()
 }

@@ -178,12 +178,8 @@ func (p *pools) take(key poolKey, policy netpolicy.Policy) *warmSandbox {
 	return w
 }
 
-// has reports whether key's pool holds a ready sandbox; false without
-// pools.
+// has reports whether key's pool holds a ready sandbox.
 func (p *pools) has(key poolKey) bool {
-	if p == nil {
-		return false
-	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	ps := p.byKey[key]
@@ -207,16 +203,13 @@ func (p *pools) poke() {
 	}
 }
 
-// claimWarm gives sb a pooled sandbox if one matches: true when sb is now
-// live. A pooled sandbox that fails its initialisation is destroyed and
-// the create goes on cold.
-func (m *Manager) claimWarm(ctx context.Context, sb *store.Sandbox, tpl *store.Template, backend runtime.Backend) (bool, error) {
-	if m.pools == nil {
-		return false, nil
-	}
-	w := m.pools.take(keyFor(sb, tpl), sb.Network)
+// claimWarm gives sb a pooled sandbox of key's pool if one is ready: true
+// when sb is now live. A pooled sandbox that fails its initialisation is
+// destroyed and the create goes on cold.
+func (m *Manager) claimWarm(ctx context.Context, sb *store.Sandbox, key poolKey, tpl *store.Template, backend runtime.Backend) bool {
+	w := m.pools.take(key, sb.Network)
 	if w == nil {
-		return false, nil
+		return false
 	}
 	start := time.Now()
 	sb.ID, sb.IP = w.sb.ID, ""
@@ -226,11 +219,11 @@ func (m *Manager) claimWarm(ctx context.Context, sb *store.Sandbox, tpl *store.T
 		log.G(ctx).Warn("pooled sandbox failed; starting one cold", "err", err)
 		m.destroy(context.WithoutCancel(ctx), backend, sb.ID)
 		sb.ID = newID()
-		return false, nil
+		return false
 	}
 	log.G(ctx).Info("sandbox created from the pool", "ip", w.inst.IP, "took", time.Since(start))
 	log.G(ctx).Debug("sandbox create steps", "steps", t.String())
-	return true, nil
+	return true
 }
 
 // PoolStat is one pool's state, for metrics and logs.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/netip"
 	goruntime "runtime"
 	"sync"
@@ -132,10 +131,7 @@ func (m *Manager) prewarm(ctx context.Context, first bool) {
 			}
 			continue
 		}
-		backend := tpl.Backend
-		if backend == "" {
-			backend = m.opts.DefaultBackend
-		}
+		backend := m.backendOf(tpl, nil)
 		if _, ok := m.opts.Backends[backend]; !ok {
 			continue
 		}
@@ -263,22 +259,10 @@ func (m *Manager) quietGuard(ctx context.Context, backend runtime.Backend, inst 
 	url := "http://" + netip.AddrPortFrom(inst.IP, m.opts.EnvdPort).String() + "/memory/check"
 	ctx, cancel := context.WithTimeout(ctx, m.opts.EnvdReadyTimeout)
 	defer cancel()
-	for delay := time.Millisecond; ; delay = min(2*delay, 4*time.Millisecond) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
-		if err != nil {
-			return err
-		}
-		resp, err := m.client.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode/100 != 2 {
-				return fmt.Errorf("waking the OOM guard: %s", resp.Status)
-			}
-			return nil
-		}
-		if !errors.Is(err, syscall.ECONNREFUSED) || ctx.Err() != nil {
-			return fmt.Errorf("waking the OOM guard: %w", err)
-		}
-		time.Sleep(delay)
+	err := untilEnvd(ctx, func() error { return postEnvd(ctx, m.client, url, nil, "") },
+		func(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) })
+	if err != nil {
+		return fmt.Errorf("waking the OOM guard: %w", err)
 	}
+	return nil
 }

@@ -2,10 +2,9 @@ package warren
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/warren-sandbox/warren/api/rest"
@@ -200,10 +199,8 @@ func (s *Sandbox) Info(ctx context.Context) (Info, error) { return s.client.Info
 
 // Host is where the sandbox's port answers: <port>-<id>.<domain>.
 func (s *Sandbox) Host(port int) string {
-	return strings.Join([]string{itoa(port), "-", s.ID, ".", s.Domain}, "")
+	return fmt.Sprintf("%d-%s.%s", port, s.ID, s.Domain)
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }
 
 func deref(s *string) string {
 	if s == nil {
