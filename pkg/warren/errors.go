@@ -17,6 +17,7 @@ var (
 	ErrConflict     = errors.New("conflict")                   // 409
 	ErrRateLimited  = errors.New("rate limited or over quota") // 429
 	ErrUnavailable  = errors.New("server busy or not ready")   // 503
+	ErrTimeout      = errors.New("timed out")                  // 504, a command's deadline
 	ErrServer       = errors.New("server error")               // other 5xx
 )
 
@@ -24,7 +25,11 @@ var (
 type APIError struct {
 	Status  int
 	Message string
+	cause   error // the transport's error, for errors.As
 }
+
+// Unwrap gives the underlying error (a *connect.Error for envd's RPCs).
+func (e *APIError) Unwrap() error { return e.cause }
 
 func (e *APIError) Error() string {
 	return fmt.Sprintf("warren: %d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
@@ -45,6 +50,8 @@ func (e *APIError) Is(target error) bool {
 		return target == ErrRateLimited
 	case http.StatusServiceUnavailable:
 		return target == ErrUnavailable
+	case http.StatusGatewayTimeout:
+		return target == ErrTimeout
 	}
 	return e.Status >= 500 && target == ErrServer
 }

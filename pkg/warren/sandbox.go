@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/gen/filesystem/filesystemconnect"
+	"github.com/warren-sandbox/warren/api/gen/process/processconnect"
 	"github.com/warren-sandbox/warren/api/rest"
 )
 
@@ -21,6 +23,12 @@ type Sandbox struct {
 	TrafficAccessToken string
 	// Domain is where the sandbox answers: <port>-<id>.<domain>.
 	Domain string
+
+	// Commands runs processes, Files reads and writes the filesystem and
+	// Pty opens terminals, all through envd inside the sandbox.
+	Commands *Commands
+	Files    *Files
+	Pty      *Pty
 
 	client *Client
 }
@@ -97,8 +105,19 @@ func (c *Client) Connect(ctx context.Context, id string, timeout time.Duration) 
 }
 
 func (c *Client) sandbox(s *rest.Sandbox) *Sandbox {
-	return &Sandbox{ID: s.SandboxID, TemplateID: s.TemplateID, EnvdAccessToken: deref(s.EnvdAccessToken),
-		TrafficAccessToken: deref(s.TrafficAccessToken), Domain: deref(s.Domain), client: c}
+	domain := deref(s.Domain)
+	if domain == "" {
+		domain = c.cfg.Domain
+	}
+	sb := &Sandbox{ID: s.SandboxID, TemplateID: s.TemplateID, EnvdAccessToken: deref(s.EnvdAccessToken),
+		TrafficAccessToken: deref(s.TrafficAccessToken), Domain: domain, client: c}
+	envd := sb.httpClient(EnvdPort)
+	base := sb.baseURL(EnvdPort)
+	procs := processconnect.NewProcessClient(envd, base)
+	sb.Commands = &Commands{sb: sb, rpc: procs}
+	sb.Pty = &Pty{c: sb.Commands}
+	sb.Files = &Files{sb: sb, http: envd, base: base, rpc: filesystemconnect.NewFilesystemClient(envd, base)}
+	return sb
 }
 
 // Info is what the server knows of a sandbox, running or paused.
@@ -207,4 +226,11 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }

@@ -16,7 +16,7 @@ func TestGoSDK(t *testing.T) {
 	cfg := loadConfig(t)
 	rt := cfg.runtimes[len(cfg.runtimes)-1]
 	s := launchServer(t, cfg, serverOpts{index: 122, runtime: rt})
-	c, err := warren.New(warren.Config{APIURL: s.url, APIKey: s.apiKey, Domain: cfg.domain})
+	c, err := warren.New(warren.Config{APIURL: s.url, APIKey: s.apiKey, SandboxURL: s.url, Domain: cfg.domain})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,6 +37,8 @@ func TestGoSDK(t *testing.T) {
 	if list, _, err := c.List(ctx, warren.ListOptions{Metadata: map[string]string{"sdk": "python"}}); err != nil || len(list) != 0 {
 		t.Fatalf("List by other metadata = %+v, %v", list, err)
 	}
+	t.Run("envd", func(t *testing.T) { goSDKEnvd(t, sb) })
+	t.Run("ops", func(t *testing.T) { goSDKOps(t, c, sb) })
 	if err := sb.SetTimeout(ctx, 10*time.Minute); err != nil {
 		t.Fatalf("SetTimeout: %v", err)
 	}
