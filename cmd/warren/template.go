@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -15,8 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/template/dockerfile"
-	"github.com/warren-sandbox/warren/internal/template/tplclient"
+	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
 const templateUsage = `usage: warren template <command> [flags]
@@ -38,8 +35,8 @@ func runTemplate(args []string) error {
 		return errors.New(templateUsage)
 	}
 	var bf buildFlags
-	cmds := map[string]func(*tplclient.Client, []string) error{
-		"build": func(c *tplclient.Client, rest []string) error { return templateBuild(c, bf, rest) },
+	cmds := map[string]func(*warren.Client, []string) error{
+		"build": func(c *warren.Client, rest []string) error { return templateBuild(c, bf, rest) },
 		"list":  templateList, "get": templateGet,
 		"delete": templateDelete, "tag": templateTag, "untag": templateUntag,
 	}
@@ -69,11 +66,11 @@ func serverFlags(fs *flag.FlagSet) (*string, *string) {
 		fs.String("api-key", os.Getenv("E2B_API_KEY"), "API key (E2B_API_KEY)")
 }
 
-func client(url, key string) (*tplclient.Client, error) {
+func client(url, key string) (*warren.Client, error) {
 	if url == "" || key == "" {
 		return nil, errors.New("set E2B_API_URL and E2B_API_KEY (or --url and --api-key)")
 	}
-	return tplclient.New(strings.TrimRight(url, "/"), key, &http.Client{}), nil
+	return warren.New(warren.Config{APIURL: url, APIKey: key})
 }
 
 // parseInterleaved parses flags wherever they appear among args.
@@ -118,7 +115,7 @@ func (f *buildFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noCache, "no-cache", false, "rebuild every step instead of reusing cached layers")
 }
 
-func templateBuild(c *tplclient.Client, f buildFlags, rest []string) error {
+func templateBuild(c *warren.Client, f buildFlags, rest []string) error {
 	dir := "."
 	if len(rest) > 0 {
 		dir = rest[0]
@@ -132,16 +129,7 @@ func templateBuild(c *tplclient.Client, f buildFlags, rest []string) error {
 	return buildDockerfile(c, f, dir)
 }
 
-func buildDockerfile(c *tplclient.Client, f buildFlags, dir string) error {
-	src, err := os.ReadFile(f.file)
-	if err != nil {
-		return err
-	}
-	bctx, err := dockerfile.NewContext(dir)
-	if err != nil {
-		return err
-	}
-	defer bctx.Close() // what ADD downloaded from URLs
+func buildDockerfile(c *warren.Client, f buildFlags, dir string) error {
 	args := map[string]string{}
 	for _, kv := range f.buildArgs {
 		k, v, ok := strings.Cut(kv, "=")
@@ -152,21 +140,15 @@ func buildDockerfile(c *tplclient.Client, f buildFlags, dir string) error {
 			args[k] = v
 		}
 	}
-	req, warnings, err := dockerfile.Convert(src, dockerfile.Options{BuildArgs: args, Context: bctx, Target: f.target})
-	if err != nil {
-		return err
-	}
-	for _, w := range warnings {
-		fmt.Fprintln(os.Stderr, "warning:", w)
-	}
-	if f.readyCmd != "" {
-		req.ReadyCmd = f.readyCmd
-	}
-	req.Force = f.noCache
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	start := time.Now()
-	err = tplclient.BuildDockerfile(ctx, c, req, bctx, f.name, f.tags, f.cpu, f.memory, printLog)
+	_, err := c.BuildDockerfile(ctx, warren.DockerfileBuild{
+		Name: f.name, Tags: f.tags, Dir: dir, Dockerfile: f.file, BuildArgs: args, Target: f.target,
+		ReadyCmd: f.readyCmd, NoCache: f.noCache, CPUCount: f.cpu, MemoryMB: f.memory,
+		OnLog:     printLog,
+		OnWarning: func(w string) { fmt.Fprintln(os.Stderr, "warning:", w) },
+	})
 	if err != nil {
 		return err
 	}
@@ -175,7 +157,7 @@ func buildDockerfile(c *tplclient.Client, f buildFlags, dir string) error {
 }
 
 // printLog prints build log lines: step headers stand out as progress.
-func printLog(e wire.BuildLogEntry) {
+func printLog(e warren.BuildLogEntry) {
 	msg := e.Message
 	switch {
 	case strings.HasPrefix(msg, "["):
@@ -187,30 +169,30 @@ func printLog(e wire.BuildLogEntry) {
 	}
 }
 
-func templateList(c *tplclient.Client, _ []string) error {
-	ts, err := c.List(context.Background())
+func templateList(c *warren.Client, _ []string) error {
+	ts, err := c.ListTemplates(context.Background())
 	if err != nil {
 		return err
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(w, "NAME\tID\tSTATUS\tCPU\tMEMORY\tUPDATED")
 	for _, t := range ts {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d MiB\t%s\n", strings.Join(t.Names, ","), t.TemplateID, t.BuildStatus, t.CPUCount, t.MemoryMB, t.UpdatedAt.Format(time.DateTime))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%d\t%d MiB\t%s\n", strings.Join(t.Names, ","), t.ID, t.BuildStatus, t.CPUCount, t.MemoryMB, t.UpdatedAt.Format(time.DateTime))
 	}
 	return w.Flush()
 }
 
-func templateGet(c *tplclient.Client, args []string) error {
+func templateGet(c *warren.Client, args []string) error {
 	if len(args) != 1 {
 		return errors.New("usage: warren template get NAME[:TAG]")
 	}
 	ctx := context.Background()
-	t, err := c.Get(ctx, args[0])
+	t, err := c.GetTemplate(ctx, args[0])
 	if err != nil {
 		return err
 	}
-	fmt.Printf("name:     %s\nid:       %s\ncreated:  %s\n", strings.Join(t.Names, ","), t.TemplateID, t.CreatedAt.Format(time.DateTime))
-	if tags, err := c.Tags(ctx, t.TemplateID); err == nil && len(tags) > 0 {
+	fmt.Printf("name:     %s\nid:       %s\ncreated:  %s\n", strings.Join(t.Names, ","), t.ID, t.CreatedAt.Format(time.DateTime))
+	if tags, err := c.TemplateTags(ctx, t.ID); err == nil && len(tags) > 0 {
 		fmt.Println("tags:")
 		for _, tg := range tags {
 			fmt.Printf("  %-12s %s\n", tg.Tag, tg.BuildID)
@@ -218,23 +200,23 @@ func templateGet(c *tplclient.Client, args []string) error {
 	}
 	fmt.Println("builds:")
 	for _, b := range t.Builds {
-		fmt.Printf("  %s  %-8s  %s\n", b.BuildID, b.Status, b.CreatedAt.Format(time.DateTime))
+		fmt.Printf("  %s  %-8s  %s\n", b.ID, b.Status, b.CreatedAt.Format(time.DateTime))
 	}
 	return nil
 }
 
-func templateDelete(c *tplclient.Client, args []string) error {
+func templateDelete(c *warren.Client, args []string) error {
 	if len(args) != 1 {
 		return errors.New("usage: warren template delete NAME")
 	}
-	if err := c.Delete(context.Background(), args[0]); err != nil {
+	if err := c.DeleteTemplate(context.Background(), args[0]); err != nil {
 		return err
 	}
 	fmt.Println("deleted", args[0])
 	return nil
 }
 
-func templateTag(c *tplclient.Client, args []string) error {
+func templateTag(c *warren.Client, args []string) error {
 	if len(args) < 2 {
 		return errors.New("usage: warren template tag NAME[:TAG] TAG...")
 	}
@@ -246,7 +228,7 @@ func templateTag(c *tplclient.Client, args []string) error {
 	return nil
 }
 
-func templateUntag(c *tplclient.Client, args []string) error {
+func templateUntag(c *warren.Client, args []string) error {
 	if len(args) < 2 {
 		return errors.New("usage: warren template untag NAME TAG...")
 	}

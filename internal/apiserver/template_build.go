@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/template/builder"
 )
 
@@ -125,7 +126,7 @@ func (s *Server) buildStatus(w http.ResponseWriter, r *http.Request) {
 	for _, e := range entries {
 		out.Logs = append(out.Logs, e.Timestamp.Format(time.RFC3339)+" "+e.Message)
 	}
-	if bl.Status == wire.BuildError {
+	if bl.Status == store.BuildError {
 		out.Reason = &rest.BuildReason{Message: bl.Reason, Step: optional(bl.ReasonStep), LogEntries: []rest.BuildLogEntry{}}
 	}
 	writeJSON(w, http.StatusOK, out)

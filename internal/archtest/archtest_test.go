@@ -30,14 +30,17 @@ func TestImportRules(t *testing.T) {
 		// Commands are wired by the server package, never the other way.
 		{"internal/apiserver", []string{"internal/server", "internal/bench", "internal/store/sqlite"}},
 		{"internal/sandbox", []string{"internal/server", "internal/bench"}},
-		// The client side of the template API (the CLI's Dockerfile front
-		// end and REST client) shares only the wire types with the server.
+		// The client side of the template API (the Dockerfile front end and
+		// the Go SDK that builds with it) shares only the wire types with
+		// the server.
 		{"internal/template/dockerfile", []string{"internal/sandbox", "internal/store", "internal/runtime", "internal/network", "internal/template/builder", "api/gen"}},
-		{"internal/template/tplclient", []string{"internal/sandbox", "internal/store", "internal/runtime", "internal/network", "internal/template/builder", "api/gen"}},
+		{"pkg/warren", []string{"internal/sandbox", "internal/store", "internal/runtime", "internal/network", "internal/template/builder", "internal/apiserver", "internal/server", "internal/proxy", "internal/envd", "internal/interpreter"}},
 		// The builder runs RUN steps through the Runner it declares.
 		{"internal/template/builder", []string{"internal/sandbox", "internal/apiserver", "internal/runtime", "internal/network"}},
 		// The harness measures a server from outside, as a client would.
 		{"internal/bench", []string{"internal/sandbox", "internal/store", "internal/runtime", "internal/apiserver", "internal/server"}},
+		// The MCP server is a client of the API, through the SDK only.
+		{"internal/mcpserver", []string{"internal/sandbox", "internal/store", "internal/runtime", "internal/apiserver", "internal/server", "internal/envd", "internal/network"}},
 		// The leaf every package uses imports nothing of ours.
 		{"internal/errdefs", []string{"internal/"}},
 		// The outbound address guard is a leaf too.

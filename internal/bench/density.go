@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/selftest"
+	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
 // DensityConfig sizes `warren bench --density`.
@@ -56,7 +57,7 @@ func densityBench(ctx context.Context, c *Config, d DensityConfig) error {
 			break
 		}
 		start := time.Now()
-		sb, err := cl.Create(ctx, "base", map[string]any{"timeout": 7200})
+		sb, err := cl.Create(ctx, "base", &warren.CreateOptions{Timeout: 2 * time.Hour})
 		if err != nil {
 			return fmt.Errorf("bench: create #%d: %w", n, err)
 		}

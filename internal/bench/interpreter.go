@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/template/base"
@@ -21,8 +20,12 @@ type ciResult struct {
 // codeInterpreterBench measures the code interpreter when the server has
 // its template; nil without it.
 func codeInterpreterBench(ctx context.Context, c *Config) (*ciResult, error) {
-	if err := apiCall(ctx, c, http.MethodGet, "/templates/aliases/code-interpreter-v1", nil, nil); err != nil {
-		return nil, nil
+	sdk, err := c.sdk()
+	if err != nil {
+		return nil, err
+	}
+	if ok, err := sdk.TemplateExists(ctx, "code-interpreter-v1"); err != nil || !ok {
+		return nil, err
 	}
 	const tpl = "code-interpreter-v1"
 	waitPoolFull(ctx, c, tpl, 2*time.Minute)

@@ -4,15 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
 // idleMemory creates c.Idle sandboxes through the REST API, lets them settle
@@ -20,20 +19,22 @@ import (
 // of every host process that belongs to it (its cgroup members, plus runsc's
 // sandbox and gofer processes, found by the id in their command line).
 func idleMemory(ctx context.Context, c *Config) ([]float64, error) {
+	sdk, err := c.sdk()
+	if err != nil {
+		return nil, err
+	}
 	var ids []string
 	defer func() {
 		for _, id := range ids {
-			_ = apiCall(ctx, c, http.MethodDelete, "/sandboxes/"+id, nil, nil)
+			_ = sdk.Kill(context.WithoutCancel(ctx), id)
 		}
 	}()
 	for range c.Idle {
-		var sb struct {
-			SandboxID string `json:"sandboxID"`
-		}
-		if err := apiCall(ctx, c, http.MethodPost, "/v2/sandboxes", map[string]any{"templateID": "base", "timeout": 120}, &sb); err != nil {
+		sb, err := sdk.Create(ctx, "base", warren.CreateOptions{Timeout: 2 * time.Minute})
+		if err != nil {
 			return nil, fmt.Errorf("bench: creating idle sandbox: %w", err)
 		}
-		ids = append(ids, sb.SandboxID)
+		ids = append(ids, sb.ID)
 	}
 	time.Sleep(3 * time.Second)
 	var out []float64
@@ -47,31 +48,9 @@ func idleMemory(ctx context.Context, c *Config) ([]float64, error) {
 	return out, nil
 }
 
-func apiCall(ctx context.Context, c *Config, method, path string, body, out any) error {
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(c.URL, "/")+path, r)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("X-API-KEY", c.APIKey)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("%s %s: %s: %s", method, path, resp.Status, data)
-	}
-	if out != nil {
-		return json.Unmarshal(data, out)
-	}
-	return nil
+// sdk is a client of the measured server.
+func (c *Config) sdk() (*warren.Client, error) {
+	return warren.New(warren.Config{APIURL: strings.TrimRight(c.URL, "/"), APIKey: c.APIKey, SandboxURL: c.URL})
 }
 
 // sandboxPids finds the host processes of one sandbox.

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,13 +36,17 @@ func pauseBench(ctx context.Context, c *Config, baseline []float64) error {
 		return err
 	}
 	defer func() {
+		sdk, err := c.sdk()
+		if err != nil {
+			return
+		}
 		ids := []string{r.Keep.Paused}
 		if r.Fork != nil {
 			ids = append(ids, r.Fork.IDs...)
 		}
 		for _, id := range ids {
 			if id != "" {
-				_ = apiCall(ctx, c, http.MethodDelete, "/sandboxes/"+id, nil, nil)
+				_ = sdk.Kill(context.WithoutCancel(ctx), id)
 			}
 		}
 	}()

@@ -5,15 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/selftest"
-	"github.com/warren-sandbox/warren/internal/template/dockerfile"
-	"github.com/warren-sandbox/warren/internal/template/tplclient"
+	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
 // benchDockerfile is "a small Python template": a virtualenv, the app's
@@ -53,8 +51,10 @@ func templateBench(ctx context.Context, c *Config, base []float64) error {
 			return err
 		}
 	}
-	cl := tplclient.New(c.URL, c.APIKey, &http.Client{})
-	cl.PollInterval = 10 * time.Millisecond // the figures' resolution
+	cl, err := warren.New(warren.Config{APIURL: c.URL, APIKey: c.APIKey})
+	if err != nil {
+		return err
+	}
 	nonce := make([]byte, 8)
 	_, _ = rand.Read(nonce)
 	args := map[string]string{"NONCE": hex.EncodeToString(nonce)}
@@ -91,26 +91,16 @@ func templateBench(ctx context.Context, c *Config, base []float64) error {
 
 // timeBuild builds a Dockerfile of dir and returns how long it took and
 // how many steps were cache hits.
-func timeBuild(ctx context.Context, cl *tplclient.Client, dir, file, name string, args map[string]string) (time.Duration, int, error) {
-	src, err := os.ReadFile(filepath.Join(dir, file))
-	if err != nil {
-		return 0, 0, err
-	}
-	bctx, err := dockerfile.NewContext(dir)
-	if err != nil {
-		return 0, 0, err
-	}
-	req, _, err := dockerfile.Convert(src, dockerfile.Options{BuildArgs: args, Context: bctx})
-	if err != nil {
-		return 0, 0, err
-	}
+func timeBuild(ctx context.Context, cl *warren.Client, dir, file, name string, args map[string]string) (time.Duration, int, error) {
 	cached := 0
 	start := time.Now()
-	err = tplclient.BuildDockerfile(ctx, cl, req, bctx, name, nil, 0, 0, func(e wire.BuildLogEntry) {
-		if e.Message == "CACHED" {
-			cached++
-		}
-	})
+	_, err := cl.BuildDockerfile(ctx, warren.DockerfileBuild{Name: name, Dir: dir, Dockerfile: filepath.Join(dir, file), BuildArgs: args,
+		PollInterval: 10 * time.Millisecond, // the figures' resolution
+		OnLog: func(e warren.BuildLogEntry) {
+			if e.Message == "CACHED" {
+				cached++
+			}
+		}})
 	return time.Since(start), cached, err
 }
 

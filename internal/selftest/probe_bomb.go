@@ -2,11 +2,13 @@ package selftest
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
 // probeMemoryBomb forks processes that each take 8 MiB, all at once. On
@@ -47,7 +49,8 @@ while True:
 	if _, err := must(ctx, e.B, "user", "echo neighbour alive"); err != nil {
 		return fmt.Errorf("the neighbour did not survive the memory bomb: %w", err)
 	}
-	if err := e.C.api(ctx, http.MethodGet, "/health", nil, nil); err != nil {
+	sdk, _ := e.C.client()
+	if _, _, err := sdk.List(ctx, warren.ListOptions{Limit: 1}); err != nil {
 		return fmt.Errorf("warren did not survive the memory bomb: %w", err)
 	}
 	// The bomb's orphans may hold the user's process limit for a while;
@@ -57,8 +60,8 @@ while True:
 		if _, err := must(ctx, s, "root", "echo alive"); err == nil {
 			return nil
 		}
-		err := e.C.api(ctx, http.MethodGet, "/sandboxes/"+s.ID, nil, nil)
-		if err != nil && strings.Contains(err.Error(), ": 404 ") {
+		_, err := sdk.Info(ctx, s.ID)
+		if errors.Is(err, warren.ErrNotFound) {
 			return nil
 		}
 		if err != nil {

@@ -52,7 +52,7 @@ func probeDisk(ctx context.Context, e *Env) error {
 	if err != nil {
 		return err
 	}
-	if code != http.StatusInsufficientStorage || !strings.Contains(body, `"code":507`) {
+	if code != http.StatusInsufficientStorage || !strings.Contains(body, "no space left") {
 		return fmt.Errorf("an upload past a full disk got %d %s; want 507", code, body)
 	}
 	if _, err := must(ctx, s, "user", "rm -f /home/user/fill /home/user/upload.bin && echo ok > /home/user/after && cat /home/user/after"); err != nil {

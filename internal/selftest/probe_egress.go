@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
 // fetchPy requests http://<ip>/ with a Host header and prints the status
@@ -68,7 +70,7 @@ func probeEgress(ctx context.Context, e *Env) error {
 // server must get.
 type egressCase struct {
 	name    string
-	network map[string]any
+	network *warren.CreateOptions
 	host    string
 	want    func(out string) bool
 	server  *outside
@@ -81,15 +83,15 @@ func egressCases(o, ll *outside) []egressCase {
 	cases := []egressCase{
 		{"control (default network)", nil, "control.invalid",
 			func(out string) bool { return strings.HasPrefix(out, "200 outside control.invalid") }, o},
-		{"denyOut of the server's address", map[string]any{"network": map[string]any{"denyOut": []string{ip + "/32"}}}, "x.invalid",
+		{"denyOut of the server's address", &warren.CreateOptions{Network: &warren.Network{DenyOut: []string{ip + "/32"}}}, "x.invalid",
 			func(out string) bool { return strings.HasPrefix(out, "unreachable") }, o},
-		{"allowOut of another domain only", map[string]any{"allow_internet_access": false,
-			"network": map[string]any{"allowOut": []string{"allowed.invalid"}}}, "denied.invalid",
+		{"allowOut of another domain only", &warren.CreateOptions{NoInternet: true,
+			Network: &warren.Network{AllowOut: []string{"allowed.invalid"}}}, "denied.invalid",
 			func(out string) bool { return strings.HasPrefix(out, "403") }, o},
 	}
 	if ll != nil {
 		cases = append(cases, egressCase{"allowOut of a link-local address",
-			map[string]any{"network": map[string]any{"allowOut": []string{ll.IP.String() + "/32"}}}, "ll.invalid",
+			&warren.CreateOptions{Network: &warren.Network{AllowOut: []string{ll.IP.String() + "/32"}}}, "ll.invalid",
 			func(out string) bool { return strings.HasPrefix(out, "unreachable") }, ll})
 	}
 	return cases

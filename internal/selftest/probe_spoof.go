@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
 // dnsQueryPy builds a DNS query for probe.invalid in Python: warren's relay
@@ -20,7 +22,7 @@ const dnsQueryPy = `q = bytes.fromhex("123401000001000000000000") + b"\x05probe\
 // block is the anti-spoofing rule, not a broken raw path). gVisor refuses
 // raw sockets outright, which holds as well.
 func probeSpoof(ctx context.Context, e *Env) error {
-	noNet := map[string]any{"allow_internet_access": false}
+	noNet := &warren.CreateOptions{NoInternet: true}
 	a, err := e.C.Create(ctx, e.Template, noNet)
 	if err != nil {
 		return err

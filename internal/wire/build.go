@@ -120,33 +120,3 @@ func (r *BuildStart) Redacted() *BuildStart {
 	}
 	return &c
 }
-
-// BuildRequest is the body of POST /v3/templates: a new build of the
-// template called Name (created when the name is new).
-type BuildRequest struct {
-	Name     string   `json:"name"`
-	Tags     []string `json:"tags,omitempty"`
-	CPUCount int      `json:"cpuCount,omitempty"`
-	MemoryMB int      `json:"memoryMB,omitempty"`
-	// MinFreeDiskMB is minFreeDiskMb (SDK 2.51): absent means the default.
-	MinFreeDiskMB *int `json:"minFreeDiskMb,omitempty"`
-}
-
-// BuildRequested answers POST /v3/templates: the build waits for its
-// steps (POST /v2/templates/{templateID}/builds/{buildID}).
-type BuildRequested struct {
-	TemplateID string   `json:"templateID"`
-	BuildID    string   `json:"buildID"`
-	Public     bool     `json:"public"`
-	Names      []string `json:"names"`
-	Aliases    []string `json:"aliases"`
-	Tags       []string `json:"tags"`
-}
-
-// FileLink answers GET /templates/{templateID}/files/{hash}: whether the
-// COPY sources with that hash are stored, and if not where to PUT them.
-type FileLink struct {
-	Present bool              `json:"present"`
-	URL     string            `json:"url,omitempty"`
-	Headers map[string]string `json:"headers,omitempty"`
-}

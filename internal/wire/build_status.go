@@ -5,26 +5,8 @@ import (
 	"time"
 )
 
-// Build states, as BuildStatus.Status reports them.
-const (
-	BuildBuilding = "building"
-	BuildWaiting  = "waiting"
-	BuildReady    = "ready"
-	BuildError    = "error"
-)
-
-// BuildStatus is GET /templates/{templateID}/builds/{buildID}/status: a build's state and its log lines from the requested offset.
-type BuildStatus struct {
-	TemplateID string          `json:"templateID"`
-	BuildID    string          `json:"buildID"`
-	Status     string          `json:"status"`
-	Logs       []string        `json:"logs"`
-	LogEntries []BuildLogEntry `json:"logEntries"`
-	Reason     *BuildReason    `json:"reason,omitempty"`
-}
-
-// BuildLogEntry is one build log line, as the build status and logs
-// report it.
+// BuildLogEntry is one build log line, as the builder keeps it and the
+// build status and logs report it.
 type BuildLogEntry struct {
 	Timestamp time.Time `json:"timestamp"`
 	Level     string    `json:"level"`
@@ -46,28 +28,6 @@ func (e *BuildLogEntry) UnmarshalJSON(b []byte) error {
 	}
 	*e = BuildLogEntry(w.plain)
 	e.Step = stepString(w.Step)
-	return nil
-}
-
-// BuildReason explains a failed build.
-type BuildReason struct {
-	Message    string          `json:"message"`
-	Step       string          `json:"step,omitempty"`
-	LogEntries []BuildLogEntry `json:"logEntries"`
-}
-
-// UnmarshalJSON accepts the step as a string or a number.
-func (r *BuildReason) UnmarshalJSON(b []byte) error {
-	type plain BuildReason
-	var w struct {
-		plain
-		Step json.RawMessage `json:"step"`
-	}
-	if err := json.Unmarshal(b, &w); err != nil {
-		return err
-	}
-	*r = BuildReason(w.plain)
-	r.Step = stepString(w.Step)
 	return nil
 }
 

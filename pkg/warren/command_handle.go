@@ -23,7 +23,10 @@ type CommandHandle struct {
 }
 
 // outputs are where a process's output goes as it arrives.
-type outputs struct{ stdout, stderr, pty func([]byte) }
+type outputs struct {
+	stdout, stderr, pty func([]byte)
+	max                 int // bytes of each stream kept (0: all)
+}
 
 // event is what Start's and Connect's streams both carry.
 type event interface{ GetEvent() *pb.ProcessEvent }
@@ -69,9 +72,9 @@ func collect[T any, P interface {
 	for stream.Receive() {
 		ev := P(stream.Msg()).GetEvent()
 		if d := ev.GetData(); d != nil {
-			deliver(d.GetStdout(), &stdout, out.stdout)
-			deliver(d.GetStderr(), &stderr, out.stderr)
-			deliver(d.GetPty(), nil, out.pty)
+			deliver(d.GetStdout(), &stdout, out.stdout, out.max)
+			deliver(d.GetStderr(), &stderr, out.stderr, out.max)
+			deliver(d.GetPty(), nil, out.pty, 0)
 		}
 		if e := ev.GetEnd(); e != nil {
 			end = e
@@ -91,12 +94,16 @@ func collect[T any, P interface {
 	return res, nil
 }
 
-func deliver(data []byte, buf *bytes.Buffer, fn func([]byte)) {
+func deliver(data []byte, buf *bytes.Buffer, fn func([]byte), limit int) {
 	if len(data) == 0 {
 		return
 	}
 	if buf != nil {
-		buf.Write(data)
+		keep := data
+		if limit > 0 {
+			keep = data[:min(len(data), max(0, limit-buf.Len()))]
+		}
+		buf.Write(keep)
 	}
 	if fn != nil {
 		fn(data)

@@ -46,6 +46,10 @@ type CommandOptions struct {
 	// OnStdout and OnStderr get output as it arrives, in chunks that may
 	// split lines and UTF-8 sequences.
 	OnStdout, OnStderr func([]byte)
+	// MaxOutput caps the bytes of each stream that the result keeps (0:
+	// all), for commands that may write without end; the callbacks still
+	// get everything.
+	MaxOutput int
 }
 
 // CommandResult is a finished command.
@@ -82,8 +86,15 @@ func (c *Commands) Run(ctx context.Context, cmd string, o CommandOptions) (*Comm
 // has started. ctx bounds the handle: when it ends, the handle stops
 // following the process, which goes on running (see Connect).
 func (c *Commands) Start(ctx context.Context, cmd string, o CommandOptions) (*CommandHandle, error) {
-	return c.start(ctx, &pb.ProcessConfig{Cmd: "/bin/bash", Args: []string{"-l", "-c", cmd}, Envs: o.Envs, Cwd: optional(o.Cwd)},
-		nil, o.Stdin, o.Tag, o.User, o.Timeout, outputs{stdout: o.OnStdout, stderr: o.OnStderr})
+	return c.Exec(ctx, "/bin/bash", []string{"-l", "-c", cmd}, o)
+}
+
+// Exec starts a program with its arguments, without a shell (for images
+// that have no bash, or arguments that must not be parsed), as Start
+// does.
+func (c *Commands) Exec(ctx context.Context, name string, args []string, o CommandOptions) (*CommandHandle, error) {
+	return c.start(ctx, &pb.ProcessConfig{Cmd: name, Args: args, Envs: o.Envs, Cwd: optional(o.Cwd)},
+		nil, o.Stdin, o.Tag, o.User, o.Timeout, outputs{stdout: o.OnStdout, stderr: o.OnStderr, max: o.MaxOutput})
 }
 
 func (c *Commands) start(ctx context.Context, cfg *pb.ProcessConfig, pty *pb.PTY, stdin bool, tag, user string, timeout time.Duration, out outputs) (*CommandHandle, error) {
@@ -109,7 +120,7 @@ func (c *Commands) Connect(ctx context.Context, pid int, o CommandOptions) (*Com
 		cancel()
 		return nil, rpcError(err)
 	}
-	return follow(c, stream, cancel, outputs{stdout: o.OnStdout, stderr: o.OnStderr})
+	return follow(c, stream, cancel, outputs{stdout: o.OnStdout, stderr: o.OnStderr, max: o.MaxOutput})
 }
 
 // ProcessInfo is a running process.

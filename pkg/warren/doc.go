@@ -8,7 +8,11 @@
 // description (github.com/warren-sandbox/warren/api/rest), so the SDK,
 // the server and the document cannot drift apart.
 //
-// This is the first part of the SDK: the sandbox lifecycle (create,
-// connect, which also resumes, list, info, timeout, pause, kill).
-// Commands, files, the code interpreter and templates come next.
+// It covers the sandbox lifecycle (create, connect, which also resumes,
+// list, info, timeout, pause, snapshots, kill), commands, files and PTYs
+// through envd (Sandbox.Commands, Files, Pty), the code interpreter of
+// code-interpreter-v1 sandboxes (Sandbox.RunCode and code contexts, rich
+// results and charts included), and templates: builds from a Dockerfile
+// (Client.BuildDockerfile) or step by step, waiting with the build's log,
+// tags and deletion.
 package warren

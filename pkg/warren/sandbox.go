@@ -45,6 +45,8 @@ type CreateOptions struct {
 	AutoPause bool
 	// NoInternet turns egress to the internet off.
 	NoInternet bool
+	// Network, when set, adds egress rules (see UpdateNetwork).
+	Network *Network
 	// CPUCount and MemoryMB override the template's (warren), within the
 	// server's maximums.
 	CPUCount, MemoryMB int
@@ -72,6 +74,9 @@ func (c *Client) Create(ctx context.Context, template string, o CreateOptions) (
 	if o.NoInternet {
 		f := false
 		body.AllowInternetAccess = &f
+	}
+	if n := o.Network; n != nil {
+		body.Network = &rest.SandboxNetwork{AllowOut: nonEmpty(n.AllowOut), DenyOut: nonEmpty(n.DenyOut)}
 	}
 	if o.CPUCount > 0 {
 		body.CPUCount = &o.CPUCount

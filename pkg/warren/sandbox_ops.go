@@ -174,7 +174,14 @@ type Network struct {
 
 // UpdateNetwork replaces a running sandbox's egress policy.
 func (c *Client) UpdateNetwork(ctx context.Context, id string, n Network) error {
-	body := rest.UpdateSandboxNetworkJSONRequestBody{AllowOut: &n.AllowOut, DenyOut: &n.DenyOut}
+	body := rest.UpdateSandboxNetworkJSONRequestBody{AllowOut: nonEmpty(n.AllowOut), DenyOut: nonEmpty(n.DenyOut)}
 	resp, err := c.api.UpdateSandboxNetworkWithResponse(ctx, id, body)
 	return answer(resp, err, http.StatusNoContent)
+}
+
+func nonEmpty(xs []string) *[]string {
+	if len(xs) == 0 {
+		return nil
+	}
+	return &xs
 }

@@ -105,7 +105,7 @@ type loadSandbox struct {
 
 func newLoadSandbox(t *testing.T, ctx context.Context, s *server, c *selftest.Client) *loadSandbox {
 	t.Helper()
-	sb, err := c.Create(ctx, "base", map[string]any{"secure": true})
+	sb, err := c.Create(ctx, "base", nil) // the SDK's creates are secure
 	if err != nil {
 		t.Fatal(err)
 	}

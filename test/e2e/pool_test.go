@@ -9,6 +9,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/selftest"
 	"github.com/warren-sandbox/warren/internal/testutil"
+	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
 // TestWarmPool: with --pool-size=1 on the default runtime, base's pool is
@@ -25,7 +26,7 @@ func TestWarmPool(t *testing.T) {
 	ctx := t.Context()
 	waitLog(t, s, "pooled sandbox ready") // before any create
 
-	a, err := c.Create(ctx, "base", map[string]any{"envVars": map[string]string{"CLAIM": "a"}})
+	a, err := c.Create(ctx, "base", &warren.CreateOptions{EnvVars: map[string]string{"CLAIM": "a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +36,7 @@ func TestWarmPool(t *testing.T) {
 	}
 	waitLog(t, s, "hits=1 misses=0") // the refill after a's claim
 
-	b, err := c.Create(ctx, "base", map[string]any{"envVars": map[string]string{"CLAIM": "b"}})
+	b, err := c.Create(ctx, "base", &warren.CreateOptions{EnvVars: map[string]string{"CLAIM": "b"}})
 	if err != nil {
 		t.Fatal(err)
 	}

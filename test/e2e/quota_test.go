@@ -40,7 +40,7 @@ func TestDiskQuota(t *testing.T) {
 				t.Fatalf("writing 100 MiB into a 64 MiB disk: %q", out)
 			}
 			status, body, err := sb.Upload(ctx, "/home/user/upload", strings.Repeat("x", 80<<20))
-			if err != nil || status != http.StatusInsufficientStorage || !strings.Contains(body, `"code":507`) {
+			if err != nil || status != http.StatusInsufficientStorage || !strings.Contains(body, "no space left") {
 				t.Fatalf("upload past the disk = %d %s %v; want 507", status, body, err)
 			}
 			if out := run("rm -f /home/user/big /home/user/upload; echo fine > /home/user/f && cat /home/user/f"); !strings.Contains(out, "fine") {

@@ -1,0 +1,92 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/warren-sandbox/warren/pkg/warren"
+)
+
+func sandboxExec(conn *connFlags) *cobra.Command {
+	var o warren.CommandOptions
+	cmd := &cobra.Command{
+		Use:   "exec ID -- COMMAND [ARG...]",
+		Short: "run a command in a sandbox, streaming its output; exits with its status",
+		Long: "Runs the command with bash -l -c, as E2B's SDKs do, so pipes and variables work.\n" +
+			"Its stdin is this one's when this one is not a terminal.",
+		Args:              cobra.MinimumNArgs(2),
+		ValidArgsFunction: completeSandboxes(conn),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := conn.client()
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			sb, err := c.Connect(ctx, args[0], 0)
+			if err != nil {
+				return err
+			}
+			o.OnStdout = func(b []byte) { os.Stdout.Write(b) }
+			o.OnStderr = func(b []byte) { os.Stderr.Write(b) }
+			o.Stdin = !term.IsTerminal(int(os.Stdin.Fd()))
+			argv := args[1:]
+			if argv[0] == "--" {
+				argv = argv[1:]
+			}
+			if len(argv) == 0 {
+				return errors.New("no command after --")
+			}
+			h, err := sb.Commands.Start(ctx, strings.Join(argv, " "), o)
+			if err != nil {
+				return err
+			}
+			if o.Stdin {
+				go pipeStdin(cmd, h)
+			}
+			_, err = h.Wait()
+			var exit *warren.CommandExitError
+			if errors.As(err, &exit) && exit.Result.ExitCode > 0 {
+				return exitError{code: exit.Result.ExitCode}
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.User, "user", "u", "", "run as this user (root or user; default the sandbox's)")
+	f.StringVarP(&o.Cwd, "cwd", "w", "", "working directory")
+	f.StringToStringVarP(&o.Envs, "env", "e", nil, "environment variable K=V (repeatable)")
+	f.DurationVar(&o.Timeout, "timeout", 0, "kill the command after this long (default: never; the sandbox's own timeout still holds)")
+	f.SetInterspersed(false) // flags go before the id; the command's own flags are left alone
+	cmd.PreRun = func(*cobra.Command, []string) {
+		if o.Timeout == 0 {
+			o.Timeout = warren.NoTimeout
+		}
+	}
+	return cmd
+}
+
+// pipeStdin forwards this process's stdin to the command, then EOF.
+func pipeStdin(cmd *cobra.Command, h *warren.CommandHandle) {
+	ctx := cmd.Context()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := os.Stdin.Read(buf)
+		if n > 0 {
+			if h.SendStdin(ctx, buf[:n]) != nil {
+				return
+			}
+		}
+		if err == io.EOF {
+			_ = h.CloseStdin(ctx)
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
