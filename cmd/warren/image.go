@@ -3,18 +3,17 @@ package main
 import (
 	"archive/tar"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
-	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
 const imageUsage = `usage: warren image import FILE|DIR    a docker save tarball or an OCI image layout
@@ -35,27 +34,27 @@ func runImage(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *url == "" || *key == "" {
-		return errors.New("set E2B_API_URL and E2B_API_KEY (or --url and --api-key)")
+	c, err := client(*url, *key)
+	if err != nil {
+		return err
 	}
-	base := strings.TrimRight(*url, "/")
 	if args[0] == "list" {
-		return imageList(base, *key)
+		return imageList(c)
 	}
 	if len(rest) != 1 {
 		return errors.New(imageUsage)
 	}
-	return imageImport(base, *key, rest[0])
+	return imageImport(c, rest[0])
 }
 
-func imageImport(base, key, path string) error {
+func imageImport(c *warren.Client, path string) error {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return err
 	}
 	var body io.Reader
+	size := int64(-1) // an OCI layout's tar is made as it goes up
 	if fi.IsDir() {
-		// An OCI layout directory goes up as a tar of itself.
 		pr, pw := io.Pipe()
 		go func() { pw.CloseWithError(tarDir(pw, path)) }()
 		body = pr
@@ -65,16 +64,15 @@ func imageImport(base, key, path string) error {
 			return err
 		}
 		defer f.Close()
-		body = f
+		body, size = f, fi.Size()
 	}
-	fmt.Fprintf(os.Stderr, "importing %s...\n", path)
-	var out struct {
-		Refs []string `json:"refs"`
-	}
-	if err := imageAPI(base, key, http.MethodPost, "/images", body, &out); err != nil {
+	bar := progress(size, "import "+filepath.Base(path))
+	refs, err := c.ImportImage(context.Background(), io.TeeReader(body, bar))
+	_ = bar.Finish()
+	if err != nil {
 		return err
 	}
-	for _, r := range out.Refs {
+	for _, r := range refs {
 		fmt.Println("imported", r)
 	}
 	return nil
@@ -116,15 +114,9 @@ func tarDir(w io.Writer, dir string) error {
 	return tw.Close()
 }
 
-func imageList(base, key string) error {
-	var imgs []struct {
-		Ref        string    `json:"ref"`
-		Digest     string    `json:"digest"`
-		Layers     int       `json:"layers"`
-		Size       int64     `json:"sizeBytes"`
-		ImportedAt time.Time `json:"importedAt"`
-	}
-	if err := imageAPI(base, key, http.MethodGet, "/images", nil, &imgs); err != nil {
+func imageList(c *warren.Client) error {
+	imgs, err := c.ListImages(context.Background())
+	if err != nil {
 		return err
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
@@ -134,30 +126,7 @@ func imageList(base, key string) error {
 		if len(d) > 19 {
 			d = d[:19]
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%.1f MiB\t%s\n", i.Ref, d, i.Layers, float64(i.Size)/(1<<20), i.ImportedAt.Format(time.DateTime))
+		fmt.Fprintf(w, "%s\t%s\t%d\t%.1f MiB\t%s\n", i.Ref, d, i.Layers, float64(i.SizeBytes)/(1<<20), i.ImportedAt.Format(time.DateTime))
 	}
 	return w.Flush()
-}
-
-// apiCall sends one request and decodes the JSON answer or E2B's error.
-func imageAPI(base, key, method, path string, body io.Reader, out any) error {
-	req, err := http.NewRequestWithContext(context.Background(), method, base+path, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("X-API-Key", key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode/100 != 2 {
-		var e struct{ Message string }
-		if json.Unmarshal(data, &e) == nil && e.Message != "" {
-			return fmt.Errorf("%s (HTTP %d)", e.Message, resp.StatusCode)
-		}
-		return fmt.Errorf("HTTP %s: %s", resp.Status, strings.TrimSpace(string(data)))
-	}
-	return json.Unmarshal(data, out)
 }

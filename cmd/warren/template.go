@@ -25,8 +25,8 @@ const templateUsage = `usage: warren template <command> [flags]
   tag    NAME[:TAG] TAG...        point tags at a build (the latest by default)
   untag  NAME TAG...
 
-The server is found as the SDKs find it: E2B_API_URL and E2B_API_KEY, or
---url and --api-key.`
+The server is found as by the other client commands: --url and --api-key,
+then E2B_API_URL and E2B_API_KEY, then what warren login saved.`
 
 // runTemplate dispatches `warren template ...`: a client of the server's
 // template API, as the SDKs are.
@@ -62,15 +62,15 @@ func runTemplate(args []string) error {
 }
 
 func serverFlags(fs *flag.FlagSet) (*string, *string) {
-	return fs.String("url", os.Getenv("E2B_API_URL"), "server URL (E2B_API_URL)"),
-		fs.String("api-key", os.Getenv("E2B_API_KEY"), "API key (E2B_API_KEY)")
+	return fs.String("url", "", "server URL (default: E2B_API_URL, then warren login's)"),
+		fs.String("api-key", "", "API key (default: E2B_API_KEY, then warren login's)")
 }
 
+// client finds the server as the other client commands do: flags, then
+// E2B_* variables, then `warren login`'s file.
 func client(url, key string) (*warren.Client, error) {
-	if url == "" || key == "" {
-		return nil, errors.New("set E2B_API_URL and E2B_API_KEY (or --url and --api-key)")
-	}
-	return warren.New(warren.Config{APIURL: url, APIKey: key})
+	conn := connFlags{apiURL: url, apiKey: key}
+	return conn.client()
 }
 
 // parseInterleaved parses flags wherever they appear among args.

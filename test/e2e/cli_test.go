@@ -81,6 +81,15 @@ func TestCLI(t *testing.T) {
 		t.Errorf("ls --json = %+v, %v", list, err)
 	}
 
+	if out := c.must("", "__complete", "sandbox", "kill", ""); !strings.HasPrefix(out, id+"\t") {
+		t.Errorf("completion of sandbox ids: %q", out)
+	}
+	for _, sh := range []string{"bash", "zsh"} {
+		if out := c.must("", "completion", sh); !strings.Contains(out, "warren") {
+			t.Errorf("completion %s: %q", sh, out)
+		}
+	}
+
 	out, errOut, code := c.run("", "sandbox", "exec", id, "--", "echo $FOO; echo oops >&2; exit 3")
 	if out != "bar\n" || errOut != "oops\n" || code != 3 {
 		t.Errorf("exec: %q %q exit %d", out, errOut, code)
