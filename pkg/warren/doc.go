@@ -1,18 +1,46 @@
 // Package warren is the Go SDK for warren, the self-hosted sandbox server
-// that speaks E2B's protocol. It finds the server as E2B's SDKs do
-// (E2B_API_URL, E2B_API_KEY, E2B_SANDBOX_URL, E2B_DOMAIN), takes a
-// context.Context on every call, and returns errors that errors.Is
-// classifies (ErrNotFound, ErrRateLimited, ...).
+// that speaks E2B's protocol: everything E2B's JavaScript and Python SDKs
+// do, for Go programs.
+//
+// # Finding the server
+//
+// [New] takes a [Config]; fields left empty come from E2B's variables, as
+// in the other SDKs: E2B_API_URL, E2B_API_KEY, E2B_SANDBOX_URL (where
+// sandbox traffic goes; a warren server serves it on its API address) and
+// E2B_DOMAIN. Every call takes a context.Context.
+//
+//	c, err := warren.New(warren.Config{})
+//	sb, err := c.Create(ctx, "base", warren.CreateOptions{Timeout: 10 * time.Minute})
+//	defer sb.Kill(context.WithoutCancel(ctx))
+//	res, err := sb.Commands.Run(ctx, "uname -a", warren.CommandOptions{})
+//
+// # What it covers
+//
+//   - The sandbox lifecycle on [Client]: Create, Connect (which resumes a
+//     paused sandbox), List, Info, SetTimeout, Pause, Resume, Snapshot,
+//     Fork, Metrics, Logs, UpdateNetwork, Kill.
+//   - Processes on [Sandbox.Commands]: Run, Start in the background with
+//     streamed output and stdin, Exec without a shell, List, Connect to a
+//     running process, Signal and Kill. A non-zero exit is a
+//     [*CommandExitError] carrying the output.
+//   - Terminals on [Sandbox.Pty]: Create, SendInput, Resize, Kill.
+//   - Files on [Sandbox.Files]: Read, Write, Upload and Download
+//     (streamed), List, Stat, Exists, MakeDir, Rename, Remove, Watch, and
+//     signed DownloadURL/UploadURL that work without the API key.
+//   - The code interpreter of code-interpreter-v1 sandboxes:
+//     [Sandbox.RunCode] with streamed output and rich results (PNG, SVG,
+//     HTML, charts as data), and code contexts.
+//   - Templates: [Client.BuildDockerfile] with the build's log, the build
+//     steps one by one, tags, listing and deletion; imported images.
+//
+// # Errors
+//
+// Errors from the server are [*APIError]; errors.Is classifies them as
+// [ErrNotFound], [ErrUnauthorized], [ErrInvalid], [ErrConflict],
+// [ErrRateLimited], [ErrUnavailable], [ErrTimeout] or [ErrServer], the
+// same for the REST API and for envd inside a sandbox.
 //
 // The REST calls go through the client generated from warren's API
 // description (github.com/warren-sandbox/warren/api/rest), so the SDK,
 // the server and the document cannot drift apart.
-//
-// It covers the sandbox lifecycle (create, connect, which also resumes,
-// list, info, timeout, pause, snapshots, kill), commands, files and PTYs
-// through envd (Sandbox.Commands, Files, Pty), the code interpreter of
-// code-interpreter-v1 sandboxes (Sandbox.RunCode and code contexts, rich
-// results and charts included), and templates: builds from a Dockerfile
-// (Client.BuildDockerfile) or step by step, waiting with the build's log,
-// tags and deletion.
 package warren
