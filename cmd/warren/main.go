@@ -26,6 +26,13 @@ type exitError struct{ code int }
 func (e exitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
 
 func main() {
+	defer func() {
+		// A bug should still read as one line to a user, not a stack trace.
+		if r := recover(); r != nil {
+			fmt.Fprintf(os.Stderr, "warren: internal error: %v (please report it, with the command)\n", r)
+			os.Exit(2)
+		}
+	}()
 	root := rootCommand()
 	err := root.Execute()
 	var exit exitError
