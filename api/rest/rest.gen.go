@@ -277,25 +277,38 @@ type BuildRequested struct {
 	TemplateID string   `json:"templateID"`
 }
 
-// BuildStart defines model for BuildStart.
+// BuildStart The body of TemplateBuildStartV2 as E2B's SDK sends it, plus warren's extensions for what Dockerfiles need: earlier stages of a multi-stage build, RUN-only variables (ARG), labels and ports. At most one of fromImage, fromTemplate and fromStage.
 type BuildStart struct {
-	Expose *[]string `json:"expose,omitempty"`
+	// Expose warren: the Dockerfile's EXPOSE ports, informational
+	Expose []string `json:"expose,omitempty"`
 
 	// Force rebuild every step, ignoring the layer cache
-	Force             *bool         `json:"force,omitempty"`
-	FromImage         *string       `json:"fromImage,omitempty"`
+	Force bool `json:"force,omitempty"`
+
+	// FromImage the base image reference
+	FromImage string `json:"fromImage,omitempty"`
+
+	// FromImageRegistry credentials for a private registry, as the SDK's fromImage (registry), fromGCPRegistry (gcp) and fromAWSRegistry (aws) send them
 	FromImageRegistry *RegistryAuth `json:"fromImageRegistry,omitempty"`
 
-	// FromStage warren: start from an earlier stage
-	FromStage    *string    `json:"fromStage,omitempty"`
-	FromTemplate *string    `json:"fromTemplate,omitempty"`
-	Labels       *StringMap `json:"labels,omitempty"`
-	ReadyCmd     *string    `json:"readyCmd,omitempty"`
+	// FromStage warren: start from an earlier stage (in stages)
+	FromStage string `json:"fromStage,omitempty"`
 
-	// Stages warren: a multi-stage Dockerfile's earlier stages
-	Stages   *[]Stage `json:"stages,omitempty"`
-	StartCmd *string  `json:"startCmd,omitempty"`
-	Steps    []Step   `json:"steps"`
+	// FromTemplate the base template, by ID or name
+	FromTemplate string `json:"fromTemplate,omitempty"`
+
+	// Labels warren: the Dockerfile's LABELs, kept as template metadata
+	Labels map[string]string `json:"labels,omitempty"`
+
+	// ReadyCmd a shell command that must succeed before a create returns
+	ReadyCmd string `json:"readyCmd,omitempty"`
+
+	// Stages warren: a multi-stage Dockerfile's earlier stages, in order; the request's own fields are the final stage
+	Stages []Stage `json:"stages,omitempty"`
+
+	// StartCmd the command sandboxes from the template start with
+	StartCmd string `json:"startCmd,omitempty"`
+	Steps    []Step `json:"steps"`
 }
 
 // BuildState defines model for BuildState.
@@ -411,15 +424,17 @@ type NewTeamAPIKey struct {
 	TTLSeconds *int64  `json:"ttlSeconds,omitempty"`
 }
 
-// RegistryAuth defines model for RegistryAuth.
+// RegistryAuth credentials for a private registry, as the SDK's fromImage (registry), fromGCPRegistry (gcp) and fromAWSRegistry (aws) send them
 type RegistryAuth struct {
-	AwsAccessKeyID     *string          `json:"awsAccessKeyId,omitempty"`
-	AwsRegion          *string          `json:"awsRegion,omitempty"`
-	AwsSecretAccessKey *string          `json:"awsSecretAccessKey,omitempty"`
-	Password           *string          `json:"password,omitempty"`
-	ServiceAccountJSON *string          `json:"serviceAccountJson,omitempty"`
+	AwsAccessKeyID     string `json:"awsAccessKeyId,omitempty"`
+	AwsRegion          string `json:"awsRegion,omitempty"`
+	AwsSecretAccessKey string `json:"awsSecretAccessKey,omitempty"`
+	Password           string `json:"password,omitempty"`
+
+	// ServiceAccountJSON gcp: a service account key
+	ServiceAccountJSON string           `json:"serviceAccountJson,omitempty"`
 	Type               RegistryAuthType `json:"type"`
-	Username           *string          `json:"username,omitempty"`
+	Username           string           `json:"username,omitempty"`
 }
 
 // RegistryAuthType defines model for RegistryAuth.Type.
@@ -544,34 +559,40 @@ type SnapshotInfo struct {
 	SnapshotID string   `json:"snapshotID"`
 }
 
-// Stage defines model for Stage.
+// Stage warren: an earlier stage of a multi-stage build; COPY steps with fromStage read its filesystem
 type Stage struct {
-	FromImage         *string       `json:"fromImage,omitempty"`
+	FromImage string `json:"fromImage,omitempty"`
+
+	// FromImageRegistry credentials for a private registry, as the SDK's fromImage (registry), fromGCPRegistry (gcp) and fromAWSRegistry (aws) send them
 	FromImageRegistry *RegistryAuth `json:"fromImageRegistry,omitempty"`
-	FromStage         *string       `json:"fromStage,omitempty"`
-	FromTemplate      *string       `json:"fromTemplate,omitempty"`
+	FromStage         string        `json:"fromStage,omitempty"`
+	FromTemplate      string        `json:"fromTemplate,omitempty"`
 	Name              string        `json:"name"`
 	Steps             []Step        `json:"steps"`
 }
 
 // Step defines model for Step.
 type Step struct {
-	// Args RUN [command, user?]; COPY [src, dest, user?, mode?]; ENV [key, value, ...]; WORKDIR [path]; USER [user]
-	Args []string   `json:"args"`
-	Env  *StringMap `json:"env,omitempty"`
+	// Args RUN [command, user?]; COPY [src, dest, user?, mode?] (src relative to the build context); ENV [key, value, ...]; WORKDIR [path]; USER [user]
+	Args []string `json:"args"`
 
-	// Extract warren: unpack a tar source at dest
-	Extract *bool `json:"extract,omitempty"`
+	// Env warren: variables set for this RUN only (ARG)
+	Env map[string]string `json:"env,omitempty"`
 
-	// FilesHash COPY: the uploaded sources' hash
-	FilesHash *string `json:"filesHash,omitempty"`
-	Force     *bool   `json:"force,omitempty"`
+	// Extract warren: src is a tar archive unpacked at dest (ADD of a tarball)
+	Extract bool `json:"extract,omitempty"`
 
-	// FromStage warren: COPY from an earlier stage
-	FromStage *string `json:"fromStage,omitempty"`
+	// FilesHash COPY: the hash naming the uploaded gzip tar of its sources
+	FilesHash string `json:"filesHash,omitempty"`
 
-	// Line warren: the Dockerfile line
-	Line *int     `json:"line,omitempty"`
+	// Force rebuild this step and those after it
+	Force bool `json:"force,omitempty"`
+
+	// FromStage warren: COPY src from that earlier stage's filesystem (COPY --from)
+	FromStage string `json:"fromStage,omitempty"`
+
+	// Line warren: the Dockerfile line the step came from, for messages
+	Line int      `json:"line,omitempty"`
 	Type StepType `json:"type"`
 }
 

@@ -31,7 +31,9 @@
 //     [Sandbox.RunCode] with streamed output and rich results (PNG, SVG,
 //     HTML, charts as data), and code contexts.
 //   - Templates: [Client.BuildDockerfile] with the build's log, the build
-//     steps one by one, tags, listing and deletion; imported images.
+//     steps one by one, tags, listing and deletion; imported images. The
+//     sub-package dockerfile turns a Dockerfile and its context into the
+//     build spec [Client.StartBuild] sends, for callers who want it.
 //
 // # Errors
 //

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/api/gen/filesystem/filesystemconnect"
-	"github.com/warren-sandbox/warren/internal/filesig"
 )
 
 // Files reads and writes a sandbox's filesystem (E2B's sandbox.files).
@@ -139,7 +138,7 @@ func (f *Files) signedURL(path, op string, o URLOptions) string {
 			exp = strconv.FormatInt(time.Now().Add(o.Expires).Unix(), 10)
 			q.Set("signature_expiration", exp)
 		}
-		q.Set("signature", filesig.Sign(path, op, o.User, tok, exp))
+		q.Set("signature", signFileURL(path, op, o.User, tok, exp))
 	}
 	return f.base + "/files?" + q.Encode()
 }

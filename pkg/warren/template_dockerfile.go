@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/template/dockerfile"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/pkg/warren/dockerfile"
 )
 
 // DockerfileBuild is a template build from a Dockerfile and its build
@@ -92,7 +92,7 @@ func (c *Client) BuildDockerfile(ctx context.Context, b DockerfileBuild) (*Build
 
 // buildSpec runs a converted Dockerfile's build: request, uploads, start,
 // wait.
-func (c *Client) buildSpec(ctx context.Context, b *DockerfileBuild, spec *wire.BuildStart, bctx *dockerfile.Context) (*BuildRef, error) {
+func (c *Client) buildSpec(ctx context.Context, b *DockerfileBuild, spec *rest.BuildStart, bctx *dockerfile.Context) (*BuildRef, error) {
 	logf := func(format string, args ...any) {
 		if b.OnLog != nil {
 			b.OnLog(BuildLogEntry{Timestamp: time.Now(), Level: "info", Message: fmt.Sprintf(format, args...)})
@@ -125,7 +125,7 @@ func (c *Client) buildSpec(ctx context.Context, b *DockerfileBuild, spec *wire.B
 
 // uploadCopies uploads the sources of every COPY step with a files hash,
 // of the final stage and the earlier ones, unless the server has them.
-func (c *Client) uploadCopies(ctx context.Context, templateID string, spec *wire.BuildStart, bctx *dockerfile.Context, logf func(string, ...any)) error {
+func (c *Client) uploadCopies(ctx context.Context, templateID string, spec *rest.BuildStart, bctx *dockerfile.Context, logf func(string, ...any)) error {
 	done := map[string]bool{}
 	for _, step := range copySteps(spec) {
 		if done[step.FilesHash] {
@@ -153,11 +153,11 @@ func (c *Client) uploadCopies(ctx context.Context, templateID string, spec *wire
 }
 
 // copySteps lists the COPY steps whose files come from the build context.
-func copySteps(spec *wire.BuildStart) []wire.Step {
-	var out []wire.Step
-	add := func(steps []wire.Step) {
+func copySteps(spec *rest.BuildStart) []rest.Step {
+	var out []rest.Step
+	add := func(steps []rest.Step) {
 		for _, s := range steps {
-			if s.Type == wire.StepCopy && s.FilesHash != "" && len(s.Args) > 0 {
+			if s.Type == rest.StepTypeCOPY && s.FilesHash != "" && len(s.Args) > 0 {
 				out = append(out, s)
 			}
 		}
@@ -195,7 +195,7 @@ func (c *Client) uploadTar(ctx context.Context, bctx *dockerfile.Context, src st
 // stepLine maps the server's failed-step reference to a Dockerfile line.
 // Step n is Steps[n-1] (0 is the base image), as the SDK counts; with
 // earlier stages the numbering is the server's own, so no line is guessed.
-func stepLine(spec *wire.BuildStart, step string) int {
+func stepLine(spec *rest.BuildStart, step string) int {
 	n, err := strconv.Atoi(step)
 	if err != nil || len(spec.Stages) > 0 || n < 1 || n > len(spec.Steps) {
 		return 0

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/template/dockerfile"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/pkg/warren/dockerfile"
 )
 
 const multiStageDockerfile = `FROM golang:1.22 AS builder
@@ -33,7 +33,7 @@ RUN echo $GREETING && exit 1
 
 // buildContext writes a build context with df as its Dockerfile and
 // returns its directory and the conversion BuildDockerfile will make.
-func buildContext(t *testing.T, df string) (string, *wire.BuildStart, *dockerfile.Context) {
+func buildContext(t *testing.T, df string) (string, *rest.BuildStart, *dockerfile.Context) {
 	t.Helper()
 	dir := writeContext(t, df)
 	bctx, err := dockerfile.NewContext(dir)
@@ -64,7 +64,7 @@ func writeContext(t *testing.T, df string) string {
 }
 
 // hashOf finds the files hash of the COPY of src.
-func hashOf(t *testing.T, req *wire.BuildStart, src string) string {
+func hashOf(t *testing.T, req *rest.BuildStart, src string) string {
 	t.Helper()
 	for _, s := range copySteps(req) {
 		if s.Args[0] == src {
@@ -188,10 +188,10 @@ func TestBuildDockerfileArgs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var run *wire.Step
+	var run *rest.Step
 	if st := f.startedRequest(); st != nil {
 		for i, s := range st.Steps {
-			if s.Type == wire.StepRun {
+			if s.Type == rest.StepTypeRUN {
 				run = &st.Steps[i]
 			}
 		}

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/rest"
 )
 
 const tplTestKey = "e2b_0123456789abcdef0123456789abcdef01234567"
@@ -33,7 +33,7 @@ type fakeTemplateAPI struct {
 	mu       sync.Mutex
 	uploads  map[string]tplUpload // guarded by mu; by files hash
 	present  map[string]bool      // guarded by mu; hashes the server already has
-	started  *wire.BuildStart     // guarded by mu
+	started  *rest.BuildStart     // guarded by mu
 	requests []string             // guarded by mu; "METHOD path"
 	polls    int                  // guarded by mu
 	lastBody map[string]any       // guarded by mu; JSON body of the last POST/DELETE
@@ -162,7 +162,7 @@ func (f *fakeTemplateAPI) upload(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *fakeTemplateAPI) startBuild(w http.ResponseWriter, r *http.Request) {
-	var req wire.BuildStart
+	var req rest.BuildStart
 	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
 		tplError(w, http.StatusBadRequest, err.Error())
 		return
@@ -297,7 +297,7 @@ func (f *fakeTemplateAPI) url() string {
 	return f.lastURL
 }
 
-func (f *fakeTemplateAPI) startedRequest() *wire.BuildStart {
+func (f *fakeTemplateAPI) startedRequest() *rest.BuildStart {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.started

@@ -298,14 +298,15 @@ func TestTemplateExists(t *testing.T) {
 }
 
 // TestStartBuild: a definition built with the generated types reaches the
-// server as the builder reads it.
+// server as it was built (that the builder reads the same JSON is
+// internal/apiserver's TestBuildStartMatchesWire).
 func TestStartBuild(t *testing.T) {
 	t.Parallel()
 	f := newFakeTemplateAPI(t)
-	base, ready, hash := "base", "test -f /app/ok", "h1"
-	spec := rest.BuildStart{FromTemplate: &base, ReadyCmd: &ready, Steps: []rest.Step{
+	ready := "test -f /app/ok"
+	spec := rest.BuildStart{FromTemplate: "base", ReadyCmd: ready, Steps: []rest.Step{
 		{Type: rest.StepTypeRUN, Args: []string{"mkdir -p /app && touch /app/ok", "root"}},
-		{Type: rest.StepTypeCOPY, Args: []string{"src", "/app/"}, FilesHash: &hash},
+		{Type: rest.StepTypeCOPY, Args: []string{"src", "/app/"}, FilesHash: "h1"},
 	}}
 	if err := f.client(t).StartBuild(t.Context(), "tpl", "build-1", spec); err != nil {
 		t.Fatal(err)

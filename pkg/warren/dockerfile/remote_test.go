@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/warren-sandbox/warren/api/rest"
 )
 
 // fileServer serves name with body on loopback, with a Last-Modified date.
@@ -67,9 +68,9 @@ func TestAddURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var copies []wire.Step
+	var copies []rest.Step
 	for _, s := range req.Steps {
-		if s.Type == wire.StepCopy {
+		if s.Type == rest.StepTypeCOPY {
 			copies = append(copies, s)
 		}
 	}

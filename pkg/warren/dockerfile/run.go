@@ -2,12 +2,13 @@ package dockerfile
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
 	"slices"
 	"strings"
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
+
+	"github.com/warren-sandbox/warren/api/rest"
 )
 
 func (c *converter) run(cmd *instructions.RunCommand, line int) error {
@@ -18,7 +19,7 @@ func (c *converter) run(cmd *instructions.RunCommand, line int) error {
 	if strings.TrimSpace(script) == "" {
 		return c.errorf(line, "RUN needs a command")
 	}
-	c.cur.addStep(wire.Step{Type: wire.StepRun, Args: []string{script}, Env: c.cur.runEnv(), Line: line})
+	c.cur.addStep(rest.Step{Type: rest.StepTypeRUN, Args: []string{script}, Env: c.cur.runEnv(), Line: line})
 	return nil
 }
 

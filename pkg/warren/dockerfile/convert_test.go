@@ -3,16 +3,17 @@ package dockerfile
 import (
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/warren-sandbox/warren/api/rest"
 )
 
 // render prints a request one fact per line, so expectations stay readable.
 // File hashes are shown as "hash" since directory sizes vary by filesystem;
 // the hash itself is checked against the SDK in sdk_test.go.
-func render(req *wire.BuildStart) string {
+func render(req *rest.BuildStart) string {
 	var b strings.Builder
 	for _, st := range req.Stages {
 		fmt.Fprintf(&b, "stage %s %s\n", st.Name, from(st.FromImage, st.FromStage))
@@ -42,7 +43,7 @@ func from(image, stage string) string {
 	return image
 }
 
-func renderSteps(b *strings.Builder, indent string, steps []wire.Step) {
+func renderSteps(b *strings.Builder, indent string, steps []rest.Step) {
 	for _, s := range steps {
 		fmt.Fprintf(b, "%s%d %s %q", indent, s.Line, s.Type, s.Args)
 		if s.FilesHash != "" {

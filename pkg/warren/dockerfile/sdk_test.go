@@ -40,7 +40,7 @@ func sdkModule(t *testing.T) string {
 	mod := os.Getenv("WARREN_E2B_SDK")
 	if mod == "" {
 		// The end-to-end suite's install (scripts/setup.sh runs npm ci there).
-		mod, _ = filepath.Abs("../../test/e2e/node_modules/e2b/dist/index.mjs")
+		mod, _ = filepath.Abs("../../../test/e2e/node_modules/e2b/dist/index.mjs")
 	}
 	if _, err := os.Stat(mod); err != nil {
 		t.Skipf("E2B SDK not found at %s (set WARREN_E2B_SDK)", mod)
