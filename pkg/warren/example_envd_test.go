@@ -93,3 +93,21 @@ func ExamplePty_Create() {
 	_ = sb.Pty.SendInput(ctx, term.PID, []byte("top -b -n 1 | head; exit\n"))
 	_, _ = term.Wait()
 }
+
+// A template described in code rather than a Dockerfile, built with its
+// log on stdout.
+func ExampleClient_BuildTemplate() {
+	ctx := context.Background()
+	client, _ := warren.New(warren.Config{})
+	tpl := warren.NewTemplate().FromTemplate("base").
+		PipInstall("pandas", "matplotlib").
+		Copy("notebooks/", "/home/user/notebooks/").
+		SetWorkdir("/home/user/notebooks")
+	_, err := client.BuildTemplate(ctx, "analysis:v1", tpl, warren.TemplateBuildOptions{
+		Dir:   ".",
+		OnLog: func(e warren.BuildLogEntry) { fmt.Println(e.Message) },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+}

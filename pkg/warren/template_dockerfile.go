@@ -26,6 +26,9 @@ type DockerfileBuild struct {
 	Dir string
 	// Dockerfile is the Dockerfile's path (default Dir/Dockerfile).
 	Dockerfile string
+	// Content, when set, is the Dockerfile itself, and Dockerfile is not
+	// read.
+	Content []byte
 	// BuildArgs set ARGs, as --build-arg does.
 	BuildArgs map[string]string
 	// Target builds that stage (FROM ... AS target) and not those after it.
@@ -56,18 +59,28 @@ type DockerfileBuild struct {
 // an error naming its line; a failed build is a *BuildError whose Line is
 // the Dockerfile line of the failed step when it can be told.
 func (c *Client) BuildDockerfile(ctx context.Context, b DockerfileBuild) (*BuildRef, error) {
+	return c.buildDockerfile(ctx, b, nil)
+}
+
+// buildDockerfile converts and builds; adjust, when set, changes the
+// converted spec first (the template builder's settings a Dockerfile
+// cannot say).
+func (c *Client) buildDockerfile(ctx context.Context, b DockerfileBuild, adjust func(*rest.BuildStart)) (*BuildRef, error) {
 	if b.Name == "" {
 		return nil, fmt.Errorf("building a Dockerfile: %w: no template name", ErrInvalid)
 	}
 	if b.Dir == "" {
 		b.Dir = "."
 	}
-	if b.Dockerfile == "" {
-		b.Dockerfile = filepath.Join(b.Dir, "Dockerfile")
-	}
-	src, err := os.ReadFile(b.Dockerfile)
-	if err != nil {
-		return nil, err
+	src := b.Content
+	if src == nil {
+		if b.Dockerfile == "" {
+			b.Dockerfile = filepath.Join(b.Dir, "Dockerfile")
+		}
+		var err error
+		if src, err = os.ReadFile(b.Dockerfile); err != nil {
+			return nil, err
+		}
 	}
 	bctx, err := dockerfile.NewContext(b.Dir)
 	if err != nil {
@@ -87,6 +100,9 @@ func (c *Client) BuildDockerfile(ctx context.Context, b DockerfileBuild) (*Build
 		spec.ReadyCmd = b.ReadyCmd
 	}
 	spec.Force = b.NoCache
+	if adjust != nil {
+		adjust(spec)
+	}
 	return c.buildSpec(ctx, &b, spec, bctx)
 }
 

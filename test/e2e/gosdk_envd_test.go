@@ -158,3 +158,23 @@ func waitFor(t *testing.T, d time.Duration, cond func() bool, msg string) {
 		}
 	}
 }
+
+// goSDKTemplateBuilder builds a template with the SDK's builder, from
+// the base template: a script whose quotes and variables must survive, an
+// env var, a copied file, and a start command that a create waits for.
+func goSDKTemplateBuilder(t *testing.T, c *warren.Client, s *server, dir string) {
+	tpl := warren.NewTemplate().FromTemplate("base").
+		RunCmd(`echo "it's $((6*7))" > /opt/answer`+"\n"+`echo second >> /opt/answer`).
+		SetEnvs(map[string]string{"MOTTO": `say "$hi"`}).
+		Copy("greeting.txt", "/opt/greeting.txt").
+		SetStartCmd("python3 -m http.server 8000 --directory /opt", "bash -c '</dev/tcp/127.0.0.1/8000'")
+	var logs []string
+	if _, err := c.BuildTemplate(t.Context(), "gosdk-builder", tpl, warren.TemplateBuildOptions{Dir: dir,
+		OnLog: func(e warren.BuildLogEntry) { logs = append(logs, e.Message) }}); err != nil {
+		t.Fatalf("BuildTemplate: %v\n%s\nDockerfile:\n%s", err, strings.Join(logs, "\n"), tpl.Dockerfile())
+	}
+	got := runIn(t, s, "gosdk-builder", `cat /opt/answer /opt/greeting.txt; echo "$MOTTO"; python3 -c 'import urllib.request as u; print(len(u.urlopen("http://127.0.0.1:8000/answer").read()))'`)
+	if want := "it's 42\nsecond\nhello\n" + `say "$hi"` + "\n15\n"; got != want {
+		t.Errorf("sandbox from the builder's template printed %q, want %q", got, want)
+	}
+}

@@ -220,6 +220,7 @@ func TestGoSDKTemplates(t *testing.T) {
 	if got := runIn(t, s, "gosdk-tpl:v1", "cat /opt/greeting.txt"); got != "hello\nworld\n" {
 		t.Errorf("sandbox from the template printed %q", got)
 	}
+	goSDKTemplateBuilder(t, c, s, dir)
 	if ok, err := c.TemplateExists(ctx, "gosdk-tpl"); err != nil || !ok {
 		t.Errorf("TemplateExists = %v, %v", ok, err)
 	}
