@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -35,12 +36,8 @@ func sandboxCreate(conn *connFlags) *cobra.Command {
 		Use:   "create",
 		Short: "start a sandbox; its id is the last line printed",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := conn.client()
-			if err != nil {
-				return err
-			}
-			sb, err := c.Create(cmd.Context(), template, warren.CreateOptions{Timeout: timeout, EnvVars: envs, Metadata: metadata})
+		RunE: withClient(conn, func(ctx context.Context, c *warren.Client, _ []string) error {
+			sb, err := c.Create(ctx, template, warren.CreateOptions{Timeout: timeout, EnvVars: envs, Metadata: metadata})
 			if err != nil {
 				return err
 			}
@@ -50,7 +47,7 @@ func sandboxCreate(conn *connFlags) *cobra.Command {
 			fmt.Fprintf(os.Stderr, "created a sandbox from %s\n", template)
 			fmt.Println(sb.ID)
 			return nil
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVarP(&template, "template", "t", "base", "template name, name:tag, id or snapshot")
@@ -70,12 +67,8 @@ func sandboxList(conn *connFlags) *cobra.Command {
 		Aliases: []string{"list"},
 		Short:   "list running and paused sandboxes",
 		Args:    cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := conn.client()
-			if err != nil {
-				return err
-			}
-			all, err := listAll(cmd, c, warren.ListOptions{Metadata: metadata, State: state})
+		RunE: withClient(conn, func(ctx context.Context, c *warren.Client, _ []string) error {
+			all, err := listAll(ctx, c, warren.ListOptions{Metadata: metadata, State: state})
 			if err != nil {
 				return err
 			}
@@ -89,7 +82,7 @@ func sandboxList(conn *connFlags) *cobra.Command {
 				return nil
 			}
 			return printSandboxes(all)
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringToStringVarP(&metadata, "metadata", "m", nil, "only sandboxes with this metadata K=V (repeatable)")
@@ -100,10 +93,10 @@ func sandboxList(conn *connFlags) *cobra.Command {
 }
 
 // listAll follows the list's pages.
-func listAll(cmd *cobra.Command, c *warren.Client, o warren.ListOptions) ([]warren.Info, error) {
+func listAll(ctx context.Context, c *warren.Client, o warren.ListOptions) ([]warren.Info, error) {
 	var all []warren.Info
 	for {
-		page, next, err := c.List(cmd.Context(), o)
+		page, next, err := c.List(ctx, o)
 		if err != nil {
 			return nil, err
 		}

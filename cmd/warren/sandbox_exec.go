@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -21,16 +22,7 @@ func sandboxExec(conn *connFlags) *cobra.Command {
 			"Its stdin is this one's when this one is not a terminal.",
 		Args:              cobra.MinimumNArgs(2),
 		ValidArgsFunction: completeSandboxes(conn),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := conn.client()
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			sb, err := c.Connect(ctx, args[0], 0)
-			if err != nil {
-				return err
-			}
+		RunE: withSandbox(conn, func(ctx context.Context, sb *warren.Sandbox, args []string) error {
 			o.OnStdout = func(b []byte) { os.Stdout.Write(b) }
 			o.OnStderr = func(b []byte) { os.Stderr.Write(b) }
 			o.Stdin = !term.IsTerminal(int(os.Stdin.Fd()))
@@ -46,7 +38,7 @@ func sandboxExec(conn *connFlags) *cobra.Command {
 				return err
 			}
 			if o.Stdin {
-				go pipeStdin(cmd, h)
+				go pipeStdin(ctx, h)
 			}
 			_, err = h.Wait()
 			var exit *warren.CommandExitError
@@ -54,7 +46,7 @@ func sandboxExec(conn *connFlags) *cobra.Command {
 				return exitError{code: exit.Result.ExitCode}
 			}
 			return err
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.User, "user", "u", "", "run as this user (root or user; default the sandbox's)")
@@ -71,8 +63,7 @@ func sandboxExec(conn *connFlags) *cobra.Command {
 }
 
 // pipeStdin forwards this process's stdin to the command, then EOF.
-func pipeStdin(cmd *cobra.Command, h *warren.CommandHandle) {
-	ctx := cmd.Context()
+func pipeStdin(ctx context.Context, h *warren.CommandHandle) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := os.Stdin.Read(buf)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -14,17 +15,8 @@ import (
 
 func sandboxLogs(conn *connFlags) *cobra.Command {
 	var follow bool
-	cmd := &cobra.Command{
-		Use:               "logs ID",
-		Short:             "print a sandbox's log: its processes' output and what warren did to it",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeSandboxes(conn),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := conn.client()
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
+	cmd := idCommand(conn, "logs ID", "print a sandbox's log: its processes' output and what warren did to it", cobra.ExactArgs(1),
+		func(ctx context.Context, c *warren.Client, args []string) error {
 			var cursor time.Time
 			for {
 				logs, err := c.Logs(ctx, args[0], warren.LogOptions{Cursor: cursor})
@@ -50,8 +42,7 @@ func sandboxLogs(conn *connFlags) *cobra.Command {
 				case <-time.After(time.Second):
 				}
 			}
-		},
-	}
+		})
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new lines until the sandbox ends")
 	return cmd
 }
@@ -65,17 +56,9 @@ func fields(m map[string]string) string {
 
 func sandboxMetrics(conn *connFlags) *cobra.Command {
 	var asJSON bool
-	cmd := &cobra.Command{
-		Use:               "metrics ID",
-		Short:             "print a sandbox's CPU, memory and disk samples",
-		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completeSandboxes(conn),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := conn.client()
-			if err != nil {
-				return err
-			}
-			ms, err := c.Metrics(cmd.Context(), args[0], time.Time{}, time.Time{})
+	cmd := idCommand(conn, "metrics ID", "print a sandbox's CPU, memory and disk samples", cobra.ExactArgs(1),
+		func(ctx context.Context, c *warren.Client, args []string) error {
+			ms, err := c.Metrics(ctx, args[0], time.Time{}, time.Time{})
 			if err != nil {
 				return err
 			}
@@ -89,8 +72,7 @@ func sandboxMetrics(conn *connFlags) *cobra.Command {
 					mib(m.MemUsed), mib(m.MemTotal), mib(m.DiskUsed), mib(m.DiskTotal))
 			}
 			return w.Flush()
-		},
-	}
+		})
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

@@ -21,20 +21,14 @@ func sandboxShell(conn *connFlags) *cobra.Command {
 		Short:             "an interactive terminal in a sandbox (exit or ^D to leave)",
 		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completeSandboxes(conn),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			in := int(os.Stdin.Fd())
-			if !term.IsTerminal(in) {
+		PreRunE: func(*cobra.Command, []string) error {
+			if !term.IsTerminal(int(os.Stdin.Fd())) {
 				return errors.New("shell needs a terminal; use `warren sandbox exec` to run a command")
 			}
-			c, err := conn.client()
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			sb, err := c.Connect(ctx, args[0], 0)
-			if err != nil {
-				return err
-			}
+			return nil
+		},
+		RunE: withSandbox(conn, func(ctx context.Context, sb *warren.Sandbox, _ []string) error {
+			in := int(os.Stdin.Fd())
 			cols, rows, _ := term.GetSize(in)
 			h, err := sb.Pty.Create(ctx, warren.PtyOptions{Cols: cols, Rows: rows, User: user, Cwd: cwd, Timeout: warren.NoTimeout,
 				OnData: func(b []byte) { os.Stdout.Write(b) }})
@@ -54,7 +48,7 @@ func sandboxShell(conn *connFlags) *cobra.Command {
 				return nil // the shell's last status is not warren's error
 			}
 			return err
-		},
+		}),
 	}
 	cmd.Flags().StringVarP(&user, "user", "u", "", "log in as this user (root or user; default the sandbox's)")
 	cmd.Flags().StringVarP(&cwd, "cwd", "w", "", "start in this directory")

@@ -56,10 +56,7 @@ type CreateOptions struct {
 // snapshot. envd always asks for the returned access token.
 func (c *Client) Create(ctx context.Context, template string, o CreateOptions) (*Sandbox, error) {
 	body := rest.NewSandbox{TemplateID: template}
-	if o.Timeout > 0 {
-		s := int64(o.Timeout / time.Second)
-		body.Timeout = &s
-	}
+	body.Timeout = seconds(o.Timeout)
 	if len(o.Metadata) > 0 {
 		m := rest.StringMap(o.Metadata)
 		body.Metadata = &m
@@ -95,10 +92,7 @@ func (c *Client) Create(ctx context.Context, template string, o CreateOptions) (
 // and makes it live at least timeout from now (0: its current end).
 func (c *Client) Connect(ctx context.Context, id string, timeout time.Duration) (*Sandbox, error) {
 	var body rest.ConnectSandboxJSONRequestBody
-	if timeout > 0 {
-		s := int64(timeout / time.Second)
-		body.Timeout = &s
-	}
+	body.Timeout = seconds(timeout)
 	resp, err := c.api.ConnectSandboxWithResponse(ctx, id, body)
 	if err := answer(resp, err, http.StatusOK, http.StatusCreated); err != nil {
 		return nil, err
@@ -237,5 +231,15 @@ func optional(s string) *string {
 	if s == "" {
 		return nil
 	}
+	return &s
+}
+
+// seconds is a timeout as the API takes it, whole seconds; nil (the
+// server's default) for none.
+func seconds(d time.Duration) *int64 {
+	if d <= 0 {
+		return nil
+	}
+	s := int64(d / time.Second)
 	return &s
 }

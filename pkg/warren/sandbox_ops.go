@@ -13,10 +13,7 @@ import (
 // running sandbox.
 func (c *Client) Resume(ctx context.Context, id string, timeout time.Duration) (*Sandbox, error) {
 	var body rest.ResumeSandboxJSONRequestBody
-	if timeout > 0 {
-		s := int64(timeout / time.Second)
-		body.Timeout = &s
-	}
+	body.Timeout = seconds(timeout)
 	resp, err := c.api.ResumeSandboxWithResponse(ctx, id, body)
 	if err := answer(resp, err, http.StatusCreated); err != nil {
 		return nil, err
@@ -63,10 +60,7 @@ func (c *Client) Fork(ctx context.Context, id string, count int, timeout time.Du
 	if count > 0 {
 		body.Count = &count
 	}
-	if timeout > 0 {
-		s := int64(timeout / time.Second)
-		body.Timeout = &s
-	}
+	body.Timeout = seconds(timeout)
 	resp, err := c.api.ForkSandboxWithResponse(ctx, id, body)
 	if err := answer(resp, err, http.StatusCreated); err != nil {
 		return nil, err
