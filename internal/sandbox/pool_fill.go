@@ -201,6 +201,9 @@ func (m *Manager) warmOne(ctx context.Context, key poolKey) error {
 		policy = ps.policy.Clone()
 	}
 	m.pools.mu.Unlock()
+	if err := m.hostRoom(ctx, key.Mem, key.Disk); err != nil {
+		return fmt.Errorf("no room for a pooled sandbox: %w", err)
+	}
 	sb := &store.Sandbox{ID: newID(), TemplateID: tpl.ID, Backend: key.Backend,
 		CPUCount: key.CPU, MemoryMB: key.Mem, DiskMB: key.Disk, Network: policy}
 	start := time.Now()

@@ -221,3 +221,43 @@ func TestPoolClaimUnderPressure(t *testing.T) {
 		t.Fatalf("a cold create under CPU pressure: %v, want resource exhausted", err)
 	}
 }
+
+// TestPoolRefillNeedsHostRoom: a refill boots only while the host has the
+// memory for one more sandbox (but it ignores CPU pressure, which its own
+// background boots raise), so a pool never takes the last memory a create
+// would need.
+func TestPoolRefillNeedsHostRoom(t *testing.T) {
+	t.Parallel()
+	var availMB atomic.Int64
+	e := newEnvWith(t, func(o *Options) {
+		o.PoolSize, o.PoolMin, o.PoolTemplates = 1, 1, []string{"base"}
+		o.HostMemoryMB = func() (int, error) { return int(availMB.Load()), nil }
+		o.MaxCPUPressure = 90
+		o.HostCPUPressure = func() (float64, error) { return 99, nil }
+	})
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	go e.m.RunPools(ctx)
+	// Wait for the pool's first boot to end, one way or the other.
+	testutil.Eventually(t, 10*time.Second, func() error {
+		e.m.pools.mu.Lock()
+		defer e.m.pools.mu.Unlock()
+		for _, ps := range e.m.pools.byKey {
+			if !ps.retryAt.IsZero() || len(ps.ready) > 0 {
+				return nil
+			}
+		}
+		return errors.New("no refill attempt ended yet")
+	})
+	if n := e.m.poolReady(); n != 0 {
+		t.Fatalf("%d pooled sandboxes booted with no memory available", n)
+	}
+	e.m.pools.mu.Lock()
+	for _, ps := range e.m.pools.byKey {
+		ps.retryAt = time.Time{} // the failed attempt's back-off, skipped
+	}
+	e.m.pools.mu.Unlock()
+	availMB.Store(1 << 20)
+	e.m.pools.poke()
+	waitPool(t, e.m, 1)
+}

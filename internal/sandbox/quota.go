@@ -87,13 +87,8 @@ func (q Quota) check(team string, u, want usage) error {
 // beyond what the host has available, or its disk beyond the free space of
 // the data dir. Refusing now beats an OOM kill or a full disk later.
 func (m *Manager) hostAdmits(ctx context.Context, memoryMB, diskMB int) error {
-	if m.opts.HostMemoryMB != nil {
-		if avail, err := m.opts.HostMemoryMB(); err != nil {
-			log.G(ctx).Warn("reading the host's available memory", "err", err)
-		} else if memoryMB > avail {
-			return errdefs.New(errdefs.ErrResourceExhausted, fmt.Sprintf(
-				"the host has %d MB of memory available and this sandbox may use %d MB: try later or ask for less (memoryMB)", avail, memoryMB))
-		}
+	if err := m.hostRoom(ctx, memoryMB, diskMB); err != nil {
+		return err
 	}
 	if m.opts.HostCPUPressure != nil && m.opts.MaxCPUPressure > 0 {
 		if p, err := m.opts.HostCPUPressure(); err != nil {
@@ -101,6 +96,22 @@ func (m *Manager) hostAdmits(ctx context.Context, memoryMB, diskMB int) error {
 		} else if p >= m.opts.MaxCPUPressure {
 			return errdefs.New(errdefs.ErrResourceExhausted, fmt.Sprintf(
 				"the host's CPUs are saturated (tasks waited for a CPU %.0f %% of the last 10 s; the limit is %.0f %%): try later", p, m.opts.MaxCPUPressure))
+		}
+	}
+	return nil
+}
+
+// hostRoom says whether the host has the memory and disk for one more
+// sandbox. Pool refills ask it too (but not about CPU pressure, which
+// their own background boots raise by design), so that a pool never takes
+// the last memory a create would be refused for.
+func (m *Manager) hostRoom(ctx context.Context, memoryMB, diskMB int) error {
+	if m.opts.HostMemoryMB != nil {
+		if avail, err := m.opts.HostMemoryMB(); err != nil {
+			log.G(ctx).Warn("reading the host's available memory", "err", err)
+		} else if memoryMB > avail {
+			return errdefs.New(errdefs.ErrResourceExhausted, fmt.Sprintf(
+				"the host has %d MB of memory available and this sandbox may use %d MB: try later or ask for less (memoryMB)", avail, memoryMB))
 		}
 	}
 	if m.opts.HostDiskFreeMB != nil && diskMB > 0 {
