@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"github.com/warren-sandbox/warren/api/rest"
 	"net/netip"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -105,4 +106,13 @@ func networkJSON(t *testing.T, raw string, bad bool) *rest.SandboxNetwork {
 		t.Fatalf("decoding %s: %v", raw, err)
 	}
 	return &n
+}
+
+// TestDefaultNetwork: a create that names no network settings gets the
+// policy the pools pre-warm with, or the first creates would miss them.
+func TestDefaultNetwork(t *testing.T) {
+	got, err := parseNetwork(nil, true)
+	if err != nil || !reflect.DeepEqual(got, netpolicy.Default()) {
+		t.Fatalf("parseNetwork(nil, true) = %+v, %v; want netpolicy.Default() %+v", got, err, netpolicy.Default())
+	}
 }

@@ -49,6 +49,12 @@ type Ingress struct {
 	HTTPSPorts []int `json:"httpsPorts,omitempty"`
 }
 
+// Default is the policy of a create that names no network settings, as
+// the SDKs' plain Sandbox.create() sends: internet on, nothing else. The
+// pools pre-warm with it, so it must be what the API makes of such a
+// create (a test in apiserver holds them together).
+func Default() Policy { return Policy{Egress: Egress{AllowInternet: true}} }
+
 // Policy is a sandbox's whole network policy. Egress can change while the
 // sandbox lives; Ingress is fixed at create.
 type Policy struct {

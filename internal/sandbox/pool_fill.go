@@ -135,7 +135,7 @@ func (m *Manager) prewarm(ctx context.Context, first bool) {
 		if _, ok := m.opts.Backends[backend]; !ok {
 			continue
 		}
-		req := CreateRequest{TemplateID: name, Network: netpolicy.Policy{Egress: netpolicy.Egress{AllowInternet: true}}}
+		req := CreateRequest{TemplateID: name, Network: netpolicy.Default()}
 		sb := newRecord(req, tpl, nil, backend, m.opts)
 		m.pools.mu.Lock()
 		ps := m.pools.state(keyFor(sb, tpl), sb.Network)
