@@ -106,6 +106,36 @@ func (e SandboxDetailState) Valid() bool {
 	}
 }
 
+// Defines values for SandboxEventType.
+const (
+	SandboxEventTypeSandboxLifecycleCreated     SandboxEventType = "sandbox.lifecycle.created"
+	SandboxEventTypeSandboxLifecycleKilled      SandboxEventType = "sandbox.lifecycle.killed"
+	SandboxEventTypeSandboxLifecyclePaused      SandboxEventType = "sandbox.lifecycle.paused"
+	SandboxEventTypeSandboxLifecycleResumed     SandboxEventType = "sandbox.lifecycle.resumed"
+	SandboxEventTypeSandboxLifecycleSnapshotted SandboxEventType = "sandbox.lifecycle.snapshotted"
+	SandboxEventTypeSandboxLifecycleUpdated     SandboxEventType = "sandbox.lifecycle.updated"
+)
+
+// Valid indicates whether the value is a known member of the SandboxEventType enum.
+func (e SandboxEventType) Valid() bool {
+	switch e {
+	case SandboxEventTypeSandboxLifecycleCreated:
+		return true
+	case SandboxEventTypeSandboxLifecycleKilled:
+		return true
+	case SandboxEventTypeSandboxLifecyclePaused:
+		return true
+	case SandboxEventTypeSandboxLifecycleResumed:
+		return true
+	case SandboxEventTypeSandboxLifecycleSnapshotted:
+		return true
+	case SandboxEventTypeSandboxLifecycleUpdated:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SandboxLifecycleOnTimeout.
 const (
 	SandboxLifecycleOnTimeoutKill  SandboxLifecycleOnTimeout = "kill"
@@ -145,6 +175,27 @@ func (e StepType) Valid() bool {
 	case StepTypeUSER:
 		return true
 	case StepTypeWORKDIR:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WebhookDeliveryStatus.
+const (
+	WebhookDeliveryStatusDelivered WebhookDeliveryStatus = "delivered"
+	WebhookDeliveryStatusFailed    WebhookDeliveryStatus = "failed"
+	WebhookDeliveryStatusPending   WebhookDeliveryStatus = "pending"
+)
+
+// Valid indicates whether the value is a known member of the WebhookDeliveryStatus enum.
+func (e WebhookDeliveryStatus) Valid() bool {
+	switch e {
+	case WebhookDeliveryStatusDelivered:
+		return true
+	case WebhookDeliveryStatusFailed:
+		return true
+	case WebhookDeliveryStatusPending:
 		return true
 	default:
 		return false
@@ -424,6 +475,20 @@ type NewTeamAPIKey struct {
 	TTLSeconds *int64  `json:"ttlSeconds,omitempty"`
 }
 
+// NewWebhook defines model for NewWebhook.
+type NewWebhook struct {
+	// Enabled default true
+	Enabled *bool              `json:"enabled,omitempty"`
+	Events  []SandboxEventType `json:"events"`
+	Name    *string            `json:"name,omitempty"`
+
+	// SignatureSecret signs deliveries; never shown again
+	SignatureSecret string `json:"signatureSecret"`
+
+	// URL http:// or https://
+	URL string `json:"url"`
+}
+
 // RegistryAuth credentials for a private registry, as the SDK's fromImage (registry), fromGCPRegistry (gcp) and fromAWSRegistry (aws) send them
 type RegistryAuth struct {
 	AwsAccessKeyID     string `json:"awsAccessKeyId,omitempty"`
@@ -483,6 +548,37 @@ type SandboxDetail struct {
 
 // SandboxDetailState defines model for SandboxDetail.State.
 type SandboxDetailState string
+
+// SandboxEvent One lifecycle event, as the API lists it and a webhook receives it.
+// eventData: created has sandbox_metadata (when set); updated has
+// set_timeout (the new end, RFC 3339) or set_network (warren: the new
+// egress rules); paused has execution (started_at, vcpu_count,
+// memory_mb, execution_time in ms); killed has reason (request,
+// timeout, died, retention or interrupted) and, when it was running,
+// execution; snapshotted has snapshot_id and snapshot_names.
+type SandboxEvent struct {
+	// EventCategory always lifecycle
+	EventCategory string                  `json:"eventCategory"`
+	EventData     *map[string]interface{} `json:"eventData"`
+	ID            string                  `json:"id"`
+
+	// SandboxBuildID the template build, when known
+	SandboxBuildID *string `json:"sandboxBuildId,omitempty"`
+
+	// SandboxExecutionID one run: new at the create and at each resume
+	SandboxExecutionID *string          `json:"sandboxExecutionId,omitempty"`
+	SandboxID          string           `json:"sandboxId"`
+	SandboxTeamID      string           `json:"sandboxTeamId"`
+	SandboxTemplateID  string           `json:"sandboxTemplateId"`
+	Timestamp          time.Time        `json:"timestamp"`
+	Type               SandboxEventType `json:"type"`
+
+	// Version always v1
+	Version string `json:"version"`
+}
+
+// SandboxEventType defines model for SandboxEventType.
+type SandboxEventType string
 
 // SandboxLifecycle what the sandbox's timeout does
 type SandboxLifecycle struct {
@@ -689,6 +785,85 @@ type UpdateTeamAPIKey struct {
 	Name string `json:"name"`
 }
 
+// UsagePoint defines model for UsagePoint.
+type UsagePoint struct {
+	// CPUUsedSeconds CPU time the sandboxes used in the step
+	CPUUsedSeconds float64 `json:"cpuUsedSeconds"`
+
+	// MemoryMB the most memory reserved by running sandboxes in the step
+	MemoryMB int64 `json:"memoryMB"`
+
+	// RunningSandboxes the most running at once in the step
+	RunningSandboxes int `json:"runningSandboxes"`
+
+	// Timestamp the step's start
+	Timestamp     time.Time `json:"timestamp"`
+	TimestampUnix int64     `json:"timestampUnix"`
+
+	// Vcpus the most vCPUs of running sandboxes in the step
+	Vcpus int `json:"vcpus"`
+}
+
+// UsageSeries defines model for UsageSeries.
+type UsageSeries struct {
+	Points []UsagePoint `json:"points"`
+
+	// Step seconds per point
+	Step int64 `json:"step"`
+
+	// Team the team reported; absent for every team together
+	Team *string `json:"team,omitempty"`
+}
+
+// Webhook defines model for Webhook.
+type Webhook struct {
+	CreatedAt time.Time          `json:"createdAt"`
+	Enabled   bool               `json:"enabled"`
+	Events    []SandboxEventType `json:"events"`
+	ID        string             `json:"id"`
+	Name      string             `json:"name"`
+	TeamID    string             `json:"teamId"`
+
+	// UpdatedAt warren
+	UpdatedAt time.Time `json:"updatedAt"`
+	URL       string    `json:"url"`
+}
+
+// WebhookDelivery warren
+type WebhookDelivery struct {
+	Attempts  int              `json:"attempts"`
+	CreatedAt time.Time        `json:"createdAt"`
+	EventID   string           `json:"eventId"`
+	EventType SandboxEventType `json:"eventType"`
+
+	// ID the e2b-delivery-id header of its attempts
+	ID string `json:"id"`
+
+	// LastError why the last attempt failed
+	LastError *string `json:"lastError,omitempty"`
+
+	// LastStatusCode the receiver's HTTP status at the last attempt
+	LastStatusCode *int `json:"lastStatusCode,omitempty"`
+
+	// NextAttemptAt while pending
+	NextAttemptAt *time.Time            `json:"nextAttemptAt,omitempty"`
+	Status        WebhookDeliveryStatus `json:"status"`
+	UpdatedAt     time.Time             `json:"updatedAt"`
+	WebhookID     string                `json:"webhookId"`
+}
+
+// WebhookDeliveryStatus defines model for WebhookDelivery.Status.
+type WebhookDeliveryStatus string
+
+// WebhookUpdate defines model for WebhookUpdate.
+type WebhookUpdate struct {
+	Enabled         *bool               `json:"enabled,omitempty"`
+	Events          *[]SandboxEventType `json:"events,omitempty"`
+	Name            *string             `json:"name,omitempty"`
+	SignatureSecret *string             `json:"signatureSecret,omitempty"`
+	URL             *string             `json:"url,omitempty"`
+}
+
 // BuildID defines model for buildID.
 type BuildID = string
 
@@ -697,6 +872,18 @@ type Cursor = int64
 
 // Direction defines model for direction.
 type Direction string
+
+// EventLimit defines model for eventLimit.
+type EventLimit = int
+
+// EventOffset defines model for eventOffset.
+type EventOffset = int
+
+// EventOrderAsc defines model for eventOrderAsc.
+type EventOrderAsc = bool
+
+// EventTypes defines model for eventTypes.
+type EventTypes = []string
 
 // Level defines model for level.
 type Level = LogLevel
@@ -724,6 +911,42 @@ type Resume struct {
 	// Memory false boots the sandbox from its disk instead of restoring its memory
 	Memory  *bool  `json:"memory,omitempty"`
 	Timeout *int64 `json:"timeout,omitempty"`
+}
+
+// ListSandboxEventsParams defines parameters for ListSandboxEvents.
+type ListSandboxEventsParams struct {
+	// Offset events to skip (default 0)
+	Offset *EventOffset `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Limit events to return (default 10, at most 100)
+	Limit *EventLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// OrderAsc oldest first (default false: newest first)
+	OrderAsc *EventOrderAsc `form:"orderAsc,omitempty" json:"orderAsc,omitempty"`
+
+	// Types only these types (SandboxEventType); repeat the parameter or separate types with commas
+	Types *EventTypes `form:"types,omitempty" json:"types,omitempty"`
+}
+
+// ListEventsOfSandboxParams defines parameters for ListEventsOfSandbox.
+type ListEventsOfSandboxParams struct {
+	// Offset events to skip (default 0)
+	Offset *EventOffset `form:"offset,omitempty" json:"offset,omitempty"`
+
+	// Limit events to return (default 10, at most 100)
+	Limit *EventLimit `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// OrderAsc oldest first (default false: newest first)
+	OrderAsc *EventOrderAsc `form:"orderAsc,omitempty" json:"orderAsc,omitempty"`
+
+	// Types only these types (SandboxEventType); repeat the parameter or separate types with commas
+	Types *EventTypes `form:"types,omitempty" json:"types,omitempty"`
+}
+
+// ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
+type ListWebhookDeliveriesParams struct {
+	// Limit at most 100 (default 20)
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 }
 
 // ListSandboxesV1Params defines parameters for ListSandboxesV1.
@@ -844,6 +1067,21 @@ type UploadTemplateFilesParams struct {
 	Signature string `form:"signature" json:"signature"`
 }
 
+// GetUsageParams defines parameters for GetUsage.
+type GetUsageParams struct {
+	// Start unix seconds (default: end minus 24 hours)
+	Start *int64 `form:"start,omitempty" json:"start,omitempty"`
+
+	// End unix seconds (default: now)
+	End *int64 `form:"end,omitempty" json:"end,omitempty"`
+
+	// Step seconds per point, a multiple of 60 (default the smallest giving at most 300 points); at most 10000 points
+	Step *int64 `form:"step,omitempty" json:"step,omitempty"`
+
+	// Team admin key only: the team to report
+	Team *string `form:"team,omitempty" json:"team,omitempty"`
+}
+
 // ListSandboxesParams defines parameters for ListSandboxes.
 type ListSandboxesParams struct {
 	// Metadata URL-encoded key=value pairs joined by &; a sandbox must have them all
@@ -886,6 +1124,12 @@ type CreateAPIKeyJSONRequestBody = NewTeamAPIKey
 
 // UpdateAPIKeyJSONRequestBody defines body for UpdateAPIKey for application/json ContentType.
 type UpdateAPIKeyJSONRequestBody = UpdateTeamAPIKey
+
+// CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
+type CreateWebhookJSONRequestBody = NewWebhook
+
+// UpdateWebhookJSONRequestBody defines body for UpdateWebhook for application/json ContentType.
+type UpdateWebhookJSONRequestBody = WebhookUpdate
 
 // CreateSandboxJSONRequestBody defines body for CreateSandbox for application/json ContentType.
 type CreateSandboxJSONRequestBody = NewSandbox
@@ -1028,6 +1272,106 @@ type ClientInterface interface {
 	// Takes a body of the `application/json` content type.
 	UpdateAPIKey(ctx context.Context, apiKeyID string, body UpdateAPIKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DashboardFile The web dashboard's files, embedded in the binary (warren)
+	//
+	// /dashboard/ is the dashboard's page (index.html); the other paths
+	// are its modules, stylesheets and vendored libraries, nested paths
+	// included (js/main.js, vendor/xterm/xterm.mjs). The files need no
+	// key: the page asks for one and sends it on every API call. Every
+	// answer carries a same-origin-only Content-Security-Policy; files are
+	// revalidated by ETag (Cache-Control: no-cache). A missing file or a
+	// directory is 404.
+	//
+	// Corresponds with GET /dashboard/{file} (the `DashboardFile` operationId).
+	DashboardFile(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSandboxEvents Lifecycle events of the team's sandboxes
+	//
+	// The newest events first (orderAsc=true: the oldest), kept for the
+	// server's --events-retention (default 7 days). A key sees its own
+	// team's sandboxes; the admin key sees every team's. Needs the
+	// sandboxes:read scope.
+	//
+	// Corresponds with GET /events/sandboxes (the `ListSandboxEvents` operationId).
+	ListSandboxEvents(ctx context.Context, params *ListSandboxEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListEventsOfSandbox Lifecycle events of one sandbox, killed ones included
+	//
+	// 404 for a sandbox that is neither running nor paused in the key's
+	// team and has no event the key may see (another team's is answered
+	// as one that does not exist).
+	//
+	// Corresponds with GET /events/sandboxes/{sandboxID} (the `ListEventsOfSandbox` operationId).
+	ListEventsOfSandbox(ctx context.Context, sandboxID SandboxID, params *ListEventsOfSandboxParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWebhooks The team's webhooks (every team's for the admin key)
+	//
+	// Corresponds with GET /events/webhooks (the `ListWebhooks` operationId).
+	ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhookWithBody Register a webhook for the team's sandbox events
+	//
+	// Each delivery is a POST of one SandboxEvent as JSON with the headers
+	// e2b-webhook-id, e2b-delivery-id (the same for every attempt of one
+	// delivery), e2b-signature-version (v1) and e2b-signature: base64 of
+	// SHA-256 over signatureSecret followed by the raw body, '=' padding
+	// removed, as E2B signs. A 2xx answer within 10 s delivers it; other
+	// answers, redirects included, are retried after 15 s, 45 s, 2 min 15 s
+	// and 6 min 45 s (five attempts), then the delivery is failed. warren:
+	// the server refuses to call loopback, private, link-local, its own
+	// and the sandboxes' addresses unless the operator allows the range
+	// (--webhook-allow).
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /events/webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhook Register a webhook for the team's sandbox events
+	//
+	// Each delivery is a POST of one SandboxEvent as JSON with the headers
+	// e2b-webhook-id, e2b-delivery-id (the same for every attempt of one
+	// delivery), e2b-signature-version (v1) and e2b-signature: base64 of
+	// SHA-256 over signatureSecret followed by the raw body, '=' padding
+	// removed, as E2B signs. A 2xx answer within 10 s delivers it; other
+	// answers, redirects included, are retried after 15 s, 45 s, 2 min 15 s
+	// and 6 min 45 s (five attempts), then the delivery is failed. warren:
+	// the server refuses to call loopback, private, link-local, its own
+	// and the sandboxes' addresses unless the operator allows the range
+	// (--webhook-allow).
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /events/webhooks (the `CreateWebhook` operationId).
+	CreateWebhook(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWebhook Unregister the webhook; its pending deliveries are dropped
+	//
+	// Corresponds with DELETE /events/webhooks/{webhookID} (the `DeleteWebhook` operationId).
+	DeleteWebhook(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhook performs a GET /events/webhooks/{webhookID} (the `GetWebhook` operationId) request.
+	GetWebhook(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookWithBody Change the fields given; the others stay
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /events/webhooks/{webhookID} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithBody(ctx context.Context, webhookID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhook Change the fields given; the others stay
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /events/webhooks/{webhookID} (the `UpdateWebhook` operationId).
+	UpdateWebhook(ctx context.Context, webhookID string, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWebhookDeliveries The webhook's deliveries, newest first (warren)
+	//
+	// Corresponds with GET /events/webhooks/{webhookID}/deliveries (the `ListWebhookDeliveries` operationId).
+	ListWebhookDeliveries(ctx context.Context, webhookID string, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// Health 200 once the server can create sandboxes; 503 while it starts
 	//
 	// Corresponds with GET /health (the `Health` operationId).
@@ -1046,6 +1390,11 @@ type ClientInterface interface {
 	ImportImageWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// Metrics Prometheus text exposition (warren)
+	//
+	// warren: the whole server's metrics (docs/operations.md lists the
+	// series), for the admin key only (X-API-KEY or Authorization: Bearer);
+	// other keys get 403. `warren serve --metrics-listen ADDR` serves the
+	// same on a listener of its own without a key.
 	//
 	// Corresponds with GET /metrics (the `Metrics` operationId).
 	Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -1256,6 +1605,17 @@ type ClientInterface interface {
 	// ListTemplateTags performs a GET /templates/{templateID}/tags (the `ListTemplateTags` operationId) request.
 	ListTemplateTags(ctx context.Context, templateID TemplateID, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetUsage A team's usage over time (warren)
+	//
+	// warren: running sandboxes, their vCPUs and reserved memory (each the
+	// peak of the step's minutes) and the CPU time they used (the step's
+	// sum), from a sample of every team taken each minute and kept for
+	// --usage-retention. A key sees its own team; the admin key sees every
+	// team together, or one with `team`.
+	//
+	// Corresponds with GET /usage (the `GetUsage` operationId).
+	GetUsage(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListSandboxes Sandboxes, running and paused, a page at a time
 	//
 	// Corresponds with GET /v2/sandboxes (the `ListSandboxes` operationId).
@@ -1406,6 +1766,216 @@ func (c *Client) UpdateAPIKey(ctx context.Context, apiKeyID string, body UpdateA
 	return c.Client.Do(req)
 }
 
+// DashboardFile The web dashboard's files, embedded in the binary (warren)
+//
+// /dashboard/ is the dashboard's page (index.html); the other paths
+// are its modules, stylesheets and vendored libraries, nested paths
+// included (js/main.js, vendor/xterm/xterm.mjs). The files need no
+// key: the page asks for one and sends it on every API call. Every
+// answer carries a same-origin-only Content-Security-Policy; files are
+// revalidated by ETag (Cache-Control: no-cache). A missing file or a
+// directory is 404.
+//
+// Corresponds with GET /dashboard/{file} (the `DashboardFile` operationId).
+func (c *Client) DashboardFile(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDashboardFileRequest(c.Server, file)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSandboxEvents Lifecycle events of the team's sandboxes
+//
+// The newest events first (orderAsc=true: the oldest), kept for the
+// server's --events-retention (default 7 days). A key sees its own
+// team's sandboxes; the admin key sees every team's. Needs the
+// sandboxes:read scope.
+//
+// Corresponds with GET /events/sandboxes (the `ListSandboxEvents` operationId).
+func (c *Client) ListSandboxEvents(ctx context.Context, params *ListSandboxEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSandboxEventsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListEventsOfSandbox Lifecycle events of one sandbox, killed ones included
+//
+// 404 for a sandbox that is neither running nor paused in the key's
+// team and has no event the key may see (another team's is answered
+// as one that does not exist).
+//
+// Corresponds with GET /events/sandboxes/{sandboxID} (the `ListEventsOfSandbox` operationId).
+func (c *Client) ListEventsOfSandbox(ctx context.Context, sandboxID SandboxID, params *ListEventsOfSandboxParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListEventsOfSandboxRequest(c.Server, sandboxID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWebhooks The team's webhooks (every team's for the admin key)
+//
+// Corresponds with GET /events/webhooks (the `ListWebhooks` operationId).
+func (c *Client) ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhooksRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhookWithBody Register a webhook for the team's sandbox events
+//
+// Each delivery is a POST of one SandboxEvent as JSON with the headers
+// e2b-webhook-id, e2b-delivery-id (the same for every attempt of one
+// delivery), e2b-signature-version (v1) and e2b-signature: base64 of
+// SHA-256 over signatureSecret followed by the raw body, '=' padding
+// removed, as E2B signs. A 2xx answer within 10 s delivers it; other
+// answers, redirects included, are retried after 15 s, 45 s, 2 min 15 s
+// and 6 min 45 s (five attempts), then the delivery is failed. warren:
+// the server refuses to call loopback, private, link-local, its own
+// and the sandboxes' addresses unless the operator allows the range
+// (--webhook-allow).
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /events/webhooks (the `CreateWebhook` operationId).
+func (c *Client) CreateWebhookWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhook Register a webhook for the team's sandbox events
+//
+// Each delivery is a POST of one SandboxEvent as JSON with the headers
+// e2b-webhook-id, e2b-delivery-id (the same for every attempt of one
+// delivery), e2b-signature-version (v1) and e2b-signature: base64 of
+// SHA-256 over signatureSecret followed by the raw body, '=' padding
+// removed, as E2B signs. A 2xx answer within 10 s delivers it; other
+// answers, redirects included, are retried after 15 s, 45 s, 2 min 15 s
+// and 6 min 45 s (five attempts), then the delivery is failed. warren:
+// the server refuses to call loopback, private, link-local, its own
+// and the sandboxes' addresses unless the operator allows the range
+// (--webhook-allow).
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /events/webhooks (the `CreateWebhook` operationId).
+func (c *Client) CreateWebhook(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWebhook Unregister the webhook; its pending deliveries are dropped
+//
+// Corresponds with DELETE /events/webhooks/{webhookID} (the `DeleteWebhook` operationId).
+func (c *Client) DeleteWebhook(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookRequest(c.Server, webhookID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhook performs a GET /events/webhooks/{webhookID} (the `GetWebhook` operationId) request.
+func (c *Client) GetWebhook(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookRequest(c.Server, webhookID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookWithBody Change the fields given; the others stay
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /events/webhooks/{webhookID} (the `UpdateWebhook` operationId).
+func (c *Client) UpdateWebhookWithBody(ctx context.Context, webhookID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequestWithBody(c.Server, webhookID, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhook Change the fields given; the others stay
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /events/webhooks/{webhookID} (the `UpdateWebhook` operationId).
+func (c *Client) UpdateWebhook(ctx context.Context, webhookID string, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequest(c.Server, webhookID, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWebhookDeliveries The webhook's deliveries, newest first (warren)
+//
+// Corresponds with GET /events/webhooks/{webhookID}/deliveries (the `ListWebhookDeliveries` operationId).
+func (c *Client) ListWebhookDeliveries(ctx context.Context, webhookID string, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhookDeliveriesRequest(c.Server, webhookID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // Health 200 once the server can create sandboxes; 503 while it starts
 //
 // Corresponds with GET /health (the `Health` operationId).
@@ -1454,6 +2024,11 @@ func (c *Client) ImportImageWithBody(ctx context.Context, contentType string, bo
 }
 
 // Metrics Prometheus text exposition (warren)
+//
+// warren: the whole server's metrics (docs/operations.md lists the
+// series), for the admin key only (X-API-KEY or Authorization: Bearer);
+// other keys get 403. `warren serve --metrics-listen ADDR` serves the
+// same on a listener of its own without a key.
 //
 // Corresponds with GET /metrics (the `Metrics` operationId).
 func (c *Client) Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -2074,6 +2649,27 @@ func (c *Client) ListTemplateTags(ctx context.Context, templateID TemplateID, re
 	return c.Client.Do(req)
 }
 
+// GetUsage A team's usage over time (warren)
+//
+// warren: running sandboxes, their vCPUs and reserved memory (each the
+// peak of the step's minutes) and the CPU time they used (the step's
+// sum), from a sample of every team taken each minute and kept for
+// --usage-retention. A key sees its own team; the admin key sees every
+// team together, or one with `team`.
+//
+// Corresponds with GET /usage (the `GetUsage` operationId).
+func (c *Client) GetUsage(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetUsageRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListSandboxes Sandboxes, running and paused, a page at a time
 //
 // Corresponds with GET /v2/sandboxes (the `ListSandboxes` operationId).
@@ -2395,6 +2991,470 @@ func NewUpdateAPIKeyRequestWithBody(server string, apiKeyID string, contentType 
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDashboardFileRequest constructs an http.Request for the DashboardFile method
+func NewDashboardFileRequest(server string, file string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "file", file, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/dashboard/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListSandboxEventsRequest constructs an http.Request for the ListSandboxEvents method
+func NewListSandboxEventsRequest(server string, params *ListSandboxEventsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/events/sandboxes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrderAsc != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderAsc", *params.OrderAsc, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Types != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "types", *params.Types, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListEventsOfSandboxRequest constructs an http.Request for the ListEventsOfSandbox method
+func NewListEventsOfSandboxRequest(server string, sandboxID SandboxID, params *ListEventsOfSandboxParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxID", sandboxID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/events/sandboxes/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Offset != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "offset", *params.Offset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.OrderAsc != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "orderAsc", *params.OrderAsc, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Types != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "types", *params.Types, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
+func NewListWebhooksRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/events/webhooks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateWebhookRequest calls the generic CreateWebhook builder with application/json body
+func NewCreateWebhookRequest(server string, body CreateWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateWebhookRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateWebhookRequestWithBody constructs an http.Request for the CreateWebhook method, with any body, and a specified content type
+func NewCreateWebhookRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/events/webhooks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteWebhookRequest constructs an http.Request for the DeleteWebhook method
+func NewDeleteWebhookRequest(server string, webhookID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookID", webhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/events/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWebhookRequest constructs an http.Request for the GetWebhook method
+func NewGetWebhookRequest(server string, webhookID string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookID", webhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/events/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateWebhookRequest calls the generic UpdateWebhook builder with application/json body
+func NewUpdateWebhookRequest(server string, webhookID string, body UpdateWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateWebhookRequestWithBody(server, webhookID, "application/json", bodyReader)
+}
+
+// NewUpdateWebhookRequestWithBody constructs an http.Request for the UpdateWebhook method, with any body, and a specified content type
+func NewUpdateWebhookRequestWithBody(server string, webhookID string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookID", webhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/events/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListWebhookDeliveriesRequest constructs an http.Request for the ListWebhookDeliveries method
+func NewListWebhookDeliveriesRequest(server string, webhookID string, params *ListWebhookDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhookID", webhookID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/events/webhooks/%s/deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -3967,6 +5027,96 @@ func NewListTemplateTagsRequest(server string, templateID TemplateID) (*http.Req
 	return req, nil
 }
 
+// NewGetUsageRequest constructs an http.Request for the GetUsage method
+func NewGetUsageRequest(server string, params *GetUsageParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/usage")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Start != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "start", *params.Start, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.End != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "end", *params.End, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Step != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "step", *params.Step, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Team != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "team", *params.Team, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListSandboxesRequest constructs an http.Request for the ListSandboxes method
 func NewListSandboxesRequest(server string, params *ListSandboxesParams) (*http.Request, error) {
 	var err error
@@ -4484,6 +5634,120 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	UpdateAPIKeyWithResponse(ctx context.Context, apiKeyID string, body UpdateAPIKeyJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateAPIKeyResponse, error)
 
+	// DashboardFileWithResponse The web dashboard's files, embedded in the binary (warren)
+	//
+	// /dashboard/ is the dashboard's page (index.html); the other paths
+	// are its modules, stylesheets and vendored libraries, nested paths
+	// included (js/main.js, vendor/xterm/xterm.mjs). The files need no
+	// key: the page asks for one and sends it on every API call. Every
+	// answer carries a same-origin-only Content-Security-Policy; files are
+	// revalidated by ETag (Cache-Control: no-cache). A missing file or a
+	// directory is 404.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /dashboard/{file} (the `DashboardFile` operationId).
+	DashboardFileWithResponse(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*DashboardFileResponse, error)
+
+	// ListSandboxEventsWithResponse Lifecycle events of the team's sandboxes
+	//
+	// The newest events first (orderAsc=true: the oldest), kept for the
+	// server's --events-retention (default 7 days). A key sees its own
+	// team's sandboxes; the admin key sees every team's. Needs the
+	// sandboxes:read scope.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /events/sandboxes (the `ListSandboxEvents` operationId).
+	ListSandboxEventsWithResponse(ctx context.Context, params *ListSandboxEventsParams, reqEditors ...RequestEditorFn) (*ListSandboxEventsResponse, error)
+
+	// ListEventsOfSandboxWithResponse Lifecycle events of one sandbox, killed ones included
+	//
+	// 404 for a sandbox that is neither running nor paused in the key's
+	// team and has no event the key may see (another team's is answered
+	// as one that does not exist).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /events/sandboxes/{sandboxID} (the `ListEventsOfSandbox` operationId).
+	ListEventsOfSandboxWithResponse(ctx context.Context, sandboxID SandboxID, params *ListEventsOfSandboxParams, reqEditors ...RequestEditorFn) (*ListEventsOfSandboxResponse, error)
+
+	// ListWebhooksWithResponse The team's webhooks (every team's for the admin key)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /events/webhooks (the `ListWebhooks` operationId).
+	ListWebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error)
+
+	// CreateWebhookWithBodyWithResponse Register a webhook for the team's sandbox events
+	//
+	// Each delivery is a POST of one SandboxEvent as JSON with the headers
+	// e2b-webhook-id, e2b-delivery-id (the same for every attempt of one
+	// delivery), e2b-signature-version (v1) and e2b-signature: base64 of
+	// SHA-256 over signatureSecret followed by the raw body, '=' padding
+	// removed, as E2B signs. A 2xx answer within 10 s delivers it; other
+	// answers, redirects included, are retried after 15 s, 45 s, 2 min 15 s
+	// and 6 min 45 s (five attempts), then the delivery is failed. warren:
+	// the server refuses to call loopback, private, link-local, its own
+	// and the sandboxes' addresses unless the operator allows the range
+	// (--webhook-allow).
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /events/webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+
+	// CreateWebhookWithResponse Register a webhook for the team's sandbox events
+	//
+	// Each delivery is a POST of one SandboxEvent as JSON with the headers
+	// e2b-webhook-id, e2b-delivery-id (the same for every attempt of one
+	// delivery), e2b-signature-version (v1) and e2b-signature: base64 of
+	// SHA-256 over signatureSecret followed by the raw body, '=' padding
+	// removed, as E2B signs. A 2xx answer within 10 s delivers it; other
+	// answers, redirects included, are retried after 15 s, 45 s, 2 min 15 s
+	// and 6 min 45 s (five attempts), then the delivery is failed. warren:
+	// the server refuses to call loopback, private, link-local, its own
+	// and the sandboxes' addresses unless the operator allows the range
+	// (--webhook-allow).
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /events/webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithResponse(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+
+	// DeleteWebhookWithResponse Unregister the webhook; its pending deliveries are dropped
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /events/webhooks/{webhookID} (the `DeleteWebhook` operationId).
+	DeleteWebhookWithResponse(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error)
+
+	// GetWebhookWithResponse performs a GET /events/webhooks/{webhookID} (the `GetWebhook` operationId) request.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	GetWebhookWithResponse(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error)
+
+	// UpdateWebhookWithBodyWithResponse Change the fields given; the others stay
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /events/webhooks/{webhookID} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithBodyWithResponse(ctx context.Context, webhookID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+
+	// UpdateWebhookWithResponse Change the fields given; the others stay
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /events/webhooks/{webhookID} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithResponse(ctx context.Context, webhookID string, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+
+	// ListWebhookDeliveriesWithResponse The webhook's deliveries, newest first (warren)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /events/webhooks/{webhookID}/deliveries (the `ListWebhookDeliveries` operationId).
+	ListWebhookDeliveriesWithResponse(ctx context.Context, webhookID string, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error)
+
 	// HealthWithResponse 200 once the server can create sandboxes; 503 while it starts
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -4506,6 +5770,11 @@ type ClientWithResponsesInterface interface {
 	ImportImageWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ImportImageResponse, error)
 
 	// MetricsWithResponse Prometheus text exposition (warren)
+	//
+	// warren: the whole server's metrics (docs/operations.md lists the
+	// series), for the admin key only (X-API-KEY or Authorization: Bearer);
+	// other keys get 403. `warren serve --metrics-listen ADDR` serves the
+	// same on a listener of its own without a key.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -4758,6 +6027,19 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	ListTemplateTagsWithResponse(ctx context.Context, templateID TemplateID, reqEditors ...RequestEditorFn) (*ListTemplateTagsResponse, error)
 
+	// GetUsageWithResponse A team's usage over time (warren)
+	//
+	// warren: running sandboxes, their vCPUs and reserved memory (each the
+	// peak of the step's minutes) and the CPU time they used (the step's
+	// sum), from a sample of every team taken each minute and kept for
+	// --usage-retention. A key sees its own team; the admin key sees every
+	// team together, or one with `team`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /usage (the `GetUsage` operationId).
+	GetUsageWithResponse(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*GetUsageResponse, error)
+
 	// ListSandboxesWithResponse Sandboxes, running and paused, a page at a time
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5004,6 +6286,433 @@ func (r UpdateAPIKeyResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UpdateAPIKeyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DashboardFileResponse200Headers the declared response headers of an HTTP 200 response for DashboardFile
+type DashboardFileResponse200Headers struct {
+	CacheControl          *string
+	ContentSecurityPolicy *string
+	ETag                  *string
+}
+
+type DashboardFileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DashboardFileResponse200Headers
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DashboardFileResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DashboardFileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DashboardFileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DashboardFileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DashboardFileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListSandboxEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]SandboxEvent
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSandboxEventsResponse) GetJSON200() *[]SandboxEvent {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListSandboxEventsResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSandboxEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSandboxEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSandboxEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSandboxEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListEventsOfSandboxResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]SandboxEvent
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListEventsOfSandboxResponse) GetJSON200() *[]SandboxEvent {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListEventsOfSandboxResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListEventsOfSandboxResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListEventsOfSandboxResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListEventsOfSandboxResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListEventsOfSandboxResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListWebhooksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]Webhook
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhooksResponse) GetJSON200() *[]Webhook {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListWebhooksResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhooksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhooksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhooksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhooksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Webhook
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateWebhookResponse) GetJSON201() *Webhook {
+	return r.JSON201
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateWebhookResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteWebhookResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhook
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookResponse) GetJSON200() *Webhook {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetWebhookResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UpdateWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhook
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateWebhookResponse) GetJSON200() *Webhook {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdateWebhookResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListWebhookDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]WebhookDelivery
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSON200() *[]WebhookDelivery {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListWebhookDeliveriesResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhookDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhookDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhookDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhookDeliveriesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -6542,6 +8251,54 @@ func (r ListTemplateTagsResponse) ContentType() string {
 	return ""
 }
 
+type GetUsageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *UsageSeries
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetUsageResponse) GetJSON200() *UsageSeries {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetUsageResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetUsageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetUsageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetUsageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetUsageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSandboxesResponse200Headers the declared response headers of an HTTP 200 response for ListSandboxes
 type ListSandboxesResponse200Headers struct {
 	XNextToken *string
@@ -6955,6 +8712,186 @@ func (c *ClientWithResponses) UpdateAPIKeyWithResponse(ctx context.Context, apiK
 	return ParseUpdateAPIKeyResponse(rsp)
 }
 
+// DashboardFileWithResponse The web dashboard's files, embedded in the binary (warren)
+//
+// /dashboard/ is the dashboard's page (index.html); the other paths
+// are its modules, stylesheets and vendored libraries, nested paths
+// included (js/main.js, vendor/xterm/xterm.mjs). The files need no
+// key: the page asks for one and sends it on every API call. Every
+// answer carries a same-origin-only Content-Security-Policy; files are
+// revalidated by ETag (Cache-Control: no-cache). A missing file or a
+// directory is 404.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /dashboard/{file} (the `DashboardFile` operationId).
+func (c *ClientWithResponses) DashboardFileWithResponse(ctx context.Context, file string, reqEditors ...RequestEditorFn) (*DashboardFileResponse, error) {
+	rsp, err := c.DashboardFile(ctx, file, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDashboardFileResponse(rsp)
+}
+
+// ListSandboxEventsWithResponse Lifecycle events of the team's sandboxes
+//
+// The newest events first (orderAsc=true: the oldest), kept for the
+// server's --events-retention (default 7 days). A key sees its own
+// team's sandboxes; the admin key sees every team's. Needs the
+// sandboxes:read scope.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /events/sandboxes (the `ListSandboxEvents` operationId).
+func (c *ClientWithResponses) ListSandboxEventsWithResponse(ctx context.Context, params *ListSandboxEventsParams, reqEditors ...RequestEditorFn) (*ListSandboxEventsResponse, error) {
+	rsp, err := c.ListSandboxEvents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSandboxEventsResponse(rsp)
+}
+
+// ListEventsOfSandboxWithResponse Lifecycle events of one sandbox, killed ones included
+//
+// 404 for a sandbox that is neither running nor paused in the key's
+// team and has no event the key may see (another team's is answered
+// as one that does not exist).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /events/sandboxes/{sandboxID} (the `ListEventsOfSandbox` operationId).
+func (c *ClientWithResponses) ListEventsOfSandboxWithResponse(ctx context.Context, sandboxID SandboxID, params *ListEventsOfSandboxParams, reqEditors ...RequestEditorFn) (*ListEventsOfSandboxResponse, error) {
+	rsp, err := c.ListEventsOfSandbox(ctx, sandboxID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListEventsOfSandboxResponse(rsp)
+}
+
+// ListWebhooksWithResponse The team's webhooks (every team's for the admin key)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /events/webhooks (the `ListWebhooks` operationId).
+func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error) {
+	rsp, err := c.ListWebhooks(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhooksResponse(rsp)
+}
+
+// CreateWebhookWithBodyWithResponse Register a webhook for the team's sandbox events
+//
+// Each delivery is a POST of one SandboxEvent as JSON with the headers
+// e2b-webhook-id, e2b-delivery-id (the same for every attempt of one
+// delivery), e2b-signature-version (v1) and e2b-signature: base64 of
+// SHA-256 over signatureSecret followed by the raw body, '=' padding
+// removed, as E2B signs. A 2xx answer within 10 s delivers it; other
+// answers, redirects included, are retried after 15 s, 45 s, 2 min 15 s
+// and 6 min 45 s (five attempts), then the delivery is failed. warren:
+// the server refuses to call loopback, private, link-local, its own
+// and the sandboxes' addresses unless the operator allows the range
+// (--webhook-allow).
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /events/webhooks (the `CreateWebhook` operationId).
+func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhookWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookResponse(rsp)
+}
+
+// CreateWebhookWithResponse Register a webhook for the team's sandbox events
+//
+// Each delivery is a POST of one SandboxEvent as JSON with the headers
+// e2b-webhook-id, e2b-delivery-id (the same for every attempt of one
+// delivery), e2b-signature-version (v1) and e2b-signature: base64 of
+// SHA-256 over signatureSecret followed by the raw body, '=' padding
+// removed, as E2B signs. A 2xx answer within 10 s delivers it; other
+// answers, redirects included, are retried after 15 s, 45 s, 2 min 15 s
+// and 6 min 45 s (five attempts), then the delivery is failed. warren:
+// the server refuses to call loopback, private, link-local, its own
+// and the sandboxes' addresses unless the operator allows the range
+// (--webhook-allow).
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /events/webhooks (the `CreateWebhook` operationId).
+func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhook(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookResponse(rsp)
+}
+
+// DeleteWebhookWithResponse Unregister the webhook; its pending deliveries are dropped
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /events/webhooks/{webhookID} (the `DeleteWebhook` operationId).
+func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error) {
+	rsp, err := c.DeleteWebhook(ctx, webhookID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWebhookResponse(rsp)
+}
+
+// GetWebhookWithResponse performs a GET /events/webhooks/{webhookID} (the `GetWebhook` operationId) request.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error) {
+	rsp, err := c.GetWebhook(ctx, webhookID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookResponse(rsp)
+}
+
+// UpdateWebhookWithBodyWithResponse Change the fields given; the others stay
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /events/webhooks/{webhookID} (the `UpdateWebhook` operationId).
+func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Context, webhookID string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhookWithBody(ctx, webhookID, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookResponse(rsp)
+}
+
+// UpdateWebhookWithResponse Change the fields given; the others stay
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /events/webhooks/{webhookID} (the `UpdateWebhook` operationId).
+func (c *ClientWithResponses) UpdateWebhookWithResponse(ctx context.Context, webhookID string, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhook(ctx, webhookID, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookResponse(rsp)
+}
+
+// ListWebhookDeliveriesWithResponse The webhook's deliveries, newest first (warren)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /events/webhooks/{webhookID}/deliveries (the `ListWebhookDeliveries` operationId).
+func (c *ClientWithResponses) ListWebhookDeliveriesWithResponse(ctx context.Context, webhookID string, params *ListWebhookDeliveriesParams, reqEditors ...RequestEditorFn) (*ListWebhookDeliveriesResponse, error) {
+	rsp, err := c.ListWebhookDeliveries(ctx, webhookID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhookDeliveriesResponse(rsp)
+}
+
 // HealthWithResponse 200 once the server can create sandboxes; 503 while it starts
 //
 // Returns a wrapper object for the known response body format(s).
@@ -6995,6 +8932,11 @@ func (c *ClientWithResponses) ImportImageWithBodyWithResponse(ctx context.Contex
 }
 
 // MetricsWithResponse Prometheus text exposition (warren)
+//
+// warren: the whole server's metrics (docs/operations.md lists the
+// series), for the admin key only (X-API-KEY or Authorization: Bearer);
+// other keys get 403. `warren serve --metrics-listen ADDR` serves the
+// same on a listener of its own without a key.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -7493,6 +9435,25 @@ func (c *ClientWithResponses) ListTemplateTagsWithResponse(ctx context.Context, 
 	return ParseListTemplateTagsResponse(rsp)
 }
 
+// GetUsageWithResponse A team's usage over time (warren)
+//
+// warren: running sandboxes, their vCPUs and reserved memory (each the
+// peak of the step's minutes) and the CPU time they used (the step's
+// sum), from a sample of every team taken each minute and kept for
+// --usage-retention. A key sees its own team; the admin key sees every
+// team together, or one with `team`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /usage (the `GetUsage` operationId).
+func (c *ClientWithResponses) GetUsageWithResponse(ctx context.Context, params *GetUsageParams, reqEditors ...RequestEditorFn) (*GetUsageResponse, error) {
+	rsp, err := c.GetUsage(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetUsageResponse(rsp)
+}
+
 // ListSandboxesWithResponse Sandboxes, running and paused, a page at a time
 //
 // Returns a wrapper object for the known response body format(s).
@@ -7743,6 +9704,322 @@ func ParseUpdateAPIKeyResponse(rsp *http.Response) (*UpdateAPIKeyResponse, error
 	switch {
 	case rsp.StatusCode == 200:
 		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDashboardFileResponse parses an HTTP response from a DashboardFileWithResponse call
+func ParseDashboardFileResponse(rsp *http.Response) (*DashboardFileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DashboardFileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers DashboardFileResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSandboxEventsResponse parses an HTTP response from a ListSandboxEventsWithResponse call
+func ParseListSandboxEventsResponse(rsp *http.Response) (*ListSandboxEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSandboxEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []SandboxEvent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListEventsOfSandboxResponse parses an HTTP response from a ListEventsOfSandboxWithResponse call
+func ParseListEventsOfSandboxResponse(rsp *http.Response) (*ListEventsOfSandboxResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListEventsOfSandboxResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []SandboxEvent
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListWebhooksResponse parses an HTTP response from a ListWebhooksWithResponse call
+func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhooksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateWebhookResponse parses an HTTP response from a CreateWebhookWithResponse call
+func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWebhookResponse parses an HTTP response from a DeleteWebhookWithResponse call
+func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhookResponse parses an HTTP response from a GetWebhookWithResponse call
+func ParseGetWebhookResponse(rsp *http.Response) (*GetWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUpdateWebhookResponse parses an HTTP response from a UpdateWebhookWithResponse call
+func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListWebhookDeliveriesResponse parses an HTTP response from a ListWebhookDeliveriesWithResponse call
+func ParseListWebhookDeliveriesResponse(rsp *http.Response) (*ListWebhookDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhookDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []WebhookDelivery
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Error
@@ -8803,6 +11080,39 @@ func ParseListTemplateTagsResponse(rsp *http.Response) (*ListTemplateTagsRespons
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest []Tag
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetUsageResponse parses an HTTP response from a GetUsageWithResponse call
+func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetUsageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest UsageSeries
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

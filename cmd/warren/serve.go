@@ -16,6 +16,8 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/server"
+	"github.com/warren-sandbox/warren/internal/telemetry"
+	"github.com/warren-sandbox/warren/internal/usage"
 )
 
 // parseServe reads `warren serve`'s flags into a checked server.Config.
@@ -33,6 +35,9 @@ func parseServe(args []string) (*server.Config, error) {
 	fs.DurationVar(&c.MaxTimeout, "max-timeout", 24*time.Hour, "longest sandbox timeout a request may ask for (0: no cap)")
 	fs.DurationVar(&c.CheckpointAfter, "checkpoint-after", 30*time.Second, "how long a paused runsc sandbox stays frozen in memory before its memory is checkpointed to disk (0: at once)")
 	fs.DurationVar(&c.MetricsRetention, "metrics-retention", time.Hour, "how long a killed sandbox's metrics history stays readable (0: dropped when it ends)")
+	fs.StringVar(&c.MetricsListen, "metrics-listen", "", "also serve GET /metrics on this address, without an API key (e.g. 127.0.0.1:9090; default: off, /metrics on --listen takes the admin key)")
+	fs.IntVar(&c.MetricsSandboxLimit, "metrics-sandbox-limit", telemetry.DefaultSandboxLimit, "the most running sandboxes with per-sandbox series in /metrics; the rest are counted in warren_sandbox_series_dropped_total")
+	fs.DurationVar(&c.UsageRetention, "usage-retention", usage.DefaultRetention, "how long each team's per-minute usage (GET /usage) is kept (0: forever)")
 	fs.IntVar(&c.CPUCount, "default-cpu", 2, "CPUs per sandbox when the template does not say")
 	fs.IntVar(&c.MemoryMB, "default-memory", 512, "memory MB per sandbox when the template does not say")
 	fs.IntVar(&c.MaxCPUCount, "max-cpu", goruntime.NumCPU(), "the most CPUs a create may ask for (cpuCount)")
@@ -66,6 +71,8 @@ func parseServe(args []string) (*server.Config, error) {
 	fs.Func("egress-allow", "an internal range (CIDR) a sandbox's allowed domains may resolve to, e.g. a service on the LAN; repeatable (default: none, as for --registry-allow)", cidrList(&c.EgressAllow))
 	fs.DurationVar(&c.PausedRetention, "paused-retention", 0, "remove a sandbox paused this long, disk and all (0: keep paused sandboxes)")
 	fs.DurationVar(&c.SnapshotRetention, "snapshot-retention", 0, "delete snapshots this old (0: keep them)")
+	fs.DurationVar(&c.EventsRetention, "events-retention", 7*24*time.Hour, "keep sandbox lifecycle events (GET /events/sandboxes) and their webhook deliveries this long (0: forever)")
+	fs.Func("webhook-allow", "an internal range (CIDR) webhook deliveries may reach, e.g. 127.0.0.0/8 for a receiver on the host; repeatable (default: none, as for --registry-allow)", cidrList(&c.WebhookAllow))
 	fs.IntVar(&c.MaxConnections, "max-connections", 4096, "most connections the listener holds open at once; more wait in the kernel's backlog (0: no cap)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 2*time.Minute, "close keep-alive connections idle this long (0: never)")
 	if err := fs.Parse(args); err != nil {

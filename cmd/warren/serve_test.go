@@ -21,6 +21,10 @@ func TestParseServe(t *testing.T) {
 		{args: []string{"--log-level", "loud"}, wantErr: "log-level"},
 		{args: []string{"--runtime", "kata"}, wantErr: "--runtime"},
 		{args: []string{"--metrics-retention", "-1s"}, wantErr: "--metrics-retention"},
+		{args: []string{"--metrics-listen", "9090"}, wantErr: "--metrics-listen"},
+		{args: []string{"--metrics-listen", "127.0.0.1:9090", "--metrics-sandbox-limit", "0"}, level: slog.LevelInfo},
+		{args: []string{"--metrics-sandbox-limit", "-1"}, wantErr: "--metrics-sandbox-limit"},
+		{args: []string{"--usage-retention", "-1h"}, wantErr: "--usage-retention"},
 	} {
 		cfg, err := parseServe(append([]string{"--envd", "/x/envd", "--interpreter", "/x/interpreter"}, tc.args...))
 		switch {

@@ -22,6 +22,9 @@ func routeCases() []routeCase {
 	cs = append(cs, templateCases()...)
 	cs = append(cs, buildCases()...)
 	cs = append(cs, miscCases()...)
+	cs = append(cs, eventCases()...)
+	cs = append(cs, usageCases()...)
+	cs = append(cs, dashboardCases()...)
 	return cs
 }
 

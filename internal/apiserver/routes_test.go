@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/events"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
@@ -182,6 +183,9 @@ type routeFixture struct {
 	srv *httptest.Server
 	key string
 	st  store.Store
+	// metrics is the registry behind /metrics, told of every request,
+	// lifecycle operation and build.
+	metrics *telemetry.Registry
 }
 
 // addKey stores a key as spec describes it and returns its secret.
@@ -236,6 +240,12 @@ func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Opt
 		FilesDir: filepath.Join(dir, "files"), WorkDir: filepath.Join(dir, "builds"),
 		BuiltIn: []string{"base"}, DefaultDiskMB: 1024,
 	}
+	metrics := telemetry.New()
+	mopts.ObserveOp, bopts.ObserveBuild = metrics.ObserveOp, metrics.ObserveBuild
+	// Events are recorded; nothing runs to deliver them, so deliveries
+	// stay pending for the cases to see.
+	evs := events.New(events.Options{Store: st})
+	mopts.Events = evs
 	for _, a := range adjust {
 		a(&mopts, &bopts)
 	}
@@ -252,11 +262,13 @@ func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Opt
 		Store: st, Manager: mgr, Domain: "example.test", MaxTimeout: time.Hour,
 		MaxCPUCount: 4, MaxMemoryMB: 2048,
 		Builder: bld, Images: fakeImages{}, ScratchDir: t.TempDir(),
-		Metrics: telemetry.New().Handler(),
+		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
+		Events: evs,
 	})
+	metrics.RegisterSandboxes(mgr.Census, 10)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	return &routeFixture{srv: srv, key: key, st: st}
+	return &routeFixture{srv: srv, key: key, st: st, metrics: metrics}
 }
 
 // blockingRunner holds every RUN step until its build is cancelled.

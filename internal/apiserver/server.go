@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/dashboard"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -44,6 +45,12 @@ type Options struct {
 	ScratchDir string
 	// Metrics serves GET /metrics (Prometheus' text format); nil answers 501.
 	Metrics http.Handler
+	// Events checks webhook URLs and syncs event lists with recording
+	// (*events.Service); nil answers 501 to registering a webhook.
+	Events Events
+	// ObserveRequest, when set, is told each request's route pattern ("" or
+	// "/" when no route matched), status and duration.
+	ObserveRequest func(route string, status int, took time.Duration)
 }
 
 // Server serves the REST API.
@@ -82,6 +89,8 @@ func Starting() http.Handler {
 func (s *Server) routes() {
 	s.handle("GET /health", http.HandlerFunc(s.health))
 	s.handle("GET /openapi.yaml", http.HandlerFunc(serveOpenAPI))
+	// The web dashboard's files need no key; the page sends the user's.
+	s.handle("GET /dashboard/{file...}", dashboard.New())
 	auth := func(pattern, scope string, h http.HandlerFunc) {
 		s.handle(pattern, s.authenticate(scope, h))
 	}
@@ -134,6 +143,15 @@ func (s *Server) routes() {
 	auth("PATCH /api-keys/{apiKeyID}", apikey.ScopeKeys, s.updateKey)
 	auth("DELETE /api-keys/{apiKeyID}", apikey.ScopeKeys, s.deleteKey)
 	auth("GET /metrics", apikey.ScopeSandboxesRead, s.serveMetrics)
+	auth("GET /events/sandboxes", sbRead, s.listEvents)
+	auth("GET /events/sandboxes/{sandboxID}", sbRead, s.sandboxEvents)
+	auth("GET /events/webhooks", sbRead, s.listWebhooks)
+	auth("POST /events/webhooks", sbWrite, s.createWebhook)
+	auth("GET /events/webhooks/{webhookID}", sbRead, s.getWebhook)
+	auth("PATCH /events/webhooks/{webhookID}", sbWrite, s.updateWebhook)
+	auth("DELETE /events/webhooks/{webhookID}", sbWrite, s.deleteWebhook)
+	auth("GET /events/webhooks/{webhookID}/deliveries", sbRead, s.webhookDeliveries)
+	auth("GET /usage", apikey.ScopeSandboxesRead, s.usage)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
@@ -154,6 +172,15 @@ func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
 
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.opts.ObserveRequest != nil {
+		s.serveObserved(w, r)
+		return
+	}
+	s.serve(w, r)
+}
+
+// serve routes r, answering 500 for a handler that panics.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {

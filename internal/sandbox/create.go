@@ -75,8 +75,9 @@ func (m *Manager) Create(ctx context.Context, req CreateRequest) (*store.Sandbox
 
 // create makes the sandbox from tpl, or from snap when it is set (the
 // caller holds snapMu for reading).
-func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Template, snap *store.Snapshot) (*store.Sandbox, error) {
+func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Template, snap *store.Snapshot) (_ *store.Sandbox, retErr error) {
 	backendName := m.backendOf(tpl, snap)
+	defer func(start time.Time) { m.observe(OpCreate, backendName, start, retErr) }(time.Now())
 	backend, ok := m.opts.Backends[backendName]
 	if !ok {
 		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("template '%s' needs runtime %q, which this server does not run", req.TemplateID, backendName))
@@ -345,6 +346,7 @@ func (m *Manager) register(ctx context.Context, sb *store.Sandbox, tpl *store.Te
 	e.mu.Lock()
 	m.armTimer(e)
 	m.watchInit(ctx, e, inst.Pid)
+	m.emitCreated(ctx, e, tpl)
 	e.mu.Unlock()
 	t.Done("register")
 	return nil

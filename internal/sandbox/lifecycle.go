@@ -15,19 +15,26 @@ import (
 // Kill destroys the sandbox and frees everything it held. Open proxied
 // connections are cut, so streams in flight end with an aborted response.
 func (m *Manager) Kill(ctx context.Context, id string) error {
+	return m.kill(ctx, id, KillRequested)
+}
+
+// kill is Kill for reason (Kill*).
+func (m *Manager) kill(ctx context.Context, id, reason string) error {
 	e, err := m.get(id)
 	if err != nil {
 		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return m.killLocked(ctx, e)
+	return m.killLocked(ctx, e, reason)
 }
 
-func (m *Manager) killLocked(ctx context.Context, e *entry) error {
+// killLocked kills e for reason (Kill*), which its killed event records.
+func (m *Manager) killLocked(ctx context.Context, e *entry, reason string) (retErr error) {
 	if e.killed {
 		return errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("sandbox %q not found", e.sb.ID))
 	}
+	defer func(start time.Time) { m.observe(OpKill, e.sb.Backend, start, retErr) }(time.Now())
 	e.killed = true
 	if e.timer != nil {
 		e.timer.Stop()
@@ -54,6 +61,7 @@ func (m *Manager) killLocked(ctx context.Context, e *entry) error {
 	if err := m.opts.Store.DeleteSandbox(ctx, e.sb.ID); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("forgetting sandbox: %w", err)
 	}
+	m.emitKilled(ctx, e, reason)
 	log.G(ctx).Info("sandbox killed", "sandbox", e.sb.ID)
 	if m.hasSnapshotDirs() {
 		m.collectLater() // it may have stood on a deleted snapshot's layer
@@ -74,6 +82,7 @@ func (m *Manager) SetTimeout(ctx context.Context, id string, d time.Duration) er
 		return fmt.Errorf("saving timeout: %w", err)
 	}
 	m.armTimer(e)
+	m.emitTimeout(ctx, e)
 	return nil
 }
 
@@ -95,6 +104,7 @@ func (m *Manager) extendLocked(ctx context.Context, e *entry, d time.Duration) e
 			return fmt.Errorf("saving timeout: %w", err)
 		}
 		m.armTimer(e)
+		m.emitTimeout(ctx, e)
 	}
 	return nil
 }
@@ -129,7 +139,7 @@ func (m *Manager) expire(id string) {
 			return
 		}
 	}
-	if err := m.killLocked(ctx, e); err != nil {
+	if err := m.killLocked(ctx, e, KillTimeout); err != nil {
 		log.G(ctx).Error("expiring sandbox", "sandbox", id, "err", err)
 	}
 }
@@ -171,10 +181,11 @@ func (m *Manager) Pause(ctx context.Context, id string, keepMemory bool) error {
 	return m.pauseLocked(ctx, e, keepMemory)
 }
 
-func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) error {
+func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) (retErr error) {
 	if e.sb.State == store.SandboxPaused {
 		return errdefs.New(errdefs.ErrConflict, fmt.Sprintf("sandbox %q is already paused", e.sb.ID))
 	}
+	defer func(start time.Time) { m.observe(OpPause, e.sb.Backend, start, retErr) }(time.Now())
 	if err := m.setIntent(ctx, e, store.IntentPausing); err != nil {
 		return err
 	}
@@ -208,6 +219,7 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) er
 	if err := m.opts.Store.UpdateSandbox(ctx, e.sb); err != nil {
 		return fmt.Errorf("saving pause: %w", err)
 	}
+	m.emit(ctx, e.sb, e.exec, store.EventPaused, map[string]any{"execution": executionData(e)})
 	log.G(ctx).Info("sandbox paused", "sandbox", e.sb.ID, "memory", keepMemory, "took", time.Since(start))
 	return nil
 }
@@ -215,8 +227,9 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) er
 // resumeLocked brings a paused sandbox back as it was paused: thawed,
 // restored from its checkpoint, or (without memory, or asked for a cold
 // boot) booted from its disk with envd initialised again.
-func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Duration, memory bool) error {
+func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Duration, memory bool) (retErr error) {
 	start := time.Now()
+	defer func() { m.observe(OpResume, e.sb.Backend, start, retErr) }()
 	if !e.running.Load() {
 		release, err := m.admit(ctx, e.sb.TeamID, e.sb.CPUCount, e.sb.MemoryMB, 0, true)
 		if err != nil {
@@ -250,6 +263,7 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 		return fmt.Errorf("saving resume: %w", err)
 	}
 	m.armTimer(e)
+	m.emitResumed(ctx, e)
 	log.G(ctx).Info("sandbox resumed", "sandbox", e.sb.ID, "memory", memory, "took", time.Since(start))
 	return nil
 }

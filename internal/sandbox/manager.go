@@ -90,6 +90,12 @@ type Options struct {
 	// keeps at PoolMin however long no create comes. Missing ones are
 	// skipped.
 	PoolTemplates []string
+	// ObserveOp, when set, is told the duration and outcome of every
+	// create, pause, resume and kill (the server's Prometheus histograms).
+	ObserveOp OpObserver
+	// Events records lifecycle events (created, paused, resumed, updated,
+	// snapshotted, killed); nil records none.
+	Events EventRecorder
 }
 
 // Manager owns the lifecycle of every sandbox on this host.
@@ -143,6 +149,7 @@ type entry struct {
 	lastTime time.Time
 	killed   bool
 	initPid  int // the init watchInit watches; 0: none
+	exec     execution
 }
 
 // New returns a Manager. Call Reconcile before serving to adopt sandboxes an

@@ -97,6 +97,11 @@ func (m *Manager) sampleLocked(ctx context.Context, e *entry, now time.Time) (*M
 	if wall := now.Sub(since); wall > 0 && cpus > 0 && st.CPUUsageNanos >= prev {
 		pct = float64(st.CPUUsageNanos-prev) / float64(wall.Nanoseconds()) / float64(cpus) * 100
 	}
+	// The first sample of a sandbox this process did not start (re-adopted
+	// after a restart) would count CPU time the previous run counted.
+	if st.CPUUsageNanos >= prev && (!e.lastTime.IsZero() || e.sb.StartedAt.After(m.history.born)) {
+		m.history.addCPU(store.TeamOf(e.sb.TeamID), time.Duration(st.CPUUsageNanos-prev))
+	}
 	e.lastTime, e.lastCPU = now, st.CPUUsageNanos
 	return &Metric{
 		Timestamp:  now.UTC(),

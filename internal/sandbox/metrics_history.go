@@ -28,6 +28,10 @@ type metricsHistory struct {
 
 	mu   sync.Mutex
 	byID map[string]*series
+	// cpuUsed is the CPU time each team's sandboxes used since the last
+	// takeCPU; born is when the history was made (see addCPU).
+	cpuUsed map[string]time.Duration
+	born    time.Time
 }
 
 // series is one sandbox's samples, oldest first.
@@ -38,7 +42,24 @@ type series struct {
 }
 
 func newMetricsHistory(interval, retention time.Duration, max int) *metricsHistory {
-	return &metricsHistory{interval: interval, retention: retention, max: max, byID: map[string]*series{}}
+	return &metricsHistory{interval: interval, retention: retention, max: max, byID: map[string]*series{},
+		cpuUsed: map[string]time.Duration{}, born: time.Now()}
+}
+
+// addCPU counts d of CPU time for team.
+func (h *metricsHistory) addCPU(team string, d time.Duration) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.cpuUsed[team] += d
+}
+
+// takeCPU returns the CPU time counted per team and starts again at zero.
+func (h *metricsHistory) takeCPU() map[string]time.Duration {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := h.cpuUsed
+	h.cpuUsed = make(map[string]time.Duration, len(out))
+	return out
 }
 
 // due reports whether id wants a sample at now: it has none, or its newest

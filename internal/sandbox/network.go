@@ -6,6 +6,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/netpolicy"
+	"github.com/warren-sandbox/warren/internal/store"
 )
 
 // UpdateNetwork replaces a sandbox's egress policy (PUT
@@ -28,6 +29,7 @@ func (m *Manager) UpdateNetwork(ctx context.Context, id string, egress netpolicy
 	if err := m.opts.Store.UpdateSandbox(ctx, e.sb); err != nil {
 		return fmt.Errorf("saving network: %w", err)
 	}
+	m.emit(ctx, e.sb, e.exec, store.EventUpdated, map[string]any{"set_network": e.sb.Network.Egress})
 	return nil
 }
 

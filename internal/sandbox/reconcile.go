@@ -79,6 +79,11 @@ func (m *Manager) reconcileOne(ctx context.Context, sb *store.Sandbox, inst *run
 		if err := m.opts.Store.DeleteSandbox(ctx, sb.ID); err != nil && !errdefs.IsNotFound(err) {
 			return false, fmt.Errorf("forgetting dead sandbox: %w", err)
 		}
+		reason := KillDied
+		if sb.Intent == store.IntentKilling {
+			reason = KillInterrupted
+		}
+		m.emit(ctx, sb, execution{}, store.EventKilled, map[string]any{"reason": reason})
 		return false, nil
 	}
 	before := *sb
@@ -170,6 +175,8 @@ func (m *Manager) settle(ctx context.Context, e *entry, inst *runtime.Instance, 
 }
 
 func (m *Manager) adopt(ctx context.Context, e *entry, inst *runtime.Instance) {
+	// The run before the restart is not known: a new one starts here.
+	e.exec = newExecution("")
 	e.running.Store(e.sb.State == store.SandboxRunning)
 	m.mu.Lock()
 	m.live[e.sb.ID] = e

@@ -29,7 +29,7 @@ func (m *Manager) EnforceRetention(ctx context.Context, interval time.Duration) 
 func (m *Manager) retain(ctx context.Context, now time.Time) {
 	if r := m.opts.PausedRetention; r > 0 {
 		for _, id := range m.pausedBefore(now.Add(-r)) {
-			if err := m.Kill(ctx, id); err != nil {
+			if err := m.kill(ctx, id, KillRetention); err != nil {
 				log.G(ctx).Warn("removing a paused sandbox past its retention", "sandbox", id, "err", err)
 				continue
 			}

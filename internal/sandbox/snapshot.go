@@ -47,6 +47,7 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (*store.Snapsho
 		m.collectLater()
 		return nil, fmt.Errorf("recording snapshot: %w", err)
 	}
+	m.emit(ctx, e.sb, e.exec, store.EventSnapshotted, map[string]any{"snapshot_id": snap.ID, "snapshot_names": snap.Names})
 	log.G(ctx).Info("snapshot created", "sandbox", id, "snapshot", snap.ID, "memory", snap.Memory, "name", name)
 	return snap, nil
 }

@@ -75,7 +75,7 @@ func (m *Manager) initExited(ctx context.Context, id string, pid int) {
 		reason = "the host killed it for using more memory than its limit"
 	}
 	log.G(ctx).Warn("sandbox died; removing it", "sandbox", id, "reason", reason)
-	if err := m.killLocked(ctx, e); err != nil {
+	if err := m.killLocked(ctx, e, KillDied); err != nil {
 		log.G(ctx).Error("removing dead sandbox", "sandbox", id, "err", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/telemetry"
 	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/template/image"
 	"github.com/warren-sandbox/warren/internal/template/layer"
@@ -14,7 +15,7 @@ import (
 
 // newBuilder wires the template builder: build layers and uploads in the
 // data dir, RUN steps in the manager's sandboxes, images from imagesDir.
-func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *sandbox.Manager, images *image.Puller) (*builder.Builder, error) {
+func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *sandbox.Manager, images *image.Puller, metrics *telemetry.Registry) (*builder.Builder, error) {
 	layerRoot := filepath.Join(cfg.DataDir, "layers")
 	layers, err := layer.NewStore(layerRoot)
 	if err != nil {
@@ -29,6 +30,7 @@ func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *sandbox.M
 		EnvdVersion:   sandbox.EnvdVersion,
 		DefaultDiskMB: cfg.DiskMB,
 		MaxBuilds:     teamQuotas{st, cfg.TeamQuotas}.builds,
+		ObserveBuild:  metrics.ObserveBuild,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("template builder: %w", err)

@@ -41,13 +41,21 @@ type Config struct {
 	CheckpointAfter time.Duration
 	// MetricsRetention: a killed sandbox's metrics history stays this long.
 	MetricsRetention time.Duration
-	CPUCount         int
-	MemoryMB         int
-	MaxCPUCount      int
-	MaxMemoryMB      int
-	DiskMB           int
-	LogLevel         slog.Level
-	TLS              bool
+	// MetricsListen, when set, serves GET /metrics there without a key
+	// (--metrics-listen); MetricsSandboxLimit bounds the sandboxes with
+	// per-sandbox series (--metrics-sandbox-limit).
+	MetricsListen       string
+	MetricsSandboxLimit int
+	// UsageRetention: each team's per-minute usage stays this long (0:
+	// forever).
+	UsageRetention time.Duration
+	CPUCount       int
+	MemoryMB       int
+	MaxCPUCount    int
+	MaxMemoryMB    int
+	DiskMB         int
+	LogLevel       slog.Level
+	TLS            bool
 	// CodeInterpreter builds the code-interpreter-v1 template and binds the
 	// interpreter server (InterpreterPath) into sandboxes.
 	CodeInterpreter bool
@@ -82,6 +90,12 @@ type Config struct {
 	// MaxCPUPressure refuses creates and resumes while the host's CPU
 	// pressure (PSI some avg10, %) is at least this; 0: never.
 	MaxCPUPressure float64
+	// EventsRetention: lifecycle events (and their webhook deliveries)
+	// older than this are pruned (--events-retention; 0: kept).
+	EventsRetention time.Duration
+	// WebhookAllow are internal ranges webhook deliveries may still reach
+	// (--webhook-allow), e.g. a receiver on the host or the LAN.
+	WebhookAllow []netip.Prefix
 }
 
 // maxBridgeName is the kernel's limit on interface names (IFNAMSIZ - 1).
@@ -115,6 +129,14 @@ func (c *Config) Validate() error {
 	if c.Domain == "" {
 		bad("domain", "must not be empty")
 	}
+	if c.MetricsListen != "" {
+		if _, _, err := net.SplitHostPort(c.MetricsListen); err != nil {
+			bad("metrics-listen", "%q is not host:port", c.MetricsListen)
+		}
+	}
+	if c.MetricsSandboxLimit < 0 {
+		bad("metrics-sandbox-limit", "must not be negative (0: no per-sandbox series)")
+	}
 	if c.PoolSize < 0 || c.PoolSize > maxPoolSize {
 		bad("pool-size", "%d must be between 0 and %d", c.PoolSize, maxPoolSize)
 	}
@@ -133,7 +155,7 @@ func (c *Config) Validate() error {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"max-timeout", c.MaxTimeout}, {"checkpoint-after", c.CheckpointAfter}, {"metrics-retention", c.MetricsRetention}, {"idle-timeout", c.IdleTimeout}, {"paused-retention", c.PausedRetention}, {"snapshot-retention", c.SnapshotRetention}} {
+	}{{"max-timeout", c.MaxTimeout}, {"checkpoint-after", c.CheckpointAfter}, {"metrics-retention", c.MetricsRetention}, {"usage-retention", c.UsageRetention}, {"idle-timeout", c.IdleTimeout}, {"paused-retention", c.PausedRetention}, {"snapshot-retention", c.SnapshotRetention}} {
 		if d.v < 0 {
 			bad(d.flag, "must not be negative")
 		}
@@ -171,6 +193,9 @@ func (c *Config) Validate() error {
 		if host == "" || strings.ContainsAny(host, " \t/") {
 			bad("dns-upstream", "%q is not a host, host:port or off", u)
 		}
+	}
+	if c.EventsRetention < 0 {
+		bad("events-retention", "must not be negative (0: keep events)")
 	}
 	return errors.Join(errs...)
 }

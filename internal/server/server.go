@@ -13,6 +13,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/apiserver"
+	"github.com/warren-sandbox/warren/internal/events"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
 	"github.com/warren-sandbox/warren/internal/proxy"
@@ -20,6 +21,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/store/sqlite"
 	"github.com/warren-sandbox/warren/internal/subreaper"
 	"github.com/warren-sandbox/warren/internal/template/builder"
+	"github.com/warren-sandbox/warren/internal/usage"
 )
 
 // Run serves until ctx ends: it opens the listener first (GET /health
@@ -57,6 +59,15 @@ func Run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	// The registry serves the Go runtime's metrics from the start; the
+	// parts register theirs as assemble makes them.
+	metrics := telemetry.New()
+	_, stopMetrics, err := serveMetrics(ctx, cfg.MetricsListen, metrics.Handler())
+	if err != nil {
+		_ = ln.Close()
+		return err
+	}
+	defer stopMetrics()
 	// Until everything is built, an API with nothing behind it answers:
 	// /health and every authenticated route 503, with Retry-After.
 	root := &switchHandler{}
@@ -69,7 +80,7 @@ func Run(ctx context.Context, cfg Config) error {
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
 
-	parts, err := assemble(ctx, &cfg, st)
+	parts, err := assemble(ctx, &cfg, st, metrics)
 	if err != nil {
 		_ = srv.Close()
 		return err
@@ -80,6 +91,10 @@ func Run(ctx context.Context, cfg Config) error {
 	go func() { parts.mgr.RunPools(ctx); close(pooled) }()
 	go parts.builder.CollectFilesEvery(ctx, 10*time.Minute)
 	go parts.mgr.EnforceRetention(ctx, time.Minute)
+	// Deliveries left pending by the last run resume here.
+	evDone := make(chan struct{})
+	go func() { parts.events.Run(ctx); close(evDone) }()
+	go usage.New(parts.mgr, st, cfg.UsageRetention, nil).Run(ctx)
 	root.set(proxy.New(parts.mgr, parts.api, cfg.Domain))
 	printReady(&cfg, ln.Addr().String(), key, generated, caPath)
 
@@ -98,6 +113,10 @@ func Run(ctx context.Context, cfg Config) error {
 	case <-pooled:
 	case <-time.After(time.Minute):
 		log.G(ctx).Warn("pooled sandboxes still being destroyed; the next start removes what is left")
+	}
+	select { // the events recorded last are written before the store closes
+	case <-evDone:
+	case <-sctx.Done():
 	}
 	_ = parts.net.Close()
 	if parts.mgr.Count() == 0 {
@@ -120,12 +139,14 @@ type parts struct {
 	mgr     *sandbox.Manager
 	builder *builder.Builder
 	api     *apiserver.Server
+	events  *events.Service
 }
 
 // assemble makes the sandbox machinery and then the API over it, each part
 // given everything it needs when it is made.
-func assemble(ctx context.Context, cfg *Config, st *sqlite.Store) (*parts, error) {
-	mgr, netMgr, err := setup(ctx, cfg, st)
+func assemble(ctx context.Context, cfg *Config, st *sqlite.Store, metrics *telemetry.Registry) (*parts, error) {
+	evs := newEvents(cfg, st)
+	mgr, netMgr, err := setup(ctx, cfg, st, metrics, evs)
 	if err != nil {
 		return nil, err
 	}
@@ -133,20 +154,21 @@ func assemble(ctx context.Context, cfg *Config, st *sqlite.Store) (*parts, error
 	if err != nil {
 		return nil, err
 	}
-	b, err := newBuilder(ctx, cfg, st, mgr, images)
+	b, err := newBuilder(ctx, cfg, st, mgr, images, metrics)
 	if err != nil {
 		return nil, err
 	}
-	metrics := telemetry.New()
 	metrics.RegisterPools(mgr.PoolStats)
+	metrics.RegisterSandboxes(mgr.Census, cfg.MetricsSandboxLimit)
 	api := apiserver.New(apiserver.Options{
 		Store: st, Manager: mgr, Builder: b, Images: images,
 		ScratchDir: filepath.Join(cfg.DataDir, "builds"),
 		Domain:     cfg.Domain, MaxTimeout: cfg.MaxTimeout,
 		MaxCPUCount: cfg.MaxCPUCount, MaxMemoryMB: cfg.MaxMemoryMB,
-		Metrics: metrics.Handler(),
+		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
+		Events: evs,
 	})
-	return &parts{net: netMgr, mgr: mgr, builder: b, api: api}, nil
+	return &parts{net: netMgr, mgr: mgr, builder: b, api: api, events: evs}, nil
 }
 
 // adminKey stores WARREN_API_KEY's hash, or generates a key when it is unset.

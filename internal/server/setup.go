@@ -17,12 +17,13 @@ import (
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/telemetry"
 )
 
 // setup builds everything sandboxes need: the network, the runtime backends
 // and the base template, then the manager, which re-adopts what a previous
 // run left behind.
-func setup(ctx context.Context, cfg *Config, st store.Store) (*sandbox.Manager, *network.Manager, error) {
+func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry, evs sandbox.EventRecorder) (*sandbox.Manager, *network.Manager, error) {
 	subnet, err := netip.ParsePrefix(cfg.Subnet)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--subnet: %w", err)
@@ -82,6 +83,8 @@ func setup(ctx context.Context, cfg *Config, st store.Store) (*sandbox.Manager, 
 		HostCPUPressure:   sandbox.CPUPressure,
 		MaxCPUPressure:    cfg.MaxCPUPressure,
 		HostDiskFreeMB:    func() (int, error) { return sandbox.DiskFreeMB(cfg.DataDir) },
+		ObserveOp:         metrics.ObserveOp,
+		Events:            evs,
 	})
 	if err != nil {
 		return nil, nil, err

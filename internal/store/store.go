@@ -72,6 +72,10 @@ type Store interface {
 	// ListTeams lists the teams with settings, by id.
 	ListTeams(ctx context.Context) ([]*Team, error)
 
+	UsageStore
+
+	Events
+
 	Close() error
 }
 

@@ -19,7 +19,7 @@ func (r *Registry) RegisterPools(stats func() []sandbox.PoolStat) {
 		stats:  stats,
 		ready:  prometheus.NewDesc("warren_pool_ready", "Sandboxes booted ahead and waiting in the pool.", labels, nil),
 		target: prometheus.NewDesc("warren_pool_target", "The pool's size for its current demand.", labels, nil),
-		held:   prometheus.NewDesc("warren_pool_memory_mb", "Host memory the pool's sandboxes hold, in MiB.", labels, nil),
+		held:   prometheus.NewDesc("warren_pool_memory_bytes", "Host memory the pool's sandboxes hold.", labels, nil),
 		claim:  prometheus.NewDesc("warren_pool_creates_total", "Creates that wanted the pool, by result (hit: took a pooled sandbox; miss: started cold).", append(labels, "result"), nil),
 	})
 }
@@ -35,7 +35,7 @@ func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, s := range c.stats() {
 		ch <- prometheus.MustNewConstMetric(c.ready, prometheus.GaugeValue, float64(s.Ready), s.Template, s.Runtime)
 		ch <- prometheus.MustNewConstMetric(c.target, prometheus.GaugeValue, float64(s.Target), s.Template, s.Runtime)
-		ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(s.HeldMB), s.Template, s.Runtime)
+		ch <- prometheus.MustNewConstMetric(c.held, prometheus.GaugeValue, float64(s.HeldMB)*(1<<20), s.Template, s.Runtime)
 		ch <- prometheus.MustNewConstMetric(c.claim, prometheus.CounterValue, float64(s.Hits), s.Template, s.Runtime, "hit")
 		ch <- prometheus.MustNewConstMetric(c.claim, prometheus.CounterValue, float64(s.Misses), s.Template, s.Runtime, "miss")
 	}

@@ -20,7 +20,7 @@ func TestPoolMetrics(t *testing.T) {
 	for _, want := range []string{
 		`warren_pool_ready{runtime="runsc",template="base"} 2`,
 		`warren_pool_target{runtime="runsc",template="base"} 3`,
-		`warren_pool_memory_mb{runtime="runsc",template="base"} 40`,
+		`warren_pool_memory_bytes{runtime="runsc",template="base"} 4.194304e+07`,
 		`warren_pool_creates_total{result="hit",runtime="runsc",template="base"} 7`,
 		`warren_pool_creates_total{result="miss",runtime="runsc",template="base"} 1`,
 	} {

@@ -1,7 +1,9 @@
-// Package telemetry holds the server's Prometheus registry. It exports the
-// Go runtime's and the process's own metrics (goroutines, heap, open file
-// descriptors), which operators and the load test watch; warren's own
-// metrics register here as they are added.
+// Package telemetry holds the server's Prometheus registry: the Go
+// runtime's and the process's own metrics (goroutines, heap, open file
+// descriptors), the live sandboxes and their resource use, lifecycle and
+// build durations, warm pools, and the REST API's requests. The parts it
+// measures call its Observe methods through hooks they declare, so none of
+// them imports Prometheus. docs/operations.md lists every series.
 package telemetry
 
 import (
@@ -14,17 +16,21 @@ import (
 
 // Registry is one server's metrics.
 type Registry struct {
-	reg *prometheus.Registry
+	reg  *prometheus.Registry
+	ops  *ops
+	http *httpMetrics
 }
 
-// New returns a registry with the Go runtime and process collectors.
+// New returns a registry with the Go runtime and process collectors and
+// warren's operation and request metrics; the live views (sandboxes,
+// pools) register once their sources exist.
 func New() *Registry {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	return &Registry{reg: reg}
+	return &Registry{reg: reg, ops: newOps(reg), http: newHTTPMetrics(reg)}
 }
 
 // Registerer is where more collectors go.

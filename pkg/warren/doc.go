@@ -34,6 +34,8 @@
 //     steps one by one, tags, listing and deletion; imported images. The
 //     sub-package dockerfile turns a Dockerfile and its context into the
 //     build spec [Client.StartBuild] sends, for callers who want it.
+//   - Usage over time (warren's own): [Client.Usage] and, for the admin
+//     key, [Client.TeamUsage].
 //
 // # Errors
 //

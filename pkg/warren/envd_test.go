@@ -89,7 +89,7 @@ func TestCommandsBackground(t *testing.T) {
 	if err := h.SendStdin(ctx, []byte("ping\n")); err != nil {
 		t.Fatal(err)
 	}
-	envdtest.Eventually(t, 5*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return seen.String() == "ping\n" }, "stdout %q", seen.String())
+	envdtest.Eventually(t, 5*time.Second, func() bool { mu.Lock(); defer mu.Unlock(); return seen.String() == "ping\n" }, "no ping on stdout")
 	procs, err := sb.Commands.List(ctx)
 	if err != nil || len(procs) != 1 || procs[0].PID != h.PID || procs[0].Tag != "cat" {
 		t.Fatalf("List = %+v, %v", procs, err)

@@ -35,6 +35,8 @@ type Store struct {
 	snapshots map[string]*store.Snapshot
 	snapNames map[string]string // name → snapshot id
 	teams     map[string]store.Team
+	usage     map[usageKey]store.UsageSample // made by the first RecordUsage
+	ev        eventTables
 	closed    bool
 }
 
@@ -50,6 +52,7 @@ func New() *Store {
 		keys:      map[string]*store.APIKey{},
 		snapshots: map[string]*store.Snapshot{},
 		snapNames: map[string]string{},
+		ev:        newEventTables(),
 	}
 }
 

@@ -37,6 +37,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"APIKey", apiKeyTests},
 		{"Snapshot", snapshotTests},
 		{"Team", teamTests},
+		{"Usage", usageTests},
+		{"Event", eventTests},
+		{"Webhook", webhookTests},
 		{"Concurrent", concurrentTests},
 	}
 	for _, g := range groups {

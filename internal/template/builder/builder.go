@@ -97,7 +97,14 @@ type Options struct {
 	// DefaultDiskMB is the disk of sandboxes whose template names none;
 	// minFreeDiskMb grows a template's disk from there.
 	DefaultDiskMB int
+	// ObserveBuild, when set, is told how each build ended (BuildReady,
+	// BuildError, or BuildCancelled) and how long it ran.
+	ObserveBuild func(result string, took time.Duration)
 }
+
+// BuildCancelled is the result ObserveBuild gets for a cancelled build,
+// which the store records as BuildError.
+const BuildCancelled = "cancelled"
 
 // Builder runs template builds in the background, one goroutine each.
 type Builder struct {
@@ -282,6 +289,13 @@ func (b *Builder) runJob(ctx context.Context, j *job, bl *store.Build, req *wire
 	}
 	if uerr := b.opts.Store.UpdateBuild(sctx, bl); uerr != nil {
 		log.G(ctx).Error("recording build outcome", "err", uerr)
+	}
+	if b.opts.ObserveBuild != nil {
+		result := bl.Status
+		if err != nil && ctx.Err() != nil {
+			result = BuildCancelled
+		}
+		b.opts.ObserveBuild(result, time.Since(start))
 	}
 }
 

@@ -1,0 +1,44 @@
+package apiserver
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/internal/events"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// createWebhook serves POST /events/webhooks: a webhook of the caller's
+// team, enabled unless asked otherwise.
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
+	var body rest.NewWebhook
+	if err := decode(r, &body, false); err != nil {
+		fail(w, r, err)
+		return
+	}
+	hook := &store.Webhook{ID: events.NewID(), TeamID: teamOf(r), Name: deref(body.Name), URL: body.URL,
+		Enabled: body.Enabled == nil || *body.Enabled, Secret: body.SignatureSecret}
+	types, err := webhookTypes(body.Events)
+	if err == nil {
+		err = checkWebhookName(hook.Name)
+	}
+	if err == nil {
+		err = checkWebhookSecret(hook.Secret)
+	}
+	if err == nil {
+		err = s.checkWebhookURL(hook.URL)
+	}
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	hook.Events = types
+	hook.CreatedAt = time.Now().UTC()
+	hook.UpdatedAt = hook.CreatedAt
+	if err := s.opts.Store.CreateWebhook(r.Context(), hook); err != nil {
+		fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, toWebhookJSON(hook))
+}

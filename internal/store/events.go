@@ -1,0 +1,113 @@
+package store
+
+import (
+	"context"
+	"time"
+)
+
+// Events keeps sandbox lifecycle events, the webhooks that want them and
+// each webhook's deliveries. It is part of Store.
+type Events interface {
+	// CreateEvent stores e together with its deliveries (one per webhook
+	// that wants it), all or nothing, so no event is left without the
+	// deliveries it owes after a crash.
+	CreateEvent(ctx context.Context, e *Event, deliveries []*Delivery) error
+	GetEvent(ctx context.Context, id string) (*Event, error)
+	// ListEvents returns the events q selects, by Timestamp then ID,
+	// newest first unless q.Asc.
+	ListEvents(ctx context.Context, q EventQuery) ([]*Event, error)
+	// DeleteEventsBefore removes the events older than t with their
+	// deliveries, and reports how many events went.
+	DeleteEventsBefore(ctx context.Context, t time.Time) (int, error)
+
+	CreateWebhook(ctx context.Context, w *Webhook) error
+	GetWebhook(ctx context.Context, id string) (*Webhook, error)
+	// ListWebhooks returns every webhook, oldest first.
+	ListWebhooks(ctx context.Context) ([]*Webhook, error)
+	// UpdateWebhook replaces the stored webhook with w (matched by w.ID).
+	UpdateWebhook(ctx context.Context, w *Webhook) error
+	// DeleteWebhook removes the webhook and its deliveries.
+	DeleteWebhook(ctx context.Context, id string) error
+
+	// UpdateDelivery replaces the stored delivery with d (matched by d.ID).
+	UpdateDelivery(ctx context.Context, d *Delivery) error
+	// ListDeliveries returns a webhook's deliveries, newest first, at
+	// most limit (0: all).
+	ListDeliveries(ctx context.Context, webhookID string, limit int) ([]*Delivery, error)
+	// PendingDeliveries returns up to limit deliveries still to be made,
+	// the earliest NextAttempt first (then CreatedAt, then ID).
+	PendingDeliveries(ctx context.Context, limit int) ([]*Delivery, error)
+}
+
+// Event types, as E2B names them.
+const (
+	EventCreated     = "sandbox.lifecycle.created"
+	EventPaused      = "sandbox.lifecycle.paused"
+	EventResumed     = "sandbox.lifecycle.resumed"
+	EventUpdated     = "sandbox.lifecycle.updated"
+	EventSnapshotted = "sandbox.lifecycle.snapshotted"
+	EventKilled      = "sandbox.lifecycle.killed"
+)
+
+// EventTypes lists every event type.
+var EventTypes = []string{EventCreated, EventPaused, EventResumed, EventUpdated, EventSnapshotted, EventKilled}
+
+// Event is one thing that happened to a sandbox.
+type Event struct {
+	ID          string
+	Type        string // one of EventTypes
+	SandboxID   string
+	TemplateID  string
+	BuildID     string // the template build the sandbox runs, when known
+	ExecutionID string // one run of the sandbox: new at create and at each resume
+	TeamID      string
+	// Data is the event's eventData as JSON; nil for none.
+	Data      []byte
+	Timestamp time.Time
+}
+
+// EventQuery selects events.
+type EventQuery struct {
+	TeamID    string   // "" for every team
+	SandboxID string   // "" for every sandbox
+	Types     []string // empty for every type
+	Offset    int
+	Limit     int // 0: no limit
+	Asc       bool
+}
+
+// Webhook is an endpoint a team registered for its sandboxes' events.
+type Webhook struct {
+	ID      string
+	TeamID  string
+	Name    string
+	URL     string
+	Enabled bool
+	Events  []string // the event types it wants
+	// Secret signs its deliveries; it is never shown again.
+	Secret    string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Delivery states.
+const (
+	DeliveryPending   = "pending"   // an attempt is due at NextAttempt
+	DeliveryDelivered = "delivered" // the receiver answered 2xx
+	DeliveryFailed    = "failed"    // every attempt failed
+)
+
+// Delivery is one event sent, or to be sent, to one webhook.
+type Delivery struct {
+	ID          string
+	WebhookID   string
+	EventID     string
+	EventType   string
+	Status      string // Delivery*
+	Attempts    int
+	NextAttempt time.Time // when pending: the next attempt is due
+	LastStatus  int       // HTTP status of the last attempt; 0 for none
+	LastError   string    // why the last attempt failed
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+}
