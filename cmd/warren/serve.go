@@ -24,57 +24,10 @@ import (
 func parseServe(args []string) (*server.Config, error) {
 	c := &server.Config{PoolTemplates: []string{"base", "code-interpreter-v1"}}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.StringVar(&c.Listen, "listen", "127.0.0.1:3000", "address for the API and all sandbox traffic")
-	fs.StringVar(&c.DataDir, "data-dir", server.DefaultDataDir, "where the database and sandbox state live")
-	fs.StringVar(&c.CacheDir, "cache-dir", "/var/cache/warren", "where built templates are cached, shared by data dirs")
-	fs.StringVar(&c.Runtime, "runtime", "runsc", "default runtime backend: runsc (gVisor) or runc")
-	fs.StringVar(&c.Domain, "domain", "localhost", "sandbox domain: sandboxes answer at <port>-<id>.<domain>")
-	fs.StringVar(&c.Subnet, "subnet", "10.99.0.0/16", "private range for sandbox addresses; must not overlap the host's")
-	fs.StringVar(&c.Bridge, "bridge", "warren0", "name of the host bridge sandboxes attach to")
-	fs.StringVar(&c.EnvdPath, "envd", "", "path of the static envd binary (default: next to warren)")
-	fs.DurationVar(&c.MaxTimeout, "max-timeout", 24*time.Hour, "longest sandbox timeout a request may ask for (0: no cap)")
-	fs.DurationVar(&c.CheckpointAfter, "checkpoint-after", 30*time.Second, "how long a paused runsc sandbox stays frozen in memory before its memory is checkpointed to disk (0: at once)")
-	fs.DurationVar(&c.MetricsRetention, "metrics-retention", time.Hour, "how long a killed sandbox's metrics history stays readable (0: dropped when it ends)")
-	fs.StringVar(&c.MetricsListen, "metrics-listen", "", "also serve GET /metrics on this address, without an API key (e.g. 127.0.0.1:9090; default: off, /metrics on --listen takes the admin key)")
-	fs.IntVar(&c.MetricsSandboxLimit, "metrics-sandbox-limit", telemetry.DefaultSandboxLimit, "the most running sandboxes with per-sandbox series in /metrics; the rest are counted in warren_sandbox_series_dropped_total")
-	fs.DurationVar(&c.UsageRetention, "usage-retention", usage.DefaultRetention, "how long each team's per-minute usage (GET /usage) is kept (0: forever)")
-	fs.IntVar(&c.CPUCount, "default-cpu", 2, "CPUs per sandbox when the template does not say")
-	fs.IntVar(&c.MemoryMB, "default-memory", 512, "memory MB per sandbox when the template does not say")
-	fs.IntVar(&c.MaxCPUCount, "max-cpu", goruntime.NumCPU(), "the most CPUs a create may ask for (cpuCount)")
-	fs.IntVar(&c.MaxMemoryMB, "max-memory", 8192, "the most memory MB a create may ask for (memoryMB)")
-	fs.IntVar(&c.DiskMB, "default-disk", 4096, "disk MB per sandbox when the template does not say")
-	fs.TextVar(&c.LogLevel, "log-level", slog.LevelInfo, "debug, info, warn or error (a bad level is an error)")
-	fs.BoolVar(&c.CodeInterpreter, "code-interpreter", true, "build and serve the code-interpreter-v1 template")
-	fs.StringVar(&c.InterpreterPath, "interpreter", "", "path of the static interpreter server binary (default: next to warren)")
-	fs.IntVar(&c.EgressProxyPort, "egress-proxy-port", 4380, "port of the egress proxy on the sandbox gateway, which enforces allowOut domains (0: domain rules are refused)")
-	fs.StringVar(&c.DNSUpstream, "dns-upstream", "", "resolver for sandboxes' DNS (host:port; default the host's first IPv4 nameserver; off: none)")
-	fs.BoolVar(&c.DiskQuota, "disk-quota", true, "give each sandbox a disk of its own of --default-disk MB for its writable layer (ENOSPC inside when full)")
-	fs.BoolVar(&c.TLS, "tls", false, "serve HTTPS (h2 and http/1.1) with a CA and wildcard certificate warren makes in <data-dir>/tls")
-	fs.IntVar(&c.TeamQuotas.Sandboxes, "team-max-sandboxes", 100, "running sandboxes a team may have at once (0: no limit; warren teams set overrides per team)")
-	fs.IntVar(&c.TeamQuotas.MemoryMB, "team-max-memory", 0, "total memory MB of a team's running sandboxes (0: no limit)")
-	fs.IntVar(&c.TeamQuotas.CPUs, "team-max-cpus", 0, "total vCPUs of a team's running sandboxes (0: no limit)")
-	fs.IntVar(&c.TeamQuotas.Builds, "team-max-builds", 4, "template builds a team may run at once (0: no limit)")
-	fs.Func("registry-allow", "an internal range (CIDR) image pulls may reach, e.g. a registry on the LAN; repeatable (default: none: loopback, private, link-local, the host's and the sandboxes' addresses are refused)", cidrList(&c.RegistryAllow))
-	fs.Float64Var(&c.MaxCPUPressure, "max-cpu-pressure", 90, "refuse creates and resumes (503, Retry-After) while tasks have waited for a CPU this share (%) of the last 10 s (PSI cpu some avg10); 0: never")
-	fs.Func("runsc-flag", "a global flag for runsc, e.g. --debug or --debug-log=/var/log/runsc/; repeatable", func(v string) error {
-		c.RunscFlags = append(c.RunscFlags, v)
-		return nil
-	})
-	fs.IntVar(&c.PoolSize, "pool-size", 8, "the most sandboxes kept booted ahead for one template (and settings) that creates ask for, claimed by the next create; 0: no pools")
-	fs.IntVar(&c.PoolMin, "pool-min", 1, "the fewest sandboxes a pool keeps while creates still ask for its template (within --pool-size)")
-	fs.Func("pool-templates", "comma-separated templates whose pools (for creates with default settings) are filled from the start and kept at --pool-min even when idle (default \"base,code-interpreter-v1\"; \"\": none)", func(v string) error {
-		c.PoolTemplates = splitList(v)
-		return nil
-	})
-	fs.IntVar(&c.PoolMemoryMB, "pool-memory-mb", 2048, "host memory (MiB) all pools together may hold; 0: no bound")
-	fs.BoolVar(&c.OOMGuardPoll, "oom-guard-poll", false, "runsc: let envd's OOM guard poll memory (every 50 ms) instead of waiting for the host's memory alerts; for comparing the two")
-	fs.Func("egress-allow", "an internal range (CIDR) a sandbox's allowed domains may resolve to, e.g. a service on the LAN; repeatable (default: none, as for --registry-allow)", cidrList(&c.EgressAllow))
-	fs.DurationVar(&c.PausedRetention, "paused-retention", 0, "remove a sandbox paused this long, disk and all (0: keep paused sandboxes)")
-	fs.DurationVar(&c.SnapshotRetention, "snapshot-retention", 0, "delete snapshots this old (0: keep them)")
-	fs.DurationVar(&c.EventsRetention, "events-retention", 7*24*time.Hour, "keep sandbox lifecycle events (GET /events/sandboxes) and their webhook deliveries this long (0: forever)")
-	fs.Func("webhook-allow", "an internal range (CIDR) webhook deliveries may reach, e.g. 127.0.0.0/8 for a receiver on the host; repeatable (default: none, as for --registry-allow)", cidrList(&c.WebhookAllow))
-	fs.IntVar(&c.MaxConnections, "max-connections", 4096, "most connections the listener holds open at once; more wait in the kernel's backlog (0: no cap)")
-	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 2*time.Minute, "close keep-alive connections idle this long (0: never)")
+	serveFlagsPlaces(fs, c)
+	serveFlagsSandboxes(fs, c)
+	serveFlagsPools(fs, c)
+	serveFlagsObserve(fs, c)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -95,6 +48,73 @@ func parseServe(args []string) (*server.Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// serveFlagsPlaces: where warren listens, keeps its state and finds its parts.
+func serveFlagsPlaces(fs *flag.FlagSet, c *server.Config) {
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:3000", "address for the API and all sandbox traffic")
+	fs.StringVar(&c.DataDir, "data-dir", server.DefaultDataDir, "where the database and sandbox state live")
+	fs.StringVar(&c.CacheDir, "cache-dir", "/var/cache/warren", "where built templates are cached, shared by data dirs")
+	fs.StringVar(&c.Runtime, "runtime", "runsc", "default runtime backend: runsc (gVisor) or runc")
+	fs.StringVar(&c.Domain, "domain", "localhost", "sandbox domain: sandboxes answer at <port>-<id>.<domain>")
+	fs.StringVar(&c.Subnet, "subnet", "10.99.0.0/16", "private range for sandbox addresses; must not overlap the host's")
+	fs.StringVar(&c.Bridge, "bridge", "warren0", "name of the host bridge sandboxes attach to")
+	fs.StringVar(&c.EnvdPath, "envd", "", "path of the static envd binary (default: next to warren)")
+	fs.TextVar(&c.LogLevel, "log-level", slog.LevelInfo, "debug, info, warn or error (a bad level is an error)")
+	fs.BoolVar(&c.CodeInterpreter, "code-interpreter", true, "build and serve the code-interpreter-v1 template")
+	fs.StringVar(&c.InterpreterPath, "interpreter", "", "path of the static interpreter server binary (default: next to warren)")
+	fs.IntVar(&c.EgressProxyPort, "egress-proxy-port", 4380, "port of the egress proxy on the sandbox gateway, which enforces allowOut domains (0: domain rules are refused)")
+	fs.StringVar(&c.DNSUpstream, "dns-upstream", "", "resolver for sandboxes' DNS (host:port; default the host's first IPv4 nameserver; off: none)")
+	fs.BoolVar(&c.DiskQuota, "disk-quota", true, "give each sandbox a disk of its own of --default-disk MB for its writable layer (ENOSPC inside when full)")
+	fs.BoolVar(&c.TLS, "tls", false, "serve HTTPS (h2 and http/1.1) with a CA and wildcard certificate warren makes in <data-dir>/tls")
+	fs.Func("registry-allow", "an internal range (CIDR) image pulls may reach, e.g. a registry on the LAN; repeatable (default: none: loopback, private, link-local, the host's and the sandboxes' addresses are refused)", cidrList(&c.RegistryAllow))
+	fs.Func("runsc-flag", "a global flag for runsc, e.g. --debug or --debug-log=/var/log/runsc/; repeatable", func(v string) error {
+		c.RunscFlags = append(c.RunscFlags, v)
+		return nil
+	})
+	fs.BoolVar(&c.OOMGuardPoll, "oom-guard-poll", false, "runsc: let envd's OOM guard poll memory (every 50 ms) instead of waiting for the host's memory alerts; for comparing the two")
+	fs.Func("egress-allow", "an internal range (CIDR) a sandbox's allowed domains may resolve to, e.g. a service on the LAN; repeatable (default: none, as for --registry-allow)", cidrList(&c.EgressAllow))
+	fs.IntVar(&c.MaxConnections, "max-connections", 4096, "most connections the listener holds open at once; more wait in the kernel's backlog (0: no cap)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 2*time.Minute, "close keep-alive connections idle this long (0: never)")
+}
+
+// serveFlagsSandboxes: what a sandbox gets and may ask for, and how long things live.
+func serveFlagsSandboxes(fs *flag.FlagSet, c *server.Config) {
+	fs.DurationVar(&c.MaxTimeout, "max-timeout", 24*time.Hour, "longest sandbox timeout a request may ask for (0: no cap)")
+	fs.DurationVar(&c.CheckpointAfter, "checkpoint-after", 30*time.Second, "how long a paused runsc sandbox stays frozen in memory before its memory is checkpointed to disk (0: at once)")
+	fs.IntVar(&c.CPUCount, "default-cpu", 2, "CPUs per sandbox when the template does not say")
+	fs.IntVar(&c.MemoryMB, "default-memory", 512, "memory MB per sandbox when the template does not say")
+	fs.IntVar(&c.MaxCPUCount, "max-cpu", goruntime.NumCPU(), "the most CPUs a create may ask for (cpuCount)")
+	fs.IntVar(&c.MaxMemoryMB, "max-memory", 8192, "the most memory MB a create may ask for (memoryMB)")
+	fs.IntVar(&c.DiskMB, "default-disk", 4096, "disk MB per sandbox when the template does not say")
+	fs.IntVar(&c.TeamQuotas.Sandboxes, "team-max-sandboxes", 100, "running sandboxes a team may have at once (0: no limit; warren teams set overrides per team)")
+	fs.IntVar(&c.TeamQuotas.MemoryMB, "team-max-memory", 0, "total memory MB of a team's running sandboxes (0: no limit)")
+	fs.IntVar(&c.TeamQuotas.CPUs, "team-max-cpus", 0, "total vCPUs of a team's running sandboxes (0: no limit)")
+	fs.IntVar(&c.TeamQuotas.Builds, "team-max-builds", 4, "template builds a team may run at once (0: no limit)")
+	fs.Float64Var(&c.MaxCPUPressure, "max-cpu-pressure", 90, "refuse creates and resumes (503, Retry-After) while tasks have waited for a CPU this share (%) of the last 10 s (PSI cpu some avg10); 0: never")
+	fs.DurationVar(&c.PausedRetention, "paused-retention", 0, "remove a sandbox paused this long, disk and all (0: keep paused sandboxes)")
+	fs.DurationVar(&c.SnapshotRetention, "snapshot-retention", 0, "delete snapshots this old (0: keep them)")
+}
+
+// serveFlagsPools: the warm pools.
+func serveFlagsPools(fs *flag.FlagSet, c *server.Config) {
+	fs.IntVar(&c.PoolSize, "pool-size", 8, "the most sandboxes kept booted ahead for one template (and settings) that creates ask for, claimed by the next create; 0: no pools")
+	fs.IntVar(&c.PoolMin, "pool-min", 1, "the fewest sandboxes a pool keeps while creates still ask for its template (within --pool-size)")
+	fs.Func("pool-templates", "comma-separated templates whose pools (for creates with default settings) are filled from the start and kept at --pool-min even when idle (default \"base,code-interpreter-v1\"; \"\": none)", func(v string) error {
+		c.PoolTemplates = splitList(v)
+		return nil
+	})
+	fs.IntVar(&c.PoolMemoryMB, "pool-memory-mb", 2048, "host memory (MiB) all pools together may hold; 0: no bound")
+}
+
+// serveFlagsObserve: metrics, usage, lifecycle events and webhooks.
+func serveFlagsObserve(fs *flag.FlagSet, c *server.Config) {
+	fs.DurationVar(&c.MetricsRetention, "metrics-retention", time.Hour, "how long a killed sandbox's metrics history stays readable (0: dropped when it ends)")
+	fs.StringVar(&c.MetricsListen, "metrics-listen", "", "also serve GET /metrics on this address, without an API key (e.g. 127.0.0.1:9090; default: off, /metrics on --listen takes the admin key)")
+	fs.IntVar(&c.MetricsSandboxLimit, "metrics-sandbox-limit", telemetry.DefaultSandboxLimit, "the most running sandboxes with per-sandbox series in /metrics; the rest are counted in warren_sandbox_series_dropped_total")
+	fs.DurationVar(&c.UsageRetention, "usage-retention", usage.DefaultRetention, "how long each team's per-minute usage (GET /usage) is kept (0: forever)")
+	fs.DurationVar(&c.EventsRetention, "events-retention", 7*24*time.Hour, "keep sandbox lifecycle events (GET /events/sandboxes) and their webhook deliveries this long (0: forever)")
+	fs.Func("webhook-allow", "an internal range (CIDR) webhook deliveries may reach, e.g. 127.0.0.0/8 for a receiver on the host; repeatable (default: none, as for --registry-allow)", cidrList(&c.WebhookAllow))
 }
 
 func runServe(args []string) error {

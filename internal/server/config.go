@@ -111,6 +111,16 @@ func (c *Config) Validate() error {
 	bad := func(flag, format string, args ...any) {
 		errs = append(errs, fmt.Errorf("--%s: %s", flag, fmt.Sprintf(format, args...)))
 	}
+	c.validatePlaces(bad)
+	c.validateNumbers(bad)
+	return errors.Join(errs...)
+}
+
+// badFlag records what is wrong with a flag.
+type badFlag func(flag, format string, args ...any)
+
+// validatePlaces checks addresses, names and paths.
+func (c *Config) validatePlaces(bad badFlag) {
 	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
 		bad("listen", "%q is not host:port", c.Listen)
 	}
@@ -134,6 +144,28 @@ func (c *Config) Validate() error {
 			bad("metrics-listen", "%q is not host:port", c.MetricsListen)
 		}
 	}
+	if c.EnvdPath == "" {
+		bad("envd", "must not be empty")
+	}
+	if c.CodeInterpreter && c.InterpreterPath == "" {
+		bad("interpreter", "must not be empty with --code-interpreter")
+	}
+	if c.EgressProxyPort < 0 || c.EgressProxyPort > 65535 {
+		bad("egress-proxy-port", "%d is not a port (0 turns the egress proxy off)", c.EgressProxyPort)
+	}
+	if u := c.DNSUpstream; u != "" && u != "off" {
+		host, _, err := net.SplitHostPort(u)
+		if err != nil {
+			host = u
+		}
+		if host == "" || strings.ContainsAny(host, " \t/") {
+			bad("dns-upstream", "%q is not a host, host:port or off", u)
+		}
+	}
+}
+
+// validateNumbers checks sizes, limits and durations.
+func (c *Config) validateNumbers(bad badFlag) {
 	if c.MetricsSandboxLimit < 0 {
 		bad("metrics-sandbox-limit", "must not be negative (0: no per-sandbox series)")
 	}
@@ -146,16 +178,10 @@ func (c *Config) Validate() error {
 	if c.MaxCPUPressure < 0 || c.MaxCPUPressure > 100 {
 		bad("max-cpu-pressure", "%v must be between 0 and 100", c.MaxCPUPressure)
 	}
-	if c.EnvdPath == "" {
-		bad("envd", "must not be empty")
-	}
-	if c.CodeInterpreter && c.InterpreterPath == "" {
-		bad("interpreter", "must not be empty with --code-interpreter")
-	}
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"max-timeout", c.MaxTimeout}, {"checkpoint-after", c.CheckpointAfter}, {"metrics-retention", c.MetricsRetention}, {"usage-retention", c.UsageRetention}, {"idle-timeout", c.IdleTimeout}, {"paused-retention", c.PausedRetention}, {"snapshot-retention", c.SnapshotRetention}} {
+	}{{"max-timeout", c.MaxTimeout}, {"checkpoint-after", c.CheckpointAfter}, {"metrics-retention", c.MetricsRetention}, {"usage-retention", c.UsageRetention}, {"idle-timeout", c.IdleTimeout}, {"paused-retention", c.PausedRetention}, {"snapshot-retention", c.SnapshotRetention}, {"events-retention", c.EventsRetention}} {
 		if d.v < 0 {
 			bad(d.flag, "must not be negative")
 		}
@@ -171,31 +197,12 @@ func (c *Config) Validate() error {
 	for _, n := range []struct {
 		flag string
 		v    int
-	}{{"team-max-sandboxes", c.TeamQuotas.Sandboxes}, {"team-max-memory", c.TeamQuotas.MemoryMB}, {"team-max-cpus", c.TeamQuotas.CPUs}, {"team-max-builds", c.TeamQuotas.Builds}} {
+	}{{"team-max-sandboxes", c.TeamQuotas.Sandboxes}, {"team-max-memory", c.TeamQuotas.MemoryMB}, {"team-max-cpus", c.TeamQuotas.CPUs}, {"team-max-builds", c.TeamQuotas.Builds}, {"max-connections", c.MaxConnections}} {
 		if n.v < 0 {
 			bad(n.flag, "must not be negative (0: no limit)")
 		}
 	}
-	if c.MaxConnections < 0 {
-		bad("max-connections", "must not be negative (0: no cap)")
-	}
 	if c.MaxCPUCount < 0 || c.MaxMemoryMB < 0 {
 		bad("max-cpu/--max-memory", "must not be negative")
 	}
-	if c.EgressProxyPort < 0 || c.EgressProxyPort > 65535 {
-		bad("egress-proxy-port", "%d is not a port (0 turns the egress proxy off)", c.EgressProxyPort)
-	}
-	if u := c.DNSUpstream; u != "" && u != "off" {
-		host, _, err := net.SplitHostPort(u)
-		if err != nil {
-			host = u
-		}
-		if host == "" || strings.ContainsAny(host, " \t/") {
-			bad("dns-upstream", "%q is not a host, host:port or off", u)
-		}
-	}
-	if c.EventsRetention < 0 {
-		bad("events-retention", "must not be negative (0: keep events)")
-	}
-	return errors.Join(errs...)
 }

@@ -41,7 +41,8 @@ func printReady(cfg *Config, addr, key string, generated bool, caPath string) {
 		fmt.Fprintf(w, "  export NODE_EXTRA_CA_CERTS=%s\n", caPath)
 		fmt.Fprintf(w, "\nWith wildcard DNS for *.%s pointing here, E2B_SANDBOX_URL can be left unset.\n", cfg.Domain)
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintf(w, "\nDashboard: %s/dashboard/ (sign in with an API key)\n", url)
+	fmt.Fprintf(w, "CLI:       warren login --api-url %s\n\n", url)
 }
 
 // listen opens the server's listener, wrapped in TLS with --tls. caPath is

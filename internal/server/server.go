@@ -18,6 +18,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/network"
 	"github.com/warren-sandbox/warren/internal/proxy"
 	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/sqlite"
 	"github.com/warren-sandbox/warren/internal/subreaper"
 	"github.com/warren-sandbox/warren/internal/template/builder"
@@ -29,22 +30,8 @@ import (
 // the runtime backends and the built-in templates, re-adopts the sandboxes
 // a previous run left, and then answers with the API and the proxy.
 func Run(ctx context.Context, cfg Config) error {
-	if err := cfg.Validate(); err != nil {
+	if err := preflight(ctx, &cfg); err != nil {
 		return err
-	}
-	if os.Geteuid() != 0 {
-		return errors.New("warren serve must run as root: it creates namespaces, mounts and cgroups")
-	}
-	if _, err := os.Stat(cfg.EnvdPath); err != nil {
-		return fmt.Errorf("envd binary: %w (build it with 'make build')", err)
-	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return fmt.Errorf("creating data dir: %w", err)
-	}
-	// The runtimes' orphans become warren's to reap, so a stopped runsc
-	// sandbox is gone when its processes exit, not when PID 1 gets to it.
-	if err := subreaper.Start(ctx); err != nil {
-		return fmt.Errorf("becoming the reaper of the runtimes' processes: %w", err)
 	}
 	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, DBFile))
 	if err != nil {
@@ -86,15 +73,7 @@ func Run(ctx context.Context, cfg Config) error {
 		return err
 	}
 	defer parts.builder.Shutdown()
-	go parts.mgr.SampleMetrics(ctx)
-	pooled := make(chan struct{})
-	go func() { parts.mgr.RunPools(ctx); close(pooled) }()
-	go parts.builder.CollectFilesEvery(ctx, 10*time.Minute)
-	go parts.mgr.EnforceRetention(ctx, time.Minute)
-	// Deliveries left pending by the last run resume here.
-	evDone := make(chan struct{})
-	go func() { parts.events.Run(ctx); close(evDone) }()
-	go usage.New(parts.mgr, st, cfg.UsageRetention, nil).Run(ctx)
+	bg := startBackground(ctx, &cfg, st, parts)
 	root.set(proxy.New(parts.mgr, parts.api, cfg.Domain))
 	printReady(&cfg, ln.Addr().String(), key, generated, caPath)
 
@@ -103,30 +82,76 @@ func Run(ctx context.Context, cfg Config) error {
 	case err := <-srvErr:
 		return fmt.Errorf("serving: %w", err)
 	}
+	shutdown(ctx, &cfg, srv, parts, bg)
+	return nil
+}
+
+// preflight checks what serving needs and takes the runtimes' orphans.
+func preflight(ctx context.Context, cfg *Config) error {
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if os.Geteuid() != 0 {
+		return errors.New("warren serve must run as root: it creates namespaces, mounts and cgroups")
+	}
+	if _, err := os.Stat(cfg.EnvdPath); err != nil {
+		return fmt.Errorf("envd binary: %w (build it with 'make build')", err)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("creating data dir: %w", err)
+	}
+	// The runtimes' orphans become warren's to reap, so a stopped runsc
+	// sandbox is gone when its processes exit, not when PID 1 gets to it.
+	if err := subreaper.Start(ctx); err != nil {
+		return fmt.Errorf("becoming the reaper of the runtimes' processes: %w", err)
+	}
+	return nil
+}
+
+// background is what runs beside the API until ctx ends; the channels
+// close when the parts a shutdown waits for have finished.
+type background struct{ pooled, events chan struct{} }
+
+func startBackground(ctx context.Context, cfg *Config, st store.Store, parts *parts) background {
+	bg := background{pooled: make(chan struct{}), events: make(chan struct{})}
+	go parts.mgr.SampleMetrics(ctx)
+	go func() { parts.mgr.RunPools(ctx); close(bg.pooled) }()
+	go parts.builder.CollectFilesEvery(ctx, 10*time.Minute)
+	go parts.mgr.EnforceRetention(ctx, time.Minute)
+	// Deliveries left pending by the last run resume here.
+	go func() { parts.events.Run(ctx); close(bg.events) }()
+	go usage.New(parts.mgr, st, cfg.UsageRetention, nil).Run(ctx)
+	return bg
+}
+
+// shutdown stops serving and lets the sandboxes run on: the next start
+// re-adopts them. Pooled sandboxes, which belong to no one, go.
+func shutdown(ctx context.Context, cfg *Config, srv *http.Server, parts *parts, bg background) {
 	log.G(ctx).Info("shutting down; sandboxes keep running and are re-adopted on the next start")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	parts.mgr.Shutdown()
 	_ = srv.Shutdown(sctx)
-	// Pooled sandboxes belong to no one: they go with the server.
 	select {
-	case <-pooled:
+	case <-bg.pooled:
 	case <-time.After(time.Minute):
 		log.G(ctx).Warn("pooled sandboxes still being destroyed; the next start removes what is left")
 	}
 	select { // the events recorded last are written before the store closes
-	case <-evDone:
-	case <-sctx.Done():
+	case <-bg.events:
+	case <-time.After(10 * time.Second):
+		log.G(ctx).Warn("sandbox events still being written; the last ones may be lost")
 	}
 	_ = parts.net.Close()
 	if parts.mgr.Count() == 0 {
 		// Nothing runs that needs the bridge; the next start recreates it.
-		if err := parts.net.Teardown(sctx); err != nil {
+		tctx, stop := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer stop()
+		if err := parts.net.Teardown(tctx); err != nil {
 			log.G(ctx).Warn("removing the sandbox network", "err", err)
 		}
 		removeEmptyRunRoot(runRoot(cfg.DataDir))
 	}
-	return nil
 }
 
 // maxHeaderBytes bounds a request's headers; E2B's clients send a few
