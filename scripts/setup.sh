@@ -16,8 +16,10 @@ need_pkgs=()
 # python3-ipykernel: the Jupyter client and interpreter tests drive a real
 # kernel on the host. busybox-static: the image tests build a tiny OCI image
 # from it and pull it from a registry the test runs on loopback. chromium:
-# TestDashboard drives the web dashboard in it, headless.
-for p in runc debootstrap nftables iproute2 ca-certificates make git curl python3-ipykernel busybox-static chromium; do
+# TestDashboard drives the web dashboard in it, headless. postgresql: the
+# Postgres store's tests start a throwaway server from its binaries (the
+# packaged cluster it also creates is not needed: stop it if unwanted).
+for p in runc debootstrap nftables iproute2 ca-certificates make git curl python3-ipykernel busybox-static chromium postgresql; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need_pkgs+=("$p")
 done
 # Node.js and npm run the end-to-end tests with the official SDK. A machine

@@ -7,24 +7,24 @@ import (
 	"fmt"
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/server"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/sqlite"
 )
 
-// runKeys implements `warren keys create|list|revoke`, working on the data
-// directory's database directly (safe while the server runs: SQLite WAL).
+// runKeys implements `warren keys create|list|revoke`, working on the
+// server's database directly: the data directory's SQLite (safe while the
+// server runs: WAL) or, with --store, a cluster's Postgres.
 func runKeys(args []string) error {
 	if len(args) < 1 {
-		return errors.New("usage: warren keys create|list|revoke [--data-dir DIR] [--name NAME] [--team TEAM] [--scopes S,S] [--expires DURATION] [ID|NAME]")
+		return errors.New("usage: warren keys create|list|revoke [--data-dir DIR | --store URL] [--name NAME] [--team TEAM] [--scopes S,S] [--expires DURATION] [ID|NAME]")
 	}
 	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
 	dataDir := fs.String("data-dir", server.DefaultDataDir, "data directory of the server")
+	storeURL := fs.String("store", os.Getenv(server.StoreEnv), server.StoreFlagHelp)
 	name := fs.String("name", "", "name of the new key (create)")
 	team := fs.String("team", store.DefaultTeam, "team of the new key, created when first named (create)")
 	scopes := fs.String("scopes", "", "comma-separated scopes the new key is limited to (create; default: all): "+strings.Join(apikey.Scopes, ", "))
@@ -33,7 +33,7 @@ func runKeys(args []string) error {
 		return err
 	}
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(*dataDir, server.DBFile))
+	st, err := server.OpenStore(ctx, *storeURL, *dataDir)
 	if err != nil {
 		return err
 	}

@@ -54,6 +54,7 @@ func parseServe(args []string) (*server.Config, error) {
 func serveFlagsPlaces(fs *flag.FlagSet, c *server.Config) {
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:3000", "address for the API and all sandbox traffic")
 	fs.StringVar(&c.DataDir, "data-dir", server.DefaultDataDir, "where the database and sandbox state live")
+	fs.StringVar(&c.Store, "store", os.Getenv(server.StoreEnv), server.StoreFlagHelp)
 	fs.StringVar(&c.CacheDir, "cache-dir", "/var/cache/warren", "where built templates are cached, shared by data dirs")
 	fs.StringVar(&c.Runtime, "runtime", "runsc", "default runtime backend: runsc (gVisor) or runc")
 	fs.StringVar(&c.Domain, "domain", "localhost", "sandbox domain: sandboxes answer at <port>-<id>.<domain>")

@@ -6,25 +6,25 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"text/tabwriter"
 
 	"github.com/warren-sandbox/warren/internal/server"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/sqlite"
 )
 
 // runTeams implements `warren teams set|list`: per-team quotas over the
-// server's --team-max-* defaults, on the data directory's database (safe
-// while the server runs; it reads them at each create).
+// server's --team-max-* defaults, on the server's database (the data
+// directory's, or --store's; safe while the server runs: it reads them at
+// each create).
 func runTeams(args []string) error {
-	const usage = "usage: warren teams set TEAM [--max-sandboxes N] [--max-memory MB] [--max-cpus N] [--max-builds N] | warren teams list  [--data-dir DIR]  (0: the server's default, -1: no limit)"
+	const usage = "usage: warren teams set TEAM [--max-sandboxes N] [--max-memory MB] [--max-cpus N] [--max-builds N] | warren teams list  [--data-dir DIR | --store URL]  (0: the server's default, -1: no limit)"
 	if len(args) < 1 {
 		return errors.New(usage)
 	}
 	fs := flag.NewFlagSet("teams "+args[0], flag.ContinueOnError)
 	dataDir := fs.String("data-dir", server.DefaultDataDir, "data directory of the server")
+	storeURL := fs.String("store", os.Getenv(server.StoreEnv), server.StoreFlagHelp)
 	var t store.Team
 	fs.IntVar(&t.MaxSandboxes, "max-sandboxes", 0, "running sandboxes at once")
 	fs.IntVar(&t.MaxMemoryMB, "max-memory", 0, "total memory MB of running sandboxes")
@@ -38,7 +38,7 @@ func runTeams(args []string) error {
 		return err
 	}
 	ctx := context.Background()
-	st, err := sqlite.Open(ctx, filepath.Join(*dataDir, server.DBFile))
+	st, err := server.OpenStore(ctx, *storeURL, *dataDir)
 	if err != nil {
 		return err
 	}

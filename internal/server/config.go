@@ -12,6 +12,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/store/postgres"
 )
 
 // DefaultDataDir is where a server keeps its state unless told otherwise.
@@ -25,6 +27,9 @@ type Config struct {
 	Listen   string
 	DataDir  string
 	CacheDir string
+	// Store is the database (--store): "" for SQLite in DataDir, or a
+	// postgres:// URL.
+	Store string
 	// EgressProxyPort and DNSUpstream configure the gateway's services.
 	EgressProxyPort int
 	DNSUpstream     string
@@ -126,6 +131,9 @@ func (c *Config) validatePlaces(bad badFlag) {
 	}
 	if c.DataDir == "" {
 		bad("data-dir", "must not be empty")
+	}
+	if c.Store != "" && !postgres.IsURL(c.Store) {
+		bad("store", "must be empty (SQLite in the data dir) or a postgres:// URL")
 	}
 	if backendByName(c.Runtime) == nil {
 		bad("runtime", "must be one of %s, not %q", backendNames(), c.Runtime)

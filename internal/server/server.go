@@ -19,7 +19,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/proxy"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/sqlite"
 	"github.com/warren-sandbox/warren/internal/subreaper"
 	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/usage"
@@ -33,7 +32,7 @@ func Run(ctx context.Context, cfg Config) error {
 	if err := preflight(ctx, &cfg); err != nil {
 		return err
 	}
-	st, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, DBFile))
+	st, err := OpenStore(ctx, cfg.Store, cfg.DataDir)
 	if err != nil {
 		return err
 	}
@@ -169,7 +168,7 @@ type parts struct {
 
 // assemble makes the sandbox machinery and then the API over it, each part
 // given everything it needs when it is made.
-func assemble(ctx context.Context, cfg *Config, st *sqlite.Store, metrics *telemetry.Registry) (*parts, error) {
+func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry) (*parts, error) {
 	evs := newEvents(cfg, st)
 	mgr, netMgr, err := setup(ctx, cfg, st, metrics, evs)
 	if err != nil {
@@ -197,7 +196,7 @@ func assemble(ctx context.Context, cfg *Config, st *sqlite.Store, metrics *telem
 }
 
 // adminKey stores WARREN_API_KEY's hash, or generates a key when it is unset.
-func adminKey(ctx context.Context, st *sqlite.Store) (key string, generated bool, err error) {
+func adminKey(ctx context.Context, st store.Store) (key string, generated bool, err error) {
 	key = os.Getenv("WARREN_API_KEY")
 	if key == "" {
 		key, err = CreateKey(ctx, st, apikey.Spec{Name: "admin-" + time.Now().UTC().Format("20060102-150405"), Admin: true})

@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Event", eventTests},
 		{"Webhook", webhookTests},
 		{"Concurrent", concurrentTests},
+		{"Race", raceTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
