@@ -67,6 +67,24 @@ func (e LogLevel) Valid() bool {
 	}
 }
 
+// Defines values for NodeState.
+const (
+	NodeStateAlive NodeState = "alive"
+	NodeStateDead  NodeState = "dead"
+)
+
+// Valid indicates whether the value is a known member of the NodeState enum.
+func (e NodeState) Valid() bool {
+	switch e {
+	case NodeStateAlive:
+		return true
+	case NodeStateDead:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for RegistryAuthType.
 const (
 	RegistryAuthTypeAws      RegistryAuthType = "aws"
@@ -488,6 +506,45 @@ type NewWebhook struct {
 	// URL http:// or https://
 	URL string `json:"url"`
 }
+
+// Node defines model for Node.
+type Node struct {
+	// AdvertiseURL where the API role reaches the node
+	AdvertiseURL string `json:"advertiseURL"`
+
+	// CPUCount the machine's CPUs
+	CPUCount int `json:"cpuCount"`
+
+	// DiskSizeMB the size of the node's data dir's filesystem
+	DiskSizeMB  int64     `json:"diskSizeMB"`
+	HeartbeatAt time.Time `json:"heartbeatAt"`
+
+	// MemoryMB the machine's memory
+	MemoryMB int64 `json:"memoryMB"`
+
+	// Name the node's name (its Kubernetes node name or hostname)
+	Name string `json:"name"`
+
+	// ReservedCPUs vCPUs of its running sandboxes
+	ReservedCPUs int `json:"reservedCPUs"`
+
+	// ReservedMemoryMB memory of its running sandboxes
+	ReservedMemoryMB int64     `json:"reservedMemoryMB"`
+	RunningSandboxes int       `json:"runningSandboxes"`
+	StartedAt        time.Time `json:"startedAt"`
+
+	// State alive: its last heartbeat is within --node-dead-after
+	State NodeState `json:"state"`
+
+	// Templates ids of the templates cached on the node
+	Templates []string `json:"templates"`
+
+	// Version the node's warren version
+	Version string `json:"version"`
+}
+
+// NodeState alive: its last heartbeat is within --node-dead-after
+type NodeState string
 
 // RegistryAuth credentials for a private registry, as the SDK's fromImage (registry), fromGCPRegistry (gcp) and fromAWSRegistry (aws) send them
 type RegistryAuth struct {
@@ -1399,6 +1456,17 @@ type ClientInterface interface {
 	// Corresponds with GET /metrics (the `Metrics` operationId).
 	Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListNodes The cluster's nodes (warren, admin key only)
+	//
+	// warren: each node of the cluster (`warren serve --role=node`) as of
+	// its last heartbeat: its capacity, what its running sandboxes
+	// reserve, the templates it has cached, and `alive` or `dead` by
+	// whether that heartbeat is within the server's --node-dead-after.
+	// Empty for a one-machine server. Other keys get 403.
+	//
+	// Corresponds with GET /nodes (the `ListNodes` operationId).
+	ListNodes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// OpenAPI This document
 	//
 	// Corresponds with GET /openapi.yaml (the `OpenAPI` operationId).
@@ -2033,6 +2101,27 @@ func (c *Client) ImportImageWithBody(ctx context.Context, contentType string, bo
 // Corresponds with GET /metrics (the `Metrics` operationId).
 func (c *Client) Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewMetricsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListNodes The cluster's nodes (warren, admin key only)
+//
+// warren: each node of the cluster (`warren serve --role=node`) as of
+// its last heartbeat: its capacity, what its running sandboxes
+// reserve, the templates it has cached, and `alive` or `dead` by
+// whether that heartbeat is within the server's --node-dead-after.
+// Empty for a one-machine server. Other keys get 403.
+//
+// Corresponds with GET /nodes (the `ListNodes` operationId).
+func (c *Client) ListNodes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListNodesRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -3552,6 +3641,33 @@ func NewMetricsRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/metrics")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListNodesRequest constructs an http.Request for the ListNodes method
+func NewListNodesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/nodes")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -5781,6 +5897,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /metrics (the `Metrics` operationId).
 	MetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*MetricsResponse, error)
 
+	// ListNodesWithResponse The cluster's nodes (warren, admin key only)
+	//
+	// warren: each node of the cluster (`warren serve --role=node`) as of
+	// its last heartbeat: its capacity, what its running sandboxes
+	// reserve, the templates it has cached, and `alive` or `dead` by
+	// whether that heartbeat is within the server's --node-dead-after.
+	// Empty for a one-machine server. Other keys get 403.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /nodes (the `ListNodes` operationId).
+	ListNodesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListNodesResponse, error)
+
 	// OpenAPIWithResponse This document
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6895,6 +7024,54 @@ func (r MetricsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r MetricsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListNodesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]Node
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListNodesResponse) GetJSON200() *[]Node {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListNodesResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListNodesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListNodesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListNodesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListNodesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8949,6 +9126,25 @@ func (c *ClientWithResponses) MetricsWithResponse(ctx context.Context, reqEditor
 	return ParseMetricsResponse(rsp)
 }
 
+// ListNodesWithResponse The cluster's nodes (warren, admin key only)
+//
+// warren: each node of the cluster (`warren serve --role=node`) as of
+// its last heartbeat: its capacity, what its running sandboxes
+// reserve, the templates it has cached, and `alive` or `dead` by
+// whether that heartbeat is within the server's --node-dead-after.
+// Empty for a one-machine server. Other keys get 403.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /nodes (the `ListNodes` operationId).
+func (c *ClientWithResponses) ListNodesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListNodesResponse, error) {
+	rsp, err := c.ListNodes(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListNodesResponse(rsp)
+}
+
 // OpenAPIWithResponse This document
 //
 // Returns a wrapper object for the known response body format(s).
@@ -10144,6 +10340,39 @@ func ParseMetricsResponse(rsp *http.Response) (*MetricsResponse, error) {
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListNodesResponse parses an HTTP response from a ListNodesWithResponse call
+func ParseListNodesResponse(rsp *http.Response) (*ListNodesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListNodesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []Node
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

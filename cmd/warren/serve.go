@@ -28,6 +28,7 @@ func parseServe(args []string) (*server.Config, error) {
 	serveFlagsSandboxes(fs, c)
 	serveFlagsPools(fs, c)
 	serveFlagsObserve(fs, c)
+	serveFlagsCluster(fs, c)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -116,6 +117,17 @@ func serveFlagsObserve(fs *flag.FlagSet, c *server.Config) {
 	fs.DurationVar(&c.UsageRetention, "usage-retention", usage.DefaultRetention, "how long each team's per-minute usage (GET /usage) is kept (0: forever)")
 	fs.DurationVar(&c.EventsRetention, "events-retention", 7*24*time.Hour, "keep sandbox lifecycle events (GET /events/sandboxes) and their webhook deliveries this long (0: forever)")
 	fs.Func("webhook-allow", "an internal range (CIDR) webhook deliveries may reach, e.g. 127.0.0.0/8 for a receiver on the host; repeatable (default: none, as for --registry-allow)", cidrList(&c.WebhookAllow))
+}
+
+// serveFlagsCluster: the role and what a node tells the cluster.
+func serveFlagsCluster(fs *flag.FlagSet, c *server.Config) {
+	host, _ := os.Hostname()
+	c.Version = version
+	fs.StringVar(&c.Role, "role", server.RoleAll, "all: API and sandboxes on this machine (SQLite by default); node: run sandboxes for a cluster sharing --store=postgres://…; api: the cluster's API (not yet)")
+	fs.StringVar(&c.NodeName, "node-name", host, "this node's name in the cluster (--role=node; default the hostname)")
+	fs.StringVar(&c.AdvertiseURL, "advertise-url", "", "the URL the API role reaches this node at, e.g. http://10.0.0.7:3000 (required with --role=node)")
+	fs.DurationVar(&c.HeartbeatInterval, "heartbeat-interval", server.DefaultHeartbeatInterval, "how often a node writes its heartbeat (capacity and usage) to the store")
+	fs.DurationVar(&c.NodeDeadAfter, "node-dead-after", server.DefaultNodeDeadAfter, "a node whose last heartbeat is older than this is reported dead (GET /nodes)")
 }
 
 func runServe(args []string) error {

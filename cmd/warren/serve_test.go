@@ -25,6 +25,13 @@ func TestParseServe(t *testing.T) {
 		{args: []string{"--metrics-listen", "127.0.0.1:9090", "--metrics-sandbox-limit", "0"}, level: slog.LevelInfo},
 		{args: []string{"--metrics-sandbox-limit", "-1"}, wantErr: "--metrics-sandbox-limit"},
 		{args: []string{"--usage-retention", "-1h"}, wantErr: "--usage-retention"},
+		// The node DaemonSet's arguments (deploy/kubernetes/node.yaml).
+		{args: []string{"--role=node", "--node-name=n1", "--advertise-url=http://10.1.2.3:3000", "--store=postgres://w@db/w"}, level: slog.LevelInfo},
+		{args: []string{"--role=node", "--advertise-url=http://10.1.2.3:3000", "--store=postgres://w@db/w"}, level: slog.LevelInfo}, // the hostname names it
+		{args: []string{"--role=node", "--node-name=n1", "--advertise-url=http://10.1.2.3:3000", "--store="}, wantErr: "--role=node needs the cluster's shared store"},
+		{args: []string{"--role=node", "--node-name=n1", "--store=postgres://w@db/w"}, wantErr: "--advertise-url"},
+		{args: []string{"--role=api", "--store=postgres://w@db/w"}, wantErr: "issue 17"},
+		{args: []string{"--role=all", "--heartbeat-interval=0s"}, wantErr: "--heartbeat-interval"},
 	} {
 		cfg, err := parseServe(append([]string{"--envd", "/x/envd", "--interpreter", "/x/interpreter"}, tc.args...))
 		switch {

@@ -24,6 +24,7 @@ func routeCases() []routeCase {
 	cs = append(cs, miscCases()...)
 	cs = append(cs, eventCases()...)
 	cs = append(cs, usageCases()...)
+	cs = append(cs, nodeCases()...)
 	cs = append(cs, dashboardCases()...)
 	return cs
 }

@@ -51,6 +51,9 @@ type Options struct {
 	// ObserveRequest, when set, is told each request's route pattern ("" or
 	// "/" when no route matched), status and duration.
 	ObserveRequest func(route string, status int, took time.Duration)
+	// NodeDeadAfter: GET /nodes reports a node dead whose heartbeat is
+	// older (--node-dead-after); 0 means DefaultNodeDeadAfter.
+	NodeDeadAfter time.Duration
 }
 
 // Server serves the REST API.
@@ -152,6 +155,7 @@ func (s *Server) routes() {
 	auth("DELETE /events/webhooks/{webhookID}", sbWrite, s.deleteWebhook)
 	auth("GET /events/webhooks/{webhookID}/deliveries", sbRead, s.webhookDeliveries)
 	auth("GET /usage", apikey.ScopeSandboxesRead, s.usage)
+	auth("GET /nodes", apikey.ScopeSandboxesRead, s.listNodes)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))

@@ -333,6 +333,7 @@ func (m *Manager) register(ctx context.Context, sb *store.Sandbox, tpl *store.Te
 		return fmt.Errorf("waiting for the template's start command: %w", err)
 	}
 	t.Done("ready")
+	sb.Node = m.opts.NodeName
 	if err := m.opts.Store.CreateSandbox(ctx, sb); err != nil {
 		return fmt.Errorf("recording sandbox: %w", err)
 	}

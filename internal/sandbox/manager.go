@@ -96,6 +96,12 @@ type Options struct {
 	// Events records lifecycle events (created, paused, resumed, updated,
 	// snapshotted, killed); nil records none.
 	Events EventRecorder
+	// NodeName is the cluster node this manager runs on (--role=node);
+	// "" in one-machine mode. It is stamped on every sandbox it stores,
+	// and at start it re-adopts or reaps only the sandboxes bearing it:
+	// the store is shared, and another node's records are not its to
+	// judge. Team quotas count the whole cluster.
+	NodeName string
 }
 
 // Manager owns the lifecycle of every sandbox on this host.
@@ -213,9 +219,10 @@ func (m *Manager) Get(ctx context.Context, id string) (*store.Sandbox, error) {
 	return copySandbox(e.sb), nil
 }
 
-// List returns copies of every live sandbox's record, newest first.
+// List returns copies of every live sandbox's record, newest first: this
+// node's only, as the store has them in order.
 func (m *Manager) List(ctx context.Context) ([]*store.Sandbox, error) {
-	all, err := m.opts.Store.ListSandboxes(ctx)
+	all, err := m.opts.Store.ListSandboxesOnNode(ctx, m.opts.NodeName)
 	if err != nil {
 		return nil, fmt.Errorf("listing sandboxes: %w", err)
 	}

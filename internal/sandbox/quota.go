@@ -45,9 +45,13 @@ func (m *Manager) admit(ctx context.Context, team string, cpus, memoryMB, diskMB
 		}
 	}
 	want := usage{1, memoryMB, cpus}
+	elsewhere, err := m.otherNodesUsage(ctx, team, q)
+	if err != nil {
+		return nil, err
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	u := m.pending[store.TeamOf(team)]
+	u := m.pending[store.TeamOf(team)].plus(elsewhere)
 	for _, e := range m.live {
 		if e.running.Load() && store.TeamOf(e.sb.TeamID) == store.TeamOf(team) {
 			u = u.plus(usage{1, e.sb.MemoryMB, e.sb.CPUCount})
@@ -63,6 +67,28 @@ func (m *Manager) admit(ctx context.Context, team string, cpus, memoryMB, diskMB
 		defer m.mu.Unlock()
 		m.pending[t] = m.pending[t].plus(usage{-want.sandboxes, -want.memoryMB, -want.cpus})
 	}, nil
+}
+
+// otherNodesUsage is what team runs on the cluster's other nodes, from the
+// shared store: a team's quota is the cluster's, not each node's. Only a
+// node with a quota to check reads it. Two nodes admitting at once can
+// both take a quota's last place (their pending reservations are not
+// shared); placement by the API role is meant to serialise that.
+func (m *Manager) otherNodesUsage(ctx context.Context, team string, q Quota) (usage, error) {
+	if m.opts.NodeName == "" || q == (Quota{}) {
+		return usage{}, nil
+	}
+	all, err := m.opts.Store.ListSandboxes(ctx)
+	if err != nil {
+		return usage{}, fmt.Errorf("counting team %s's sandboxes on other nodes: %w", team, err)
+	}
+	var u usage
+	for _, sb := range all {
+		if sb.Node != m.opts.NodeName && sb.State == store.SandboxRunning && store.TeamOf(sb.TeamID) == store.TeamOf(team) {
+			u = u.plus(usage{1, sb.MemoryMB, sb.CPUCount})
+		}
+	}
+	return u, nil
 }
 
 // check refuses want on top of u where it passes a limit of q.
@@ -126,7 +152,13 @@ func (m *Manager) hostRoom(ctx context.Context, memoryMB, diskMB int) error {
 }
 
 // MemAvailableMB reads MemAvailable from /proc/meminfo, in MB.
-func MemAvailableMB() (int, error) {
+func MemAvailableMB() (int, error) { return meminfoMB("MemAvailable") }
+
+// MemTotalMB is the host's memory (MemTotal), in MB: a node's capacity.
+func MemTotalMB() (int, error) { return meminfoMB("MemTotal") }
+
+// meminfoMB reads one kB field of /proc/meminfo, in MB.
+func meminfoMB(field string) (int, error) {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {
 		return 0, err
@@ -134,15 +166,24 @@ func MemAvailableMB() (int, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "MemAvailable:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
 			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(rest), " kB"))
 			if err != nil {
-				return 0, fmt.Errorf("parsing MemAvailable: %w", err)
+				return 0, fmt.Errorf("parsing %s: %w", field, err)
 			}
 			return kb / 1024, nil
 		}
 	}
-	return 0, fmt.Errorf("no MemAvailable in /proc/meminfo")
+	return 0, fmt.Errorf("no %s in /proc/meminfo", field)
+}
+
+// DiskSizeMB is the size of dir's filesystem, in MB: a node's disk capacity.
+func DiskSizeMB(dir string) (int, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, fmt.Errorf("statfs %s: %w", dir, err)
+	}
+	return int(st.Blocks * uint64(st.Bsize) >> 20), nil
 }
 
 // DiskFreeMB is the space unprivileged writers have free on dir's

@@ -17,14 +17,16 @@ import (
 // sandbox is settled by what it was doing (its intent) and what its
 // backend holds: re-adopted in the state it really is in, or destroyed
 // and forgotten. Instances the store does not know are destroyed, so a
-// restart neither loses sandboxes nor leaks them.
+// restart neither loses sandboxes nor leaks them. Only this node's records
+// are read (Options.NodeName): in a cluster another node's sandboxes are
+// absent from this host's backends, and reaping them would kill them.
 func (m *Manager) Reconcile(ctx context.Context) error {
 	for _, b := range m.opts.Backends {
 		if err := b.Recover(ctx); err != nil {
 			return fmt.Errorf("recovering %s sandboxes: %w", b.Name(), err)
 		}
 	}
-	records, err := m.opts.Store.ListSandboxes(ctx)
+	records, err := m.opts.Store.ListSandboxesOnNode(ctx, m.opts.NodeName)
 	if err != nil {
 		return fmt.Errorf("listing stored sandboxes: %w", err)
 	}

@@ -2,9 +2,11 @@ package sandbox
 
 import (
 	"context"
+	"os"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/store"
 )
 
 // EnforceRetention removes, every interval until ctx ends, paused
@@ -43,7 +45,7 @@ func (m *Manager) retain(ctx context.Context, now time.Time) {
 			return
 		}
 		for _, s := range snaps {
-			if s.CreatedAt.After(now.Add(-r)) {
+			if s.CreatedAt.After(now.Add(-r)) || !m.holdsSnapshot(s) {
 				continue
 			}
 			if err := m.DeleteSnapshot(ctx, s.ID); err != nil {
@@ -53,6 +55,17 @@ func (m *Manager) retain(ctx context.Context, now time.Time) {
 			log.G(ctx).Info("snapshot deleted: past the retention of snapshots", "snapshot", s.ID, "retention", r)
 		}
 	}
+}
+
+// holdsSnapshot says whether s is this node's to retire: in one-machine
+// mode every snapshot is; in a cluster, whose store is shared but whose
+// snapshot directories are not, only one whose directory is on this host.
+func (m *Manager) holdsSnapshot(s *store.Snapshot) bool {
+	if m.opts.NodeName == "" {
+		return true
+	}
+	_, err := os.Stat(s.Dir)
+	return err == nil
 }
 
 // pausedBefore lists the sandboxes paused before cutoff.

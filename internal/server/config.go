@@ -101,6 +101,8 @@ type Config struct {
 	// WebhookAllow are internal ranges webhook deliveries may still reach
 	// (--webhook-allow), e.g. a receiver on the host or the LAN.
 	WebhookAllow []netip.Prefix
+	// Cluster is the role and what a node tells the cluster (role.go).
+	Cluster
 }
 
 // maxBridgeName is the kernel's limit on interface names (IFNAMSIZ - 1).
@@ -118,6 +120,7 @@ func (c *Config) Validate() error {
 	}
 	c.validatePlaces(bad)
 	c.validateNumbers(bad)
+	c.validateRole(bad)
 	return errors.Join(errs...)
 }
 

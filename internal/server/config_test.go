@@ -13,6 +13,7 @@ func validConfig() Config {
 		Subnet: "10.99.0.0/16", Bridge: "warren0", EnvdPath: "/x/envd", InterpreterPath: "/x/interpreter",
 		CodeInterpreter: true, MaxTimeout: time.Hour, CPUCount: 2, MemoryMB: 512, DiskMB: 4096,
 		MaxCPUCount: 4, MaxMemoryMB: 8192, EgressProxyPort: 4380,
+		Cluster: Cluster{HeartbeatInterval: DefaultHeartbeatInterval, NodeDeadAfter: DefaultNodeDeadAfter},
 	}
 }
 
@@ -52,6 +53,16 @@ func TestValidate(t *testing.T) {
 		{"dns with a path", func(c *Config) { c.DNSUpstream = "a/b" }, "--dns-upstream"},
 		{"negative connection cap", func(c *Config) { c.MaxConnections = -1 }, "--max-connections"},
 		{"negative idle timeout", func(c *Config) { c.IdleTimeout = -time.Second }, "--idle-timeout"},
+		{"role all", func(c *Config) { c.Role = RoleAll }, ""},
+		{"node", asNode, ""},
+		{"node on SQLite", func(c *Config) { asNode(c); c.Store = "" }, "--store: --role=node needs the cluster's shared store"},
+		{"node without a name", func(c *Config) { asNode(c); c.NodeName = "" }, "--node-name"},
+		{"node without an address", func(c *Config) { asNode(c); c.AdvertiseURL = "" }, "--advertise-url"},
+		{"node address not a URL", func(c *Config) { asNode(c); c.AdvertiseURL = "10.0.0.7:3000" }, "--advertise-url"},
+		{"api not yet", func(c *Config) { c.Role = RoleAPI }, "--role: api is not implemented yet (issue 17"},
+		{"unknown role", func(c *Config) { c.Role = "worker" }, `--role: must be all, node or api, not "worker"`},
+		{"no heartbeat", func(c *Config) { c.HeartbeatInterval = 0 }, "--heartbeat-interval"},
+		{"dead before a missed beat", func(c *Config) { c.NodeDeadAfter = c.HeartbeatInterval }, "--node-dead-after"},
 		{"two mistakes, both named", func(c *Config) { c.Runtime, c.Bridge = "", "" }, "--bridge"},
 	}
 	for _, tc := range tests {
@@ -118,4 +129,10 @@ func TestListenerCap(t *testing.T) {
 		t.Fatal("the waiting connection was not accepted after one closed")
 	}
 	open[1].Close()
+}
+
+// asNode makes c a valid node's config.
+func asNode(c *Config) {
+	c.Role, c.Store = RoleNode, "postgres://warren@db/warren"
+	c.NodeName, c.AdvertiseURL = "n1", "http://10.0.0.7:3000"
 }

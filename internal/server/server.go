@@ -119,7 +119,10 @@ func startBackground(ctx context.Context, cfg *Config, st store.Store, parts *pa
 	go parts.mgr.EnforceRetention(ctx, time.Minute)
 	// Deliveries left pending by the last run resume here.
 	go func() { parts.events.Run(ctx); close(bg.events) }()
-	go usage.New(parts.mgr, st, cfg.UsageRetention, nil).Run(ctx)
+	go usage.New(parts.mgr, st, cfg.UsageRetention, nil).OnNode(nodeName(cfg)).Run(ctx)
+	if cfg.IsNode() {
+		go newHeartbeat(cfg, st, parts.mgr).run(ctx)
+	}
 	return bg
 }
 
@@ -190,7 +193,7 @@ func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemet
 		Domain:     cfg.Domain, MaxTimeout: cfg.MaxTimeout,
 		MaxCPUCount: cfg.MaxCPUCount, MaxMemoryMB: cfg.MaxMemoryMB,
 		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
-		Events: evs,
+		Events: evs, NodeDeadAfter: cfg.NodeDeadAfter,
 	})
 	return &parts{net: netMgr, mgr: mgr, builder: b, api: api, events: evs}, nil
 }

@@ -85,6 +85,7 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		HostDiskFreeMB:    func() (int, error) { return sandbox.DiskFreeMB(cfg.DataDir) },
 		ObserveOp:         metrics.ObserveOp,
 		Events:            evs,
+		NodeName:          nodeName(cfg),
 	})
 	if err != nil {
 		return nil, nil, err

@@ -76,6 +76,8 @@ type Store interface {
 
 	Events
 
+	Nodes
+
 	Close() error
 }
 
@@ -113,6 +115,9 @@ type Sandbox struct {
 	// before it acts: after a crash the restarted server finishes or
 	// undoes it instead of guessing from what it finds.
 	Intent string
+	// Node is the cluster node that runs the sandbox; "" in one-machine
+	// mode. A node re-adopts, times out and reaps only its own.
+	Node string
 }
 
 // Sandbox intents: what a sandbox was in the middle of.

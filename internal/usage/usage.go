@@ -41,6 +41,15 @@ type Recorder struct {
 	st        store.UsageStore
 	retention time.Duration
 	clock     Clock
+	node      string // stamped on every sample (OnNode)
+}
+
+// OnNode makes r stamp node on its samples: in a cluster each node
+// records its own sandboxes, and one node's sample must not replace
+// another's of the same team and minute.
+func (r *Recorder) OnNode(node string) *Recorder {
+	r.node = node
+	return r
 }
 
 // New returns a recorder keeping samples for retention (0: forever); a
@@ -77,7 +86,7 @@ func (r *Recorder) Record(ctx context.Context, now time.Time) error {
 	team := func(id string) *store.UsageSample {
 		u := byTeam[id]
 		if u == nil {
-			u = &store.UsageSample{Team: id, At: at}
+			u = &store.UsageSample{Team: id, Node: r.node, At: at}
 			byTeam[id] = u
 		}
 		return u

@@ -160,3 +160,26 @@ func TestRecordTotalsByTeam(t *testing.T) {
 		}
 	}
 }
+
+// TestRecorderNodesAddUp: two nodes on one store record the same team's
+// minute; each keeps its own sample, and the totals are their sum. Without
+// OnNode the second would replace the first.
+func TestRecorderNodesAddUp(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 5, 1, 12, 1, 0, 0, time.UTC)
+	st := memstore.New()
+	for _, node := range []string{"a", "b"} {
+		src := &fakeSource{}
+		src.set([]sandbox.Live{sb("x-"+node, "acme", true, 2, 512)}, nil)
+		if err := New(src, st, 0, nil).OnNode(node).Record(t.Context(), at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := st.UsageTotals(t.Context(), "acme", at, at.Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].RunningSandboxes != 2 || got[0].VCPUs != 4 || got[0].MemoryMB != 1024 {
+		t.Fatalf("totals of two nodes = %+v, want 2 sandboxes, 4 vCPUs, 1024 MB", got)
+	}
+}

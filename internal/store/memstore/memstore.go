@@ -37,6 +37,7 @@ type Store struct {
 	teams     map[string]store.Team
 	usage     map[usageKey]store.UsageSample // made by the first RecordUsage
 	ev        eventTables
+	nodes     map[string]*store.Node
 	closed    bool
 }
 
@@ -53,6 +54,7 @@ func New() *Store {
 		snapshots: map[string]*store.Snapshot{},
 		snapNames: map[string]string{},
 		ev:        newEventTables(),
+		nodes:     map[string]*store.Node{},
 	}
 }
 

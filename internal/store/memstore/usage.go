@@ -10,8 +10,8 @@ import (
 
 // usageKey is one team's minute, in whole unix seconds as sqlite keeps it.
 type usageKey struct {
-	team string
-	at   int64
+	team, node string
+	at         int64
 }
 
 // RecordUsage implements store.Store.
@@ -27,7 +27,7 @@ func (m *Store) RecordUsage(ctx context.Context, samples []store.UsageSample) er
 		u.Team = store.TeamOf(u.Team)
 		u.At = time.Unix(u.At.Unix(), 0).UTC()
 		u.CPUUsed = u.CPUUsed.Truncate(time.Millisecond)
-		m.usage[usageKey{u.Team, u.At.Unix()}] = u
+		m.usage[usageKey{u.Team, u.Node, u.At.Unix()}] = u
 	}
 	return nil
 }

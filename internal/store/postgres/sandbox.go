@@ -21,6 +21,7 @@ var sandboxCols = []string{
 	"metadata", "env_vars", "cpu_count", "memory_mb", "disk_mb", "ip",
 	"started_at", "end_at", "auto_pause", "auto_resume", "api_key_id",
 	"auto_pause_no_memory", "network_policy", "team_id", "paused_at", "intent",
+	"node",
 }
 
 var (
@@ -76,6 +77,12 @@ func (s *Store) ListSandboxes(ctx context.Context) ([]*store.Sandbox, error) {
 	return collect(rows, err, "listing sandboxes", scanSandbox)
 }
 
+// ListSandboxesOnNode implements store.Store.
+func (s *Store) ListSandboxesOnNode(ctx context.Context, node string) ([]*store.Sandbox, error) {
+	rows, err := s.pool.Query(ctx, selectSandbox+" WHERE node = $1 ORDER BY started_at DESC NULLS LAST, id", node)
+	return collect(rows, err, "listing sandboxes of node "+node, scanSandbox)
+}
+
 // sandboxArgs returns sb's values in sandboxCols order.
 func sandboxArgs(sb *store.Sandbox) ([]any, error) {
 	if sb == nil || sb.ID == "" {
@@ -88,6 +95,7 @@ func sandboxArgs(sb *store.Sandbox) ([]any, error) {
 		e.json(sb.Metadata, "{}"), e.json(sb.EnvVars, "{}"), sb.CPUCount, sb.MemoryMB, sb.DiskMB, sb.IP,
 		e.time(sb.StartedAt), e.time(sb.EndAt), sb.AutoPause, sb.AutoResume, sb.APIKeyID,
 		sb.AutoPauseNoMemory, encodePolicy(&e, sb.Network), sb.TeamID, e.time(sb.PausedAt), sb.Intent,
+		sb.Node,
 	}
 	return args, e.err
 }
@@ -115,6 +123,7 @@ func scanSandbox(row pgx.Row) (*store.Sandbox, error) {
 		&meta, &env, &sb.CPUCount, &sb.MemoryMB, &sb.DiskMB, &sb.IP,
 		&started, &end, &sb.AutoPause, &sb.AutoResume, &sb.APIKeyID,
 		&sb.AutoPauseNoMemory, &policy, &sb.TeamID, &pausedAt, &sb.Intent,
+		&sb.Node,
 	)
 	if err != nil {
 		return nil, err

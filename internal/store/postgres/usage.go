@@ -11,18 +11,18 @@ import (
 )
 
 // RecordUsage implements store.Store. Each sample is an upsert, so two
-// processes recording one team's minute leave one sample, not two.
+// processes recording one node's minute of a team leave one sample.
 func (s *Store) RecordUsage(ctx context.Context, samples []store.UsageSample) error {
 	if len(samples) == 0 {
 		return nil
 	}
 	var b pgx.Batch
 	for _, u := range samples {
-		b.Queue(`INSERT INTO usage_samples (team_id, at, running_sandboxes, vcpus, memory_mb, cpu_used_ms)
-			VALUES ($1, $2, $3, $4, $5, $6)
-			ON CONFLICT (team_id, at) DO UPDATE SET running_sandboxes = excluded.running_sandboxes,
+		b.Queue(`INSERT INTO usage_samples (team_id, node, at, running_sandboxes, vcpus, memory_mb, cpu_used_ms)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
+			ON CONFLICT (team_id, node, at) DO UPDATE SET running_sandboxes = excluded.running_sandboxes,
 			vcpus = excluded.vcpus, memory_mb = excluded.memory_mb, cpu_used_ms = excluded.cpu_used_ms`,
-			store.TeamOf(u.Team), u.At.Unix(), u.RunningSandboxes, u.VCPUs, u.MemoryMB, u.CPUUsed.Milliseconds())
+			store.TeamOf(u.Team), u.Node, u.At.Unix(), u.RunningSandboxes, u.VCPUs, u.MemoryMB, u.CPUUsed.Milliseconds())
 	}
 	return s.inTx(ctx, func(tx pgx.Tx) error {
 		if err := tx.SendBatch(ctx, &b).Close(); err != nil {

@@ -20,6 +20,7 @@ var sandboxCols = []string{
 	"metadata", "env_vars", "cpu_count", "memory_mb", "disk_mb", "ip",
 	"started_at", "end_at", "auto_pause", "auto_resume", "network", "api_key_id",
 	"auto_pause_no_memory", "network_policy", "team_id", "paused_at", "intent",
+	"node",
 }
 
 var (
@@ -85,7 +86,16 @@ func (s *Store) DeleteSandbox(ctx context.Context, id string) error {
 // ListSandboxes implements store.Store: newest StartedAt first, then by id so
 // the order is stable when start times tie.
 func (s *Store) ListSandboxes(ctx context.Context) ([]*store.Sandbox, error) {
-	rows, err := s.db.QueryContext(ctx, selectSandbox+" ORDER BY started_at DESC, id")
+	return s.listSandboxes(ctx, "")
+}
+
+// ListSandboxesOnNode implements store.Store.
+func (s *Store) ListSandboxesOnNode(ctx context.Context, node string) ([]*store.Sandbox, error) {
+	return s.listSandboxes(ctx, " WHERE node = ?", node)
+}
+
+func (s *Store) listSandboxes(ctx context.Context, where string, args ...any) ([]*store.Sandbox, error) {
+	rows, err := s.db.QueryContext(ctx, selectSandbox+where+" ORDER BY started_at DESC, id", args...)
 	if err != nil {
 		return nil, fmt.Errorf("listing sandboxes: %w", err)
 	}
@@ -127,7 +137,7 @@ func sandboxArgs(sb *store.Sandbox) ([]any, error) {
 		meta, env, sb.CPUCount, sb.MemoryMB, sb.DiskMB, sb.IP,
 		formatTime(sb.StartedAt), formatTime(sb.EndAt), sb.AutoPause, sb.AutoResume,
 		nil, sb.APIKeyID, sb.AutoPauseNoMemory, policy, sb.TeamID, pausedAt(sb.PausedAt),
-		sb.Intent,
+		sb.Intent, sb.Node,
 	}, nil
 }
 
@@ -147,7 +157,7 @@ func scanSandbox(sc scanner) (*store.Sandbox, error) {
 		&meta, &env, &sb.CPUCount, &sb.MemoryMB, &sb.DiskMB, &sb.IP,
 		&startedAt, &endAt, &sb.AutoPause, &sb.AutoResume,
 		&legacy, &sb.APIKeyID, &sb.AutoPauseNoMemory, &policy, &sb.TeamID, &paused,
-		&sb.Intent,
+		&sb.Intent, &sb.Node,
 	)
 	if err != nil {
 		return nil, err

@@ -16,15 +16,15 @@ func (s *Store) RecordUsage(ctx context.Context, samples []store.UsageSample) er
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO usage_samples
-			(team_id, at, running_sandboxes, vcpus, memory_mb, cpu_used_ms) VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (team_id, at) DO UPDATE SET running_sandboxes = excluded.running_sandboxes,
+			(team_id, node, at, running_sandboxes, vcpus, memory_mb, cpu_used_ms) VALUES (?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (team_id, node, at) DO UPDATE SET running_sandboxes = excluded.running_sandboxes,
 			vcpus = excluded.vcpus, memory_mb = excluded.memory_mb, cpu_used_ms = excluded.cpu_used_ms`)
 		if err != nil {
 			return fmt.Errorf("recording usage: %w", err)
 		}
 		defer stmt.Close()
 		for _, u := range samples {
-			_, err := stmt.ExecContext(ctx, store.TeamOf(u.Team), u.At.Unix(), u.RunningSandboxes, u.VCPUs,
+			_, err := stmt.ExecContext(ctx, store.TeamOf(u.Team), u.Node, u.At.Unix(), u.RunningSandboxes, u.VCPUs,
 				u.MemoryMB, u.CPUUsed.Milliseconds())
 			if err != nil {
 				return fmt.Errorf("recording usage of team %q: %w", u.Team, err)

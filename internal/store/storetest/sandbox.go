@@ -34,6 +34,7 @@ func newSandbox(id string, startedMin int) *store.Sandbox {
 		AutoPauseNoMemory:  true,
 		AutoResume:         true,
 		Intent:             store.IntentPausing,
+		Node:               "node-a",
 		Network: netpolicy.Policy{
 			Egress: netpolicy.Egress{
 				AllowInternet: true,

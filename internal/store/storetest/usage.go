@@ -14,6 +14,22 @@ func minute(n int) time.Time {
 }
 
 var usageTests = []test{
+	{"NodesAddUp", func(ctx context.Context, t *testing.T, s store.Store) {
+		// Two nodes' samples of one team's minute both count; a node
+		// recording its minute again replaces only its own.
+		must(t, "RecordUsage", s.RecordUsage(ctx, []store.UsageSample{
+			{Team: "acme", Node: "a", At: minute(0), RunningSandboxes: 9, VCPUs: 9, MemoryMB: 9},
+			{Team: "acme", Node: "b", At: minute(0), RunningSandboxes: 1, VCPUs: 2, MemoryMB: 256, CPUUsed: time.Second},
+		}))
+		must(t, "RecordUsage again", s.RecordUsage(ctx, []store.UsageSample{
+			{Team: "acme", Node: "a", At: minute(0), RunningSandboxes: 2, VCPUs: 4, MemoryMB: 1024},
+		}))
+		got, err := s.UsageTotals(ctx, "acme", minute(0), minute(1))
+		must(t, "UsageTotals", err)
+		wantEqual(t, "UsageTotals", got, []store.UsageSample{
+			{Team: "acme", At: minute(0), RunningSandboxes: 3, VCPUs: 6, MemoryMB: 1280, CPUUsed: time.Second},
+		})
+	}},
 	{"TotalsByTeamAndAll", func(ctx context.Context, t *testing.T, s store.Store) {
 		must(t, "RecordUsage", s.RecordUsage(ctx, []store.UsageSample{
 			{Team: "acme", At: minute(0), RunningSandboxes: 2, VCPUs: 4, MemoryMB: 1024, CPUUsed: 1500 * time.Millisecond},

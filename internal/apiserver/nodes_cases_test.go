@@ -1,0 +1,13 @@
+package apiserver
+
+// nodeCases drive GET /nodes for TestEveryRoute; the fixture registers
+// node-live (heartbeat now) and node-gone (an hour ago).
+func nodeCases() []routeCase {
+	return []routeCase{
+		{route: "GET /nodes", name: "admin, alive", method: "GET", path: "/nodes", admin: true, status: 200, contains: `"advertiseURL":"http://10.0.0.7:3000","cpuCount":8`},
+		{route: "GET /nodes", name: "admin, dead", method: "GET", path: "/nodes", admin: true, status: 200, contains: `"state":"dead"`},
+		{route: "GET /nodes", name: "admin, alive state", method: "GET", path: "/nodes", admin: true, status: 200, contains: `"state":"alive"`},
+		{route: "GET /nodes", name: "a team's key", method: "GET", path: "/nodes", status: 403, contains: "only the admin key"},
+		{route: "GET /nodes", name: "no key", method: "GET", path: "/nodes", noKey: true, status: 401, contains: "API key"},
+	}
+}

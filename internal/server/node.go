@@ -1,0 +1,123 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	goruntime "runtime"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// heartbeat keeps a node's record in the shared store: its capacity, what
+// its sandboxes reserve and the templates it has cached, rewritten every
+// interval. The record's HeartbeatAt is what tells the cluster the node
+// is alive, so a beat that fails is logged and the next one tries again.
+type heartbeat struct {
+	st       store.Store
+	self     store.Node // name, address, version and start time
+	interval time.Duration
+	census   func() []sandbox.Live
+	capacity func() (cpus int, memoryMB, diskMB int64, err error)
+	now      func() time.Time
+}
+
+// newHeartbeat is the heartbeat of the node cfg describes.
+func newHeartbeat(cfg *Config, st store.Store, mgr *sandbox.Manager) *heartbeat {
+	return &heartbeat{
+		st: st,
+		self: store.Node{Name: cfg.NodeName, AdvertiseURL: cfg.AdvertiseURL, Version: cfg.Version,
+			StartedAt: time.Now().UTC()},
+		interval: cfg.HeartbeatInterval,
+		census:   mgr.Census,
+		capacity: func() (int, int64, int64, error) { return hostCapacity(cfg.DataDir) },
+		now:      time.Now,
+	}
+}
+
+// run beats at once, so the node is listed as soon as it serves, and then
+// every interval until ctx ends.
+func (h *heartbeat) run(ctx context.Context) {
+	ctx = log.With(ctx, "node", h.self.Name)
+	t := time.NewTicker(h.interval)
+	defer t.Stop()
+	for {
+		if err := h.beat(ctx); err != nil && ctx.Err() == nil {
+			log.G(ctx).Warn("node heartbeat", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// beat writes the node's record once.
+func (h *heartbeat) beat(ctx context.Context) error {
+	n := h.self
+	var err error
+	if n.CPUs, n.MemoryMB, n.DiskMB, err = h.capacity(); err != nil {
+		return fmt.Errorf("reading the host's capacity: %w", err)
+	}
+	for _, l := range h.census() {
+		if l.Running {
+			n.Sandboxes++
+			n.ReservedCPUs += l.CPUCount
+			n.ReservedMemoryMB += int64(l.MemoryMB)
+		}
+	}
+	if n.Templates, err = cachedTemplates(ctx, h.st); err != nil {
+		return err
+	}
+	n.HeartbeatAt = h.now().UTC()
+	if err := h.st.PutNode(ctx, &n); err != nil {
+		return fmt.Errorf("writing the node's record: %w", err)
+	}
+	return nil
+}
+
+// cachedTemplates lists the templates whose rootfs is on this host: those
+// a create here starts without fetching anything.
+func cachedTemplates(ctx context.Context, st store.Store) ([]string, error) {
+	tpls, err := st.ListTemplates(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing templates: %w", err)
+	}
+	var out []string
+	for _, t := range tpls {
+		if t.RootfsPath == "" {
+			continue
+		}
+		if _, err := os.Stat(t.RootfsPath); err == nil {
+			out = append(out, t.ID)
+		}
+	}
+	return out, nil
+}
+
+// hostCapacity is the machine's CPUs, memory and the data dir's disk.
+func hostCapacity(dataDir string) (cpus int, memoryMB, diskMB int64, err error) {
+	mem, err := sandbox.MemTotalMB()
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	disk, err := sandbox.DiskSizeMB(dataDir)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	return goruntime.NumCPU(), int64(mem), int64(disk), nil
+}
+
+// nodeName is the name the manager stamps on its sandboxes: the node's in
+// a cluster, "" for the one-machine server (whose hostname may change
+// without orphaning anything).
+func nodeName(cfg *Config) string {
+	if cfg.IsNode() {
+		return cfg.NodeName
+	}
+	return ""
+}

@@ -1,0 +1,74 @@
+package server
+
+import (
+	"net/url"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/store/postgres"
+)
+
+// Roles of `warren serve` (docs/cluster.md).
+const (
+	RoleAll  = "all"  // API and sandboxes in one process: the one-machine server
+	RoleNode = "node" // runs sandboxes and registers in a shared store
+	RoleAPI  = "api"  // the stateless API in front of the nodes (not yet)
+)
+
+// Defaults of the cluster flags.
+const (
+	DefaultHeartbeatInterval = 5 * time.Second
+	DefaultNodeDeadAfter     = 30 * time.Second
+)
+
+// Cluster is what `warren serve` needs to know about the cluster it is
+// part of; RoleAll with the rest unset is the one-machine server.
+type Cluster struct {
+	Role string // RoleAll (or ""), RoleNode or RoleAPI
+	// NodeName names this node in the store (--node-name); AdvertiseURL
+	// is where the API role reaches it (--advertise-url).
+	NodeName, AdvertiseURL string
+	// HeartbeatInterval is how often a node writes its record;
+	// NodeDeadAfter is how old a heartbeat may be before GET /nodes calls
+	// the node dead.
+	HeartbeatInterval, NodeDeadAfter time.Duration
+	// Version is warren's, as a node reports it.
+	Version string
+}
+
+// IsNode says whether this server runs as a cluster node.
+func (c *Cluster) IsNode() bool { return c.Role == RoleNode }
+
+// validateRole checks the role and what it requires.
+func (c *Config) validateRole(bad badFlag) {
+	switch c.Role {
+	case "", RoleAll:
+	case RoleNode:
+		c.validateNode(bad)
+	case RoleAPI:
+		bad("role", "api is not implemented yet (issue 17, next part): run --role=node for each machine, or --role=all")
+	default:
+		bad("role", "must be all, node or api, not %q", c.Role)
+	}
+	if c.HeartbeatInterval <= 0 {
+		bad("heartbeat-interval", "must be positive")
+	}
+	if c.NodeDeadAfter <= c.HeartbeatInterval {
+		bad("node-dead-after", "%s must be longer than --heartbeat-interval %s, or live nodes would look dead between heartbeats",
+			c.NodeDeadAfter, c.HeartbeatInterval)
+	}
+}
+
+// validateNode checks what a node needs: a store the cluster shares, a
+// name and an address for the API role.
+func (c *Config) validateNode(bad badFlag) {
+	if !postgres.IsURL(c.Store) {
+		bad("store", "--role=node needs the cluster's shared store, a postgres:// URL (default $%s); SQLite in the data dir is one machine's", StoreEnv)
+	}
+	if c.NodeName == "" {
+		bad("node-name", "must not be empty with --role=node")
+	}
+	u, err := url.Parse(c.AdvertiseURL)
+	if c.AdvertiseURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad("advertise-url", "%q must be the http(s) URL the API role reaches this node at (e.g. http://10.0.0.7:3000)", c.AdvertiseURL)
+	}
+}
