@@ -21,27 +21,33 @@ import (
 // a finished delivery wakes it sooner.
 const idlePoll = 30 * time.Second
 
-// batch bounds the pending deliveries read at once.
+// batch bounds the pending deliveries read to find the next due time.
 const batch = 256
 
+// leaseMargin is added to the attempt timeout for a claim's lease: time
+// to read the webhook and the event and to record the outcome. A process
+// that dies mid-attempt holds its deliveries that long at most.
+const leaseMargin = 20 * time.Second
+
 // dispatch hands due deliveries to the workers until ctx ends. The store
-// is the queue: what is pending there survives a restart; the jobs
-// channel, the in-memory queue, holds at most one delivery per worker.
+// is the queue and its claims the exclusion: a delivery is claimed for a
+// worker in the store, so neither another process sharing the store nor
+// this one attempts it, or a later one of its webhook, meanwhile (see
+// store.Events.ClaimDeliveries). What is pending survives a restart.
 func (s *Service) dispatch(ctx context.Context) {
+	// Never more claimed than Workers, so sends to jobs never block.
 	jobs := make(chan *store.Delivery, s.opts.Workers)
 	var wg sync.WaitGroup
 	for range s.opts.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for d := range jobs {
 				s.deliver(ctx, d)
 				s.mu.Lock()
-				delete(s.busy, d.WebhookID)
+				delete(s.inflight, d.ID)
 				s.mu.Unlock()
 				s.Wake()
 			}
-		}()
+		})
 	}
 	defer wg.Wait()
 	defer close(jobs)
@@ -59,10 +65,39 @@ func (s *Service) dispatch(ctx context.Context) {
 	}
 }
 
-// schedule sends the due deliveries whose webhook has none in flight to
-// jobs while a worker is free, and returns how long to wait until the next
-// one falls due.
+// schedule claims as many due deliveries as there are free workers and
+// hands them over, and returns how long to wait until the next one falls
+// due or another process's lease runs out.
 func (s *Service) schedule(ctx context.Context, jobs chan<- *store.Delivery) time.Duration {
+	s.mu.Lock()
+	free := s.opts.Workers - len(s.inflight)
+	s.mu.Unlock()
+	if free > 0 {
+		claimed, err := s.opts.Store.ClaimDeliveries(ctx, s.claimer, s.opts.Now(), s.opts.Timeout+leaseMargin, free)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.G(ctx).Warn("claiming webhook deliveries", "err", err)
+			}
+			return time.Second
+		}
+		for _, d := range claimed {
+			s.mu.Lock()
+			// Claimed again while one of our workers still has it (its
+			// lease ran out): that worker records the outcome.
+			again := s.inflight[d.ID]
+			s.inflight[d.ID] = true
+			s.mu.Unlock()
+			if !again {
+				jobs <- d
+			}
+		}
+	}
+	return s.nextDue(ctx)
+}
+
+// nextDue is how long until a pending delivery falls due or a lease runs
+// out, at most idlePoll.
+func (s *Service) nextDue(ctx context.Context) time.Duration {
 	pending, err := s.opts.Store.PendingDeliveries(ctx, batch)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -70,28 +105,15 @@ func (s *Service) schedule(ctx context.Context, jobs chan<- *store.Delivery) tim
 		}
 		return time.Second
 	}
-	now := s.opts.Now()
+	now, wait := s.opts.Now(), idlePoll
 	for _, d := range pending {
-		if d.NextAttempt.After(now) {
-			return min(d.NextAttempt.Sub(now), idlePoll)
-		}
-		s.mu.Lock()
-		if s.busy[d.WebhookID] {
-			s.mu.Unlock()
-			continue
-		}
-		s.busy[d.WebhookID] = true
-		s.mu.Unlock()
-		select {
-		case jobs <- d:
-		default: // the queue is full: a worker that finishes wakes us
-			s.mu.Lock()
-			delete(s.busy, d.WebhookID)
-			s.mu.Unlock()
-			return idlePoll
+		for _, t := range []time.Time{d.NextAttempt, d.LeaseUntil} {
+			if t.After(now) {
+				wait = min(wait, t.Sub(now))
+			}
 		}
 	}
-	return idlePoll
+	return wait
 }
 
 // deliver makes one attempt of d and records its outcome.
@@ -111,7 +133,13 @@ func (s *Service) deliver(ctx context.Context, d *store.Delivery) {
 		status, err = s.send(ctx, w, d)
 	}
 	if ctx.Err() != nil {
-		return // shutting down: the attempt counts for nothing and runs again next start
+		// Shutting down: the attempt counts for nothing; released, it is
+		// made again by another process at once, or by this one next start.
+		rerr := s.opts.Store.ReleaseDelivery(context.WithoutCancel(ctx), s.claimer, d.ID)
+		if rerr != nil && !errdefs.IsNotFound(rerr) {
+			log.G(ctx).Warn("releasing a webhook delivery", "delivery", d.ID, "err", rerr)
+		}
+		return
 	}
 	s.settle(ctx, d, status, err)
 }
@@ -133,7 +161,12 @@ func (s *Service) settle(ctx context.Context, d *store.Delivery, status int, err
 	if err != nil {
 		log.G(ctx).Info("webhook delivery failed", "webhook", d.WebhookID, "delivery", d.ID, "attempt", d.Attempts, "status", d.Status, "err", err)
 	}
-	if uerr := s.opts.Store.UpdateDelivery(context.WithoutCancel(ctx), d); uerr != nil && !errdefs.IsNotFound(uerr) {
+	switch uerr := s.opts.Store.CompleteDelivery(context.WithoutCancel(ctx), s.claimer, d); {
+	case uerr == nil, errdefs.IsNotFound(uerr): // deleted meanwhile
+	case errors.Is(uerr, errdefs.ErrConflict):
+		// The lease ran out and another worker claimed it: its attempt counts.
+		log.G(ctx).Warn("webhook delivery outlived its lease", "delivery", d.ID, "err", uerr)
+	default:
 		log.G(ctx).Error("recording a webhook delivery", "delivery", d.ID, "err", uerr)
 	}
 }

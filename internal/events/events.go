@@ -10,7 +10,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"net/http"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -65,14 +67,18 @@ type Service struct {
 	gate    sync.RWMutex
 	writing bool
 
-	// mu guards last and busy.
+	// claimer names this Service's delivery claims in the store.
+	claimer string
+
+	// mu guards last and inflight.
 	mu sync.Mutex
 	// last is the newest event's timestamp: each event gets a later one,
 	// so time order is record order even within a clock tick.
 	last time.Time
-	// busy holds the webhooks with a delivery in flight: one at a time per
-	// webhook keeps each receiver's first attempts in event order.
-	busy map[string]bool
+	// inflight holds the deliveries this Service's workers are making:
+	// it counts the free workers. Which deliveries may be made at once
+	// (one per webhook, across processes) is the store's claims' concern.
+	inflight map[string]bool
 }
 
 // New returns a Service; Run makes its deliveries.
@@ -89,8 +95,16 @@ func New(opts Options) *Service {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	return &Service{opts: opts, client: newClient(opts.Guard), wake: make(chan struct{}, 1), busy: map[string]bool{},
-		queue: make(chan queued, queueLen)}
+	return &Service{opts: opts, client: newClient(opts.Guard), wake: make(chan struct{}, 1), inflight: map[string]bool{},
+		queue: make(chan queued, queueLen), claimer: newClaimer()}
+}
+
+// newClaimer names one Service's claims: the host and pid say whose
+// they are in a shared store, the random part keeps two Services of one
+// process (tests) apart.
+func newClaimer() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), NewID()[:8])
 }
 
 // queueLen is how many events may wait for the writer; a burst beyond it

@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
 )
 
 // Events keeps sandbox lifecycle events, the webhooks that want them and
@@ -10,7 +13,7 @@ import (
 type Events interface {
 	// CreateEvent stores e together with its deliveries (one per webhook
 	// that wants it), all or nothing, so no event is left without the
-	// deliveries it owes after a crash.
+	// deliveries it owes after a crash. The deliveries start unclaimed.
 	CreateEvent(ctx context.Context, e *Event, deliveries []*Delivery) error
 	GetEvent(ctx context.Context, id string) (*Event, error)
 	// ListEvents returns the events q selects, by Timestamp then ID,
@@ -29,8 +32,31 @@ type Events interface {
 	// DeleteWebhook removes the webhook and its deliveries.
 	DeleteWebhook(ctx context.Context, id string) error
 
-	// UpdateDelivery replaces the stored delivery with d (matched by d.ID).
+	// UpdateDelivery replaces the stored delivery with d (matched by d.ID),
+	// its claim included; the delivery worker uses the claims below.
 	UpdateDelivery(ctx context.Context, d *Delivery) error
+	// ClaimDeliveries leases to claimer up to limit pending deliveries
+	// due at now (NextAttempt not after it), setting ClaimedBy and
+	// LeaseUntil (now + lease), atomically with respect to every other
+	// claim, also from other processes sharing the store. It returns
+	// them earliest NextAttempt first (then CreatedAt, then ID). A claim
+	// keeps each webhook's order: it never returns a delivery whose lease
+	// is live, nor one of a webhook that has a delivery with a live lease
+	// or an earlier (CreatedAt, then ID) pending one that is due. So a
+	// webhook has at most one delivery leased, the oldest due one. An
+	// expired lease (its holder died mid-attempt) is claimable again.
+	ClaimDeliveries(ctx context.Context, claimer string, now time.Time, lease time.Duration, limit int) ([]*Delivery, error)
+	// CompleteDelivery records the outcome of claimer's attempt of d
+	// (Status, Attempts, NextAttempt, LastStatus, LastError, UpdatedAt)
+	// and ends the lease. It fails with ErrNotFound when the delivery is
+	// gone and ErrConflict when claimer no longer holds it (its lease ran
+	// out and another claimed it); a lease that ran out but was not
+	// claimed again still takes the outcome.
+	CompleteDelivery(ctx context.Context, claimer string, d *Delivery) error
+	// ReleaseDelivery ends claimer's lease of delivery id without
+	// recording an attempt, so another claim may take it at once (a
+	// worker stopping mid-attempt). Errors as CompleteDelivery's.
+	ReleaseDelivery(ctx context.Context, claimer, id string) error
 	// ListDeliveries returns a webhook's deliveries, newest first, at
 	// most limit (0: all).
 	ListDeliveries(ctx context.Context, webhookID string, limit int) ([]*Delivery, error)
@@ -108,6 +134,21 @@ type Delivery struct {
 	NextAttempt time.Time // when pending: the next attempt is due
 	LastStatus  int       // HTTP status of the last attempt; 0 for none
 	LastError   string    // why the last attempt failed
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
+	// ClaimedBy is the worker whose lease the delivery is under ("" for
+	// none); the lease is live until LeaseUntil (see ClaimDeliveries).
+	ClaimedBy  string
+	LeaseUntil time.Time
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// CheckClaim validates ClaimDeliveries' arguments, for the stores.
+func CheckClaim(claimer string, lease time.Duration, limit int) error {
+	switch {
+	case claimer == "":
+		return fmt.Errorf("claiming deliveries: no claimer: %w", errdefs.ErrInvalidArgument)
+	case lease <= 0 || limit <= 0:
+		return fmt.Errorf("claiming deliveries: lease %s and limit %d must be positive: %w", lease, limit, errdefs.ErrInvalidArgument)
+	}
+	return nil
 }

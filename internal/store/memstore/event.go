@@ -39,6 +39,7 @@ func cloneWebhook(w *store.Webhook) *store.Webhook {
 func cloneDelivery(d *store.Delivery) *store.Delivery {
 	c := *d
 	c.NextAttempt, c.CreatedAt, c.UpdatedAt = utc(d.NextAttempt), d.CreatedAt.UTC(), d.UpdatedAt.UTC()
+	c.LeaseUntil = utc(d.LeaseUntil)
 	return &c
 }
 
@@ -72,7 +73,9 @@ func (m *Store) CreateEvent(ctx context.Context, e *store.Event, ds []*store.Del
 	}
 	m.ev.events[e.ID] = cloneEvent(e)
 	for _, d := range ds {
-		m.ev.deliveries[d.ID] = cloneDelivery(d)
+		c := cloneDelivery(d)
+		c.ClaimedBy, c.LeaseUntil = "", time.Time{} // as the SQL stores insert them
+		m.ev.deliveries[d.ID] = c
 	}
 	return nil
 }

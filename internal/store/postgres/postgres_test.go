@@ -89,3 +89,20 @@ func TestNewerSchemaRefused(t *testing.T) {
 		t.Fatalf("Open of a newer schema: %v, want ErrFailedPrecondition", err)
 	}
 }
+
+// TestClaimRaceAcrossPools runs storetest.ClaimRace with its claimers
+// spread over several Stores on one database, each with its own pool, as
+// the processes of a cluster claim deliveries.
+func TestClaimRaceAcrossPools(t *testing.T) {
+	url := pgtest.Start(t).NewDatabase(t)
+	var stores []store.Store
+	for range 4 {
+		s, err := Open(t.Context(), url)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores = append(stores, s)
+	}
+	storetest.ClaimRace(t.Context(), t, stores)
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -114,14 +115,18 @@ func scanWebhook(sc interface{ Scan(...any) error }) (*store.Webhook, error) {
 	return &w, nil
 }
 
-const selectDelivery = `SELECT id, webhook_id, event_id, event_type, status, attempts, next_attempt, last_status,
-	last_error, created_at, updated_at FROM webhook_deliveries`
+// deliveryColumns are what scanDelivery reads.
+const deliveryColumns = `id, webhook_id, event_id, event_type, status, attempts, next_attempt, last_status,
+	last_error, claimed_by, lease_until, created_at, updated_at`
+
+const selectDelivery = `SELECT ` + deliveryColumns + ` FROM webhook_deliveries`
 
 // UpdateDelivery implements store.Store.
 func (s *Store) UpdateDelivery(ctx context.Context, d *store.Delivery) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt = ?,
-		last_status = ?, last_error = ?, updated_at = ? WHERE id = ?`, d.Status, d.Attempts, optTime(d.NextAttempt),
-		d.LastStatus, d.LastError, formatTime(d.UpdatedAt), d.ID)
+		last_status = ?, last_error = ?, claimed_by = ?, lease_until = ?, updated_at = ? WHERE id = ?`, d.Status,
+		d.Attempts, optTime(d.NextAttempt), d.LastStatus, d.LastError, d.ClaimedBy, optTime(d.LeaseUntil),
+		formatTime(d.UpdatedAt), d.ID)
 	return affectedOne(res, err, "updating delivery", d.ID)
 }
 
@@ -165,19 +170,19 @@ func (s *Store) queryDeliveries(ctx context.Context, query string, args ...any) 
 func scanDelivery(sc interface{ Scan(...any) error }) (*store.Delivery, error) {
 	var (
 		d                  store.Delivery
-		next               sql.NullString
+		next, lease        sql.NullString
 		created, updatedAt string
 	)
 	if err := sc.Scan(&d.ID, &d.WebhookID, &d.EventID, &d.EventType, &d.Status, &d.Attempts, &next, &d.LastStatus,
-		&d.LastError, &created, &updatedAt); err != nil {
+		&d.LastError, &d.ClaimedBy, &lease, &created, &updatedAt); err != nil {
 		return nil, fmt.Errorf("reading delivery: %w", err)
 	}
-	nextAt, err := parseTimePtr(next)
-	if err != nil {
+	var err error
+	if d.NextAttempt, err = parseOptTime(next); err != nil {
 		return nil, err
 	}
-	if nextAt != nil {
-		d.NextAttempt = *nextAt
+	if d.LeaseUntil, err = parseOptTime(lease); err != nil {
+		return nil, err
 	}
 	if d.CreatedAt, err = parseTime(created); err != nil {
 		return nil, err
@@ -186,4 +191,13 @@ func scanDelivery(sc interface{ Scan(...any) error }) (*store.Delivery, error) {
 		return nil, err
 	}
 	return &d, nil
+}
+
+// parseOptTime is the inverse of optTime: NULL is the zero time.
+func parseOptTime(ns sql.NullString) (time.Time, error) {
+	t, err := parseTimePtr(ns)
+	if err != nil || t == nil {
+		return time.Time{}, err
+	}
+	return *t, nil
 }

@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Usage", usageTests},
 		{"Event", eventTests},
 		{"Webhook", webhookTests},
+		{"Claim", claimTests},
 		{"Node", nodeTests},
 		{"Concurrent", concurrentTests},
 		{"Race", raceTests},
