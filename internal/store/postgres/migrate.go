@@ -4,11 +4,7 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
-	"slices"
-	"strconv"
-	"strings"
+	mig "github.com/warren-sandbox/warren/internal/store/migration"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -26,54 +22,14 @@ import (
 var migrationFS embed.FS
 
 // migration is one numbered schema change.
-type migration struct {
-	version int
-	name    string
-	script  string
-}
+type migration = mig.Migration
 
 // migrations is the embedded history in version order. A malformed file is
 // a build mistake the package's tests catch, so it panics at init.
-var migrations = mustLoadMigrations(migrationFS)
+var migrations = mig.MustLoad(migrationFS)
 
 // SchemaVersion is the version the migrations bring a database to.
-func SchemaVersion() int { return migrations[len(migrations)-1].version }
-
-func mustLoadMigrations(fsys fs.FS) []migration {
-	m, err := loadMigrations(fsys)
-	if err != nil {
-		panic(err)
-	}
-	return m
-}
-
-// loadMigrations reads migrations/NNNN_name.sql, numbered 1, 2, 3… without
-// gaps so a missing file cannot go unnoticed.
-func loadMigrations(fsys fs.FS) ([]migration, error) {
-	names, err := fs.Glob(fsys, "migrations/*.sql")
-	if err != nil {
-		return nil, fmt.Errorf("listing migrations: %w", err)
-	}
-	slices.Sort(names)
-	out := make([]migration, 0, len(names))
-	for i, p := range names {
-		name := path.Base(p)
-		num, _, ok := strings.Cut(name, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("migration %s: name must be NNNN_name.sql", name)
-		}
-		if v != i+1 {
-			return nil, fmt.Errorf("migration %s: got version %d, want %d", name, v, i+1)
-		}
-		b, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return nil, fmt.Errorf("reading migration %s: %w", name, err)
-		}
-		out = append(out, migration{version: v, name: name, script: string(b)})
-	}
-	return out, nil
-}
+func SchemaVersion() int { return migrations[len(migrations)-1].Version }
 
 // migrationLock keys the advisory lock migrations hold: every warren
 // process of a cluster opening the database at once queues on it, so the
@@ -105,7 +61,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, migs []migration) error {
 			return err
 		}
 		for _, m := range migs {
-			if applied[m.version] {
+			if applied[m.Version] {
 				continue
 			}
 			if err := applyMigration(ctx, tx, m); err != nil {
@@ -135,7 +91,7 @@ func appliedVersions(ctx context.Context, tx pgx.Tx) (map[int]bool, error) {
 // checkKnown refuses a database that recorded a migration this binary
 // lacks: a newer warren wrote it, and an older one could misread it.
 func checkKnown(applied map[int]bool, migs []migration) error {
-	latest := migs[len(migs)-1].version
+	latest := migs[len(migs)-1].Version
 	newest := 0
 	for v := range applied {
 		if v < 1 || v > latest {
@@ -152,13 +108,13 @@ func checkKnown(applied map[int]bool, migs []migration) error {
 func applyMigration(ctx context.Context, tx pgx.Tx, m migration) error {
 	// Exec without arguments uses the simple protocol, which runs a
 	// script of several statements.
-	if _, err := tx.Exec(ctx, m.script); err != nil {
-		return fmt.Errorf("applying migration %s: %w", m.name, err)
+	if _, err := tx.Exec(ctx, m.Script); err != nil {
+		return fmt.Errorf("applying migration %s: %w", m.Name, err)
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
-		m.version, m.name, time.Now())
+		m.Version, m.Name, time.Now())
 	if err != nil {
-		return fmt.Errorf("recording migration %s: %w", m.name, err)
+		return fmt.Errorf("recording migration %s: %w", m.Name, err)
 	}
 	return nil
 }

@@ -5,11 +5,8 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	"io/fs"
-	"path"
+	mig "github.com/warren-sandbox/warren/internal/store/migration"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
@@ -27,51 +24,11 @@ import (
 var migrationFS embed.FS
 
 // migration is one numbered schema change.
-type migration struct {
-	version int
-	name    string // file name, recorded for people reading the table
-	script  string
-}
+type migration = mig.Migration
 
 // migrations is the embedded history in version order. A malformed file is a
 // build mistake, caught by the package's tests, so it panics at init.
-var migrations = mustLoadMigrations(migrationFS)
-
-func mustLoadMigrations(fsys fs.FS) []migration {
-	m, err := loadMigrations(fsys)
-	if err != nil {
-		panic(err)
-	}
-	return m
-}
-
-// loadMigrations reads migrations/NNNN_name.sql files, which must be numbered
-// 1, 2, 3… without gaps so a missing file can't go unnoticed.
-func loadMigrations(fsys fs.FS) ([]migration, error) {
-	names, err := fs.Glob(fsys, "migrations/*.sql")
-	if err != nil {
-		return nil, fmt.Errorf("listing migrations: %w", err)
-	}
-	slices.Sort(names)
-	out := make([]migration, 0, len(names))
-	for i, p := range names {
-		name := path.Base(p)
-		num, _, ok := strings.Cut(name, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("migration %s: name must be NNNN_name.sql", name)
-		}
-		if v != i+1 {
-			return nil, fmt.Errorf("migration %s: got version %d, want %d", name, v, i+1)
-		}
-		b, err := fs.ReadFile(fsys, p)
-		if err != nil {
-			return nil, fmt.Errorf("reading migration %s: %w", name, err)
-		}
-		out = append(out, migration{version: v, name: name, script: string(b)})
-	}
-	return out, nil
-}
+var migrations = mig.MustLoad(migrationFS)
 
 const createMigrationsTable = `CREATE TABLE IF NOT EXISTS schema_migrations (
 	version    INTEGER NOT NULL PRIMARY KEY,
@@ -96,7 +53,7 @@ func migrate(ctx context.Context, db *sql.DB, migs []migration) error {
 			return err
 		}
 		for _, m := range migs {
-			if applied[m.version] {
+			if applied[m.Version] {
 				continue
 			}
 			if err := applyMigration(ctx, tx, m); err != nil {
@@ -133,7 +90,7 @@ func appliedVersions(ctx context.Context, tx *sql.Tx) (map[int]bool, error) {
 func checkKnown(applied map[int]bool, migs []migration) error {
 	latest := 0
 	if len(migs) > 0 {
-		latest = migs[len(migs)-1].version
+		latest = migs[len(migs)-1].Version
 	}
 	var unknown []int
 	for v := range applied {
@@ -151,18 +108,18 @@ func checkKnown(applied map[int]bool, migs []migration) error {
 }
 
 func applyMigration(ctx context.Context, tx *sql.Tx, m migration) error {
-	if _, err := tx.ExecContext(ctx, m.script); err != nil {
-		return fmt.Errorf("applying migration %s: %w", m.name, err)
+	if _, err := tx.ExecContext(ctx, m.Script); err != nil {
+		return fmt.Errorf("applying migration %s: %w", m.Name, err)
 	}
 	_, err := tx.ExecContext(ctx,
 		`INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)`,
-		m.version, m.name, formatTime(time.Now()))
+		m.Version, m.Name, formatTime(time.Now()))
 	if err != nil {
-		return fmt.Errorf("recording migration %s: %w", m.name, err)
+		return fmt.Errorf("recording migration %s: %w", m.Name, err)
 	}
 	return nil
 }
 
 // SchemaVersion is the version the migrations bring a database to; the
 // Postgres store's tests hold its own to it.
-func SchemaVersion() int { return migrations[len(migrations)-1].version }
+func SchemaVersion() int { return migrations[len(migrations)-1].Version }

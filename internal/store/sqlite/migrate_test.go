@@ -3,6 +3,7 @@ package sqlite
 import (
 	"database/sql"
 	"errors"
+	mig "github.com/warren-sandbox/warren/internal/store/migration"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -50,8 +51,8 @@ func TestEmbeddedMigrations(t *testing.T) {
 		t.Fatal("no embedded migrations")
 	}
 	for i, m := range migrations {
-		if m.version != i+1 || strings.TrimSpace(m.script) == "" {
-			t.Errorf("migration %d: version %d, %d bytes", i, m.version, len(m.script))
+		if m.Version != i+1 || strings.TrimSpace(m.Script) == "" {
+			t.Errorf("migration %d: version %d, %d bytes", i, m.Version, len(m.Script))
 		}
 	}
 }
@@ -65,7 +66,7 @@ func TestMigrationsApplyOnce(t *testing.T) {
 			t.Fatalf("Open: %v", err)
 		}
 		got := recordedVersions(t, s.db)
-		if len(got) != len(migrations) || got[len(got)-1] != migrations[len(migrations)-1].version {
+		if len(got) != len(migrations) || got[len(got)-1] != migrations[len(migrations)-1].Version {
 			t.Errorf("schema_migrations = %v, want versions 1..%d once each", got, len(migrations))
 		}
 		if err := s.Close(); err != nil {
@@ -81,8 +82,8 @@ func TestMigrateAppliesOnlyNew(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	db := rawDB(t, filepath.Join(t.TempDir(), "warren.db"))
-	v1 := []migration{{1, "0001_a.sql", "CREATE TABLE a (x INTEGER); INSERT INTO a VALUES (1);"}}
-	v2 := append(v1, migration{2, "0002_b.sql", "CREATE TABLE b (y INTEGER); INSERT INTO a VALUES (2);"})
+	v1 := []migration{{Version: 1, Name: "0001_a.sql", Script: "CREATE TABLE a (x INTEGER); INSERT INTO a VALUES (1);"}}
+	v2 := append(v1, migration{Version: 2, Name: "0002_b.sql", Script: "CREATE TABLE b (y INTEGER); INSERT INTO a VALUES (2);"})
 	if err := migrate(ctx, db, v1); err != nil {
 		t.Fatalf("migrate v1: %v", err)
 	}
@@ -107,8 +108,8 @@ func TestMigrateFailureRollsBack(t *testing.T) {
 	ctx := t.Context()
 	db := rawDB(t, filepath.Join(t.TempDir(), "warren.db"))
 	migs := []migration{
-		{1, "0001_a.sql", "CREATE TABLE a (x INTEGER);"},
-		{2, "0002_bad.sql", "CREATE TABLE b (y INTEGER); THIS IS NOT SQL;"},
+		{Version: 1, Name: "0001_a.sql", Script: "CREATE TABLE a (x INTEGER);"},
+		{Version: 2, Name: "0002_bad.sql", Script: "CREATE TABLE b (y INTEGER); THIS IS NOT SQL;"},
 	}
 	err := migrate(ctx, db, migs)
 	if err == nil || !strings.Contains(err.Error(), "0002_bad.sql") {
@@ -129,8 +130,8 @@ func TestMigrateBuildsKeepsTemplates(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "warren.db")
 	const v = 4
-	if migrations[v-1].name != "0004_builds.sql" {
-		t.Fatalf("migration %d is %s, want 0004_builds.sql", v, migrations[v-1].name)
+	if migrations[v-1].Name != "0004_builds.sql" {
+		t.Fatalf("migration %d is %s, want 0004_builds.sql", v, migrations[v-1].Name)
 	}
 	db := rawDB(t, path)
 	if err := migrate(ctx, db, migrations[:v-1]); err != nil {
@@ -177,7 +178,7 @@ func TestFutureDatabase(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "warren.db")
 	s := mustOpen(t, path)
-	future := migrations[len(migrations)-1].version + 7
+	future := migrations[len(migrations)-1].Version + 7
 	if _, err := s.db.ExecContext(t.Context(),
 		"INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future.sql', '')", future); err != nil {
 		t.Fatal(err)
@@ -209,7 +210,7 @@ func TestLoadMigrations(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			_, err := loadMigrations(tt.files)
+			_, err := mig.Load(tt.files)
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Errorf("loadMigrations: %v", err)

@@ -18,8 +18,8 @@ func TestMigrateNetworkPolicy(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "warren.db")
 	const v = 5
-	if migrations[v-1].name != "0005_network_policy.sql" {
-		t.Fatalf("migration %d is %s, want 0005_network_policy.sql", v, migrations[v-1].name)
+	if migrations[v-1].Name != "0005_network_policy.sql" {
+		t.Fatalf("migration %d is %s, want 0005_network_policy.sql", v, migrations[v-1].Name)
 	}
 	db := rawDB(t, path)
 	if err := migrate(ctx, db, migrations[:v-1]); err != nil {
