@@ -87,7 +87,9 @@ func TestCreateLastRefusalIsAnswered(t *testing.T) {
 	st := memstore.New()
 	only := newFakeNode(t, st, "only")
 	only.register(t, true, time.Unix(1, 0))
-	only.answer = func(w http.ResponseWriter, r *http.Request) { writeError(w, http.StatusServiceUnavailable, "host is full") }
+	only.answer = func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusServiceUnavailable, "host is full")
+	}
 	code, body := do(t, newTestAPI(st, nil), "POST", "/sandboxes", `{"templateID":"base"}`, nil)
 	if code != http.StatusServiceUnavailable || body["message"] != "host is full" {
 		t.Errorf("answer %d %v, want the last node's own 503", code, body)

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	goruntime "runtime"
+	"strings"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/log"
