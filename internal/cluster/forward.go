@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/log"
@@ -22,9 +23,18 @@ type forwarder struct {
 	rp *httputil.ReverseProxy
 	// client makes the API's own requests to nodes (fan-outs).
 	client *http.Client
+
+	// inflight cancels, by node, the requests being relayed to it: a node
+	// found dead may be cut off rather than down, and what waits on it
+	// would wait for ever (a stopped process's kernel still accepts).
+	mu       sync.Mutex
+	inflight map[string]map[*context.CancelCauseFunc]struct{}
 }
 
 type nodeKey struct{}
+
+// errNodeLost ends the requests relayed to a node found dead.
+var errNodeLost = errors.New("the node stopped heartbeating")
 
 // dest is where one request goes.
 type dest struct {
@@ -39,7 +49,7 @@ type dest struct {
 }
 
 func newForwarder() *forwarder {
-	f := &forwarder{}
+	f := &forwarder{inflight: map[string]map[*context.CancelCauseFunc]struct{}{}}
 	transport := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 64,
@@ -75,13 +85,48 @@ func (f *forwarder) forward(w http.ResponseWriter, r *http.Request, d *dest) {
 	// As the node's proxy does: keep reading a streamed request body after
 	// the response has begun.
 	_ = http.NewResponseController(w).EnableFullDuplex()
-	f.rp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), nodeKey{}, d)))
+	ctx, cancel := context.WithCancelCause(context.WithValue(r.Context(), nodeKey{}, d))
+	defer f.track(d.node, &cancel)()
+	f.rp.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// track registers a relayed request's cancel under node until the
+// returned func runs.
+func (f *forwarder) track(node string, cancel *context.CancelCauseFunc) func() {
+	f.mu.Lock()
+	if f.inflight[node] == nil {
+		f.inflight[node] = map[*context.CancelCauseFunc]struct{}{}
+	}
+	f.inflight[node][cancel] = struct{}{}
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		delete(f.inflight[node], cancel)
+		if len(f.inflight[node]) == 0 {
+			delete(f.inflight, node)
+		}
+		f.mu.Unlock()
+		(*cancel)(nil)
+	}
+}
+
+// cut ends every request being relayed to node; it returns how many.
+func (f *forwarder) cut(node string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for cancel := range f.inflight[node] {
+		(*cancel)(errNodeLost)
+	}
+	return len(f.inflight[node])
 }
 
 func (f *forwarder) failed(w http.ResponseWriter, r *http.Request, err error) {
 	d := r.Context().Value(nodeKey{}).(*dest)
 	if r.Context().Err() != nil {
-		return // the client went away
+		if errors.Is(context.Cause(r.Context()), errNodeLost) {
+			writeError(w, http.StatusBadGateway, fmt.Sprintf("node %s stopped answering: its sandboxes are reported lost", d.node))
+		}
+		return // the client went away, or the node was cut off
 	}
 	d.failed = err
 	var op *net.OpError

@@ -29,6 +29,9 @@ func (a *API) reap(ctx context.Context) {
 	now := a.opts.Now()
 	for _, n := range nodes {
 		if !n.Alive(now, a.opts.DeadAfter) {
+			if cut := a.fwd.cut(n.Name); cut > 0 {
+				log.G(ctx).Warn("ended requests waiting on a dead node", "node", n.Name, "requests", cut)
+			}
 			a.reapNode(ctx, n)
 		}
 	}

@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,5 +52,44 @@ func TestReapReportsADeadNodesSandboxes(t *testing.T) {
 		if e.SandboxID == "lost1" && (e.TeamID != "t1" || e.TemplateID != "base") {
 			t.Errorf("event %+v: want the sandbox's team and template", e)
 		}
+	}
+}
+
+// TestReapCutsRequestsToADeadNode: a node cut off rather than down (its
+// kernel still accepts) would hold relayed requests for ever; reaping it
+// ends them with a 502.
+func TestReapCutsRequestsToADeadNode(t *testing.T) {
+	st := memstore.New()
+	ctx := context.Background()
+	n := newFakeNode(t, st, "silent")
+	n.register(t, true, time.Unix(1, 0))
+	release := make(chan struct{})
+	defer close(release)
+	n.answer = func(w http.ResponseWriter, r *http.Request) { <-release }
+	if err := st.CreateSandbox(ctx, &store.Sandbox{ID: "sb", Node: "silent", State: store.SandboxRunning}); err != nil {
+		t.Fatal(err)
+	}
+	api := newTestAPI(st, nil)
+	type answer struct {
+		code int
+		body map[string]any
+	}
+	done := make(chan answer, 1)
+	go func() {
+		code, body := do(t, api, "GET", "/sandboxes/sb", "", nil)
+		done <- answer{code, body}
+	}()
+	for len(n.requests()) == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	n.register(t, false, time.Unix(1, 0))
+	api.reap(ctx)
+	select {
+	case got := <-done:
+		if got.code != http.StatusBadGateway || !strings.Contains(got.body["message"].(string), "stopped answering") {
+			t.Errorf("cut request answered %d %v, want 502 saying the node stopped answering", got.code, got.body)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request to the dead node is still waiting after the reap")
 	}
 }
