@@ -42,6 +42,9 @@ type Options struct {
 	ReapEvery time.Duration
 	// Events records the node-lost kills; nil records none.
 	Events Recorder
+	// ObserveRequest, when set, is told each relayed request's route,
+	// status and duration (Local observes its own).
+	ObserveRequest func(route string, status int, took time.Duration)
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
@@ -21,9 +22,9 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeError(w, http.StatusBadRequest, err.Error())
 	case ok:
-		a.traffic(w, r, id, port)
+		a.observe("sandbox traffic", w, r, func(w http.ResponseWriter, r *http.Request) { a.traffic(w, r, id, port) })
 	case r.URL.Path == "/files" && r.URL.Query().Get("signature") != "":
-		a.signedFile(w, r)
+		a.observe("signed file URL", w, r, a.signedFile)
 	default:
 		a.mux().ServeHTTP(w, r)
 	}
@@ -33,25 +34,47 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (a *API) mux() *http.ServeMux {
 	a.muxOnce.Do(func() {
 		m := http.NewServeMux()
-		m.HandleFunc("GET /health", a.health)
-		m.HandleFunc("POST /sandboxes", a.create)
-		m.HandleFunc("POST /v2/sandboxes", a.create)
-		m.HandleFunc("GET /sandboxes/metrics", a.batchMetrics)
-		m.HandleFunc("/sandboxes/{id}", a.sandboxRoute)
-		m.HandleFunc("/sandboxes/{id}/{rest...}", a.sandboxRoute)
-		m.HandleFunc("/v2/sandboxes/{id}/{rest...}", a.sandboxRoute)
+		handle := func(pattern string, h http.HandlerFunc) {
+			m.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) { a.observe(pattern, w, r, h) })
+		}
+		handle("GET /health", a.health)
+		handle("POST /sandboxes", a.create)
+		handle("POST /v2/sandboxes", a.create)
+		handle("GET /sandboxes/metrics", a.batchMetrics)
+		handle("/sandboxes/{id}", a.sandboxRoute)
+		handle("/sandboxes/{id}/{rest...}", a.sandboxRoute)
+		handle("/v2/sandboxes/{id}/{rest...}", a.sandboxRoute)
 		// Builds run where their uploaded files are: on the builder node.
 		for _, p := range []string{
 			"POST /v3/templates", "/templates/{tid}/files/{hash}", "POST /v2/templates/{tid}/builds/{bid}",
 			"/templates/{tid}/builds/{bid}/{op}", "POST /templates/tags", "DELETE /templates/tags",
 			"DELETE /templates/{id}", "/images",
 		} {
-			m.HandleFunc(p, a.toBuilder)
+			handle(p, a.toBuilder)
 		}
-		m.Handle("/", a.opts.Local)
+		m.Handle("/", a.opts.Local) // which observes its own
 		a.muxed = m
 	})
 	return a.muxed
+}
+
+// observe serves r with h, telling Options.ObserveRequest its route,
+// status and duration.
+func (a *API) observe(route string, w http.ResponseWriter, r *http.Request, h http.HandlerFunc) {
+	if a.opts.ObserveRequest == nil {
+		h(w, r)
+		return
+	}
+	rec := &statusRecorder{ResponseWriter: w}
+	start := time.Now()
+	defer func() {
+		status := rec.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		a.opts.ObserveRequest(route, status, time.Since(start))
+	}()
+	h(rec, r)
 }
 
 // health answers 200 once a node is alive to take creates.

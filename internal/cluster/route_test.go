@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -279,5 +280,23 @@ func TestBatchMetricsMergesNodes(t *testing.T) {
 	slices.Sort(ids)
 	if code != http.StatusOK || !slices.Equal(ids, []string{"sb-a", "sb-b"}) {
 		t.Errorf("answer %d %v, want both nodes' sandboxes", code, body)
+	}
+}
+
+func TestRelayedRequestsAreObserved(t *testing.T) {
+	st := memstore.New()
+	n := newFakeNode(t, st, "n")
+	n.register(t, true, time.Unix(1, 0))
+	var seen []string
+	api := newTestAPI(st, nil)
+	api.opts.ObserveRequest = func(route string, status int, _ time.Duration) {
+		seen = append(seen, fmt.Sprintf("%s %d", route, status))
+	}
+	do(t, api, "POST", "/sandboxes", `{"templateID":"base"}`, nil)
+	do(t, api, "GET", "/sandboxes/nope", "", nil)
+	do(t, api, "GET", "/templates", "", nil) // Local's own
+	want := []string{"POST /sandboxes 201", "/sandboxes/{id} 404"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("observed %v, want %v", seen, want)
 	}
 }

@@ -52,7 +52,8 @@ func runAPI(ctx context.Context, cfg Config) error {
 		Events: evs, NodeDeadAfter: cfg.NodeDeadAfter,
 	})
 	api := cluster.New(cluster.Options{Store: st, Local: local, Domain: cfg.Domain,
-		DeadAfter: cfg.NodeDeadAfter, ReapEvery: cfg.HeartbeatInterval, Events: evs})
+		DeadAfter: cfg.NodeDeadAfter, ReapEvery: cfg.HeartbeatInterval, Events: evs,
+		ObserveRequest: metrics.ObserveRequest})
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: cfg.IdleTimeout,
 		MaxHeaderBytes: maxHeaderBytes}
 	srvErr := make(chan error, 1)
