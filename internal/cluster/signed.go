@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"crypto/subtle"
 	"net/http"
 	"strconv"
 
@@ -17,23 +16,14 @@ import (
 // headers the SDK would have sent. envd checks the signature again.
 func (a *API) signedFile(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	op := "read"
-	if r.Method == http.MethodPost {
-		op = "write"
-	}
 	all, err := a.opts.Store.ListSandboxes(r.Context())
 	if err != nil {
 		log.G(r.Context()).Error("signed file URL: listing sandboxes", "err", err)
 		writeError(w, http.StatusServiceUnavailable, "the store does not answer")
 		return
 	}
-	want := []byte(q.Get("signature"))
 	for _, sb := range all {
-		if sb.State != store.SandboxRunning || sb.EnvdAccessToken == "" {
-			continue
-		}
-		got := []byte(filesig.Sign(q.Get("path"), op, q.Get("username"), sb.EnvdAccessToken, q.Get("signature_expiration")))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		if sb.State != store.SandboxRunning || sb.EnvdAccessToken == "" || !filesig.SignedBy(q, r.Method, sb.EnvdAccessToken) {
 			continue
 		}
 		r.Header.Set("E2b-Sandbox-Id", sb.ID)
