@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -65,7 +66,7 @@ func TestLocalTemplate(t *testing.T) {
 					t.Fatal("the pool refilled without LocalTemplate")
 				}
 			}
-			sb, err := e.m.Create(e.ctx, CreateRequest{TemplateID: "far"})
+			sb, err := e.m.Create(e.ctx, CreateRequest{TemplateID: "far", Timeout: time.Minute})
 			if tc.wantErr != nil {
 				if !errors.Is(err, tc.wantErr) || e.m.Count() != 0 {
 					t.Fatalf("Create = %v with %d sandboxes, want %v and none", err, e.m.Count(), tc.wantErr)
