@@ -213,6 +213,35 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 
 type keyCtx struct{}
 
+// Principal returns the stored key the request carries (X-API-KEY, or
+// Authorization: Bearer), unexpired; an ErrUnauthenticated error saying
+// what is wrong otherwise. Scopes are the caller's to check.
+func Principal(r *http.Request, st store.Store) (*store.APIKey, error) {
+	key := r.Header.Get("X-API-KEY")
+	if key == "" {
+		key, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	}
+	if key == "" {
+		return nil, errdefs.New(errdefs.ErrUnauthenticated, "missing API key: send it in the X-API-KEY header")
+	}
+	k, err := st.GetAPIKeyByHash(r.Context(), apikey.Hash(key))
+	if err != nil {
+		if !errdefs.IsNotFound(err) {
+			log.G(r.Context()).Error("looking up API key", "err", err)
+		}
+		return nil, errdefs.New(errdefs.ErrUnauthenticated, "invalid API key")
+	}
+	if apikey.Expired(k, time.Now()) {
+		return nil, errdefs.New(errdefs.ErrUnauthenticated, "this API key expired at "+k.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	return k, nil
+}
+
+// Owns reports whether key k may act on what team owns.
+func Owns(k *store.APIKey, team string) bool {
+	return k.Admin || store.TeamOf(team) == store.TeamOf(k.TeamID)
+}
+
 // authenticate checks X-API-KEY against the stored key hashes, then that
 // the key has not expired and holds scope.
 func (s *Server) authenticate(scope string, next http.Handler) http.Handler {
@@ -221,27 +250,12 @@ func (s *Server) authenticate(scope string, next http.Handler) http.Handler {
 			writeError(w, http.StatusServiceUnavailable, "warren is starting: try again shortly")
 			return
 		}
-		key := r.Header.Get("X-API-KEY")
-		if key == "" {
-			key, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		}
-		if key == "" {
-			writeError(w, http.StatusUnauthorized, "missing API key: send it in the X-API-KEY header")
-			return
-		}
-		k, err := s.opts.Store.GetAPIKeyByHash(r.Context(), apikey.Hash(key))
+		k, err := Principal(r, s.opts.Store)
 		if err != nil {
-			if !errdefs.IsNotFound(err) {
-				log.G(r.Context()).Error("looking up API key", "err", err)
-			}
-			writeError(w, http.StatusUnauthorized, "invalid API key")
+			fail(w, r, err)
 			return
 		}
 		now := time.Now()
-		if apikey.Expired(k, now) {
-			writeError(w, http.StatusUnauthorized, "this API key expired at "+k.ExpiresAt.UTC().Format(time.RFC3339))
-			return
-		}
 		if !apikey.Allows(k, scope, now) {
 			writeError(w, http.StatusForbidden, fmt.Sprintf("this API key is limited to %s; %s %s needs the scope %s",
 				strings.Join(k.Scopes, ", "), r.Method, r.URL.Path, scope))

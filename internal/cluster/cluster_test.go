@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
@@ -121,4 +122,17 @@ func do(t *testing.T, h http.Handler, method, target, body string, header map[st
 	var out map[string]any
 	_ = json.Unmarshal(w.Body.Bytes(), &out)
 	return w.Code, out
+}
+
+// teamKey stores a key of team and returns its secret.
+func teamKey(t *testing.T, st store.Store, team string) string {
+	t.Helper()
+	secret, rec, err := apikey.Create(apikey.Spec{Name: "k-" + team, Team: team})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateAPIKey(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	return secret
 }

@@ -80,10 +80,15 @@ func (a *API) createTargets(ctx context.Context, body []byte) (need, []*store.No
 	}
 	_ = json.Unmarshal(body, &req) // a malformed body is the node's to refuse
 	n := need{template: req.TemplateID, memoryMB: defaultMemoryMB}
-	only := ""
+	only, source := "", ""
 	if snap, err := a.opts.Store.GetSnapshot(ctx, req.TemplateID); err == nil {
 		// A snapshot's files are on the node that took it: only there.
+		// Its heartbeat lists it; until then, its source sandbox's node is
+		// that node.
 		only, n.template, n.memoryMB = snap.ID, snap.ID, int64(snap.MemoryMB)
+		if sb, err := a.opts.Store.GetSandbox(ctx, snap.SandboxID); err == nil {
+			source = sb.Node
+		}
 	} else if tpl, err := a.opts.Store.GetTemplate(ctx, req.TemplateID); err == nil {
 		n.template = tpl.ID
 		if tpl.MemoryMB > 0 {
@@ -98,7 +103,7 @@ func (a *API) createTargets(ctx context.Context, body []byte) (need, []*store.No
 		return n, nil, err
 	}
 	if only != "" {
-		nodes = slices.DeleteFunc(nodes, func(x *store.Node) bool { return !slices.Contains(x.Templates, only) })
+		nodes = slices.DeleteFunc(nodes, func(x *store.Node) bool { return x.Name != source && !slices.Contains(x.Templates, only) })
 		if len(nodes) == 0 {
 			return n, nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("snapshot %q is kept on a node that is not alive now", req.TemplateID))
 		}

@@ -36,9 +36,10 @@ type directory struct {
 	flights sync.Mutex // one ListNodes at a time
 }
 
+// owner is what routing needs of a sandbox's record.
 type owner struct {
-	node string
-	at   time.Time
+	node, team string
+	at         time.Time
 }
 
 func newDirectory(st store.Store, deadAfter time.Duration, now func() time.Time) *directory {
@@ -100,31 +101,32 @@ func (d *directory) node(ctx context.Context, name string) (*store.Node, bool, e
 	return nil, false, nil
 }
 
-// owner returns the node that runs sandbox id; store.ErrNotFound (from
-// the store) when no sandbox has that id.
-func (d *directory) owner(ctx context.Context, id string) (string, error) {
+// owner returns the node and team of sandbox id; the store's
+// ErrNotFound when no sandbox has that id.
+func (d *directory) owner(ctx context.Context, id string) (owner, error) {
 	d.mu.Lock()
 	o, ok := d.owners[id]
 	d.mu.Unlock()
 	if ok && d.now().Sub(o.at) < ownerTTL {
-		return o.node, nil
+		return o, nil
 	}
 	sb, err := d.st.GetSandbox(ctx, id)
 	if err != nil {
-		return "", err
+		return owner{}, err
 	}
-	d.remember(id, sb.Node)
-	return sb.Node, nil
+	return d.remember(sb), nil
 }
 
-// remember records that node runs sandbox id.
-func (d *directory) remember(id, node string) {
+// remember records where sandbox sb runs.
+func (d *directory) remember(sb *store.Sandbox) owner {
+	o := owner{node: sb.Node, team: sb.TeamID, at: d.now()}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if len(d.owners) >= maxOwnerCache {
 		clear(d.owners) // refilled from the store as requests come
 	}
-	d.owners[id] = owner{node: node, at: d.now()}
+	d.owners[sb.ID] = o
+	return o
 }
 
 // forget drops what is known of sandbox id's node.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -69,6 +70,8 @@ func newForwarder() *forwarder {
 		Transport:     transport,
 		FlushInterval: -1,
 		ErrorHandler:  f.failed,
+		// A stream cut by a kill or a client that left is routine.
+		ErrorLog: slog.NewLogLogger(slog.Default().Handler(), slog.LevelDebug),
 		ModifyResponse: func(resp *http.Response) error {
 			d := resp.Request.Context().Value(nodeKey{}).(*dest)
 			if d.quiet && retryable(resp.StatusCode) {

@@ -70,13 +70,14 @@ func TestReapCutsRequestsToADeadNode(t *testing.T) {
 		t.Fatal(err)
 	}
 	api := newTestAPI(st, nil)
+	key := map[string]string{"X-API-KEY": teamKey(t, st, "")}
 	type answer struct {
 		code int
 		body map[string]any
 	}
 	done := make(chan answer, 1)
 	go func() {
-		code, body := do(t, api, "GET", "/sandboxes/sb", "", nil)
+		code, body := do(t, api, "GET", "/sandboxes/sb", "", key)
 		done <- answer{code, body}
 	}()
 	for len(n.requests()) == 0 {

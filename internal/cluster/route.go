@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/proxy"
@@ -93,10 +94,18 @@ func (a *API) health(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("OK"))
 }
 
-// sandboxRoute forwards a REST route of one sandbox to its node.
+// sandboxRoute forwards a REST route of one sandbox to its node. The key
+// is checked first, so that without a valid one an unknown sandbox is
+// 401 as on one machine, not 404, and another team's is 404 here as it
+// would be there.
 func (a *API) sandboxRoute(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	node, err := a.ownerNode(r, id)
+	k, err := apiserver.Principal(r, a.opts.Store)
+	if err != nil {
+		writeError(w, http.StatusUnauthorized, err.Error())
+		return
+	}
+	node, err := a.ownerNode(r, id, func(team string) bool { return apiserver.Owns(k, team) })
 	if err != nil {
 		writeError(w, statusOf(err), err.Error())
 		return
@@ -107,7 +116,7 @@ func (a *API) sandboxRoute(w http.ResponseWriter, r *http.Request) {
 // traffic forwards envd and port traffic to the sandbox's node, which
 // checks tokens and routes it on as its own proxy does.
 func (a *API) traffic(w http.ResponseWriter, r *http.Request, id string, port int) {
-	node, err := a.ownerNode(r, id)
+	node, err := a.ownerNode(r, id, nil)
 	if err != nil {
 		msg := "The sandbox was not found"
 		if !errdefs.IsNotFound(err) {
@@ -119,16 +128,20 @@ func (a *API) traffic(w http.ResponseWriter, r *http.Request, id string, port in
 	a.fwd.forward(w, r, node)
 }
 
-// ownerNode is where sandbox id's requests go: its node, if alive.
-func (a *API) ownerNode(r *http.Request, id string) (*dest, error) {
-	name, err := a.nodes.owner(r.Context(), id)
+// ownerNode is where sandbox id's requests go: its node, if alive. With
+// sees, a sandbox of a team it refuses is not found.
+func (a *API) ownerNode(r *http.Request, id string, sees func(team string) bool) (*dest, error) {
+	o, err := a.nodes.owner(r.Context(), id)
+	if err == nil && sees != nil && !sees(o.team) {
+		err = errdefs.New(errdefs.ErrNotFound, "another team's sandbox")
+	}
 	if err != nil {
 		if errdefs.IsNotFound(err) {
 			return nil, errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("sandbox %q not found", id))
 		}
 		return nil, fmt.Errorf("looking up sandbox %q: %w", id, err)
 	}
-	n, alive, err := a.nodes.node(r.Context(), name)
+	n, alive, err := a.nodes.node(r.Context(), o.node)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +149,7 @@ func (a *API) ownerNode(r *http.Request, id string) (*dest, error) {
 		a.nodes.forget(id) // it may be reaped by the next request
 		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf(
 			"sandbox %q runs on node %q, which is not answering; if it stays silent its sandboxes are reported lost within %s",
-			id, name, a.opts.DeadAfter))
+			id, o.node, a.opts.DeadAfter))
 	}
 	return destOf(n)
 }

@@ -128,6 +128,16 @@ func TestCreateFromSnapshotGoesToItsNode(t *testing.T) {
 	if len(a.requests()) != 0 || len(b.requests()) != 3 {
 		t.Errorf("a got %v, b got %v: every create from b's snapshot must go to b", a.requests(), b.requests())
 	}
+	// Just taken: no heartbeat lists it yet, but its source runs on a.
+	if err := st.CreateSandbox(ctx, &store.Sandbox{ID: "src", Node: "a", State: store.SandboxRunning}); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateSnapshot(ctx, &store.Snapshot{ID: "snap2", SandboxID: "src", MemoryMB: 512, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"snap2"}`, nil); code != http.StatusCreated || len(a.requests()) != 1 {
+		t.Errorf("create from a fresh snapshot: %d %v, a got %v; want it on its source's node", code, body, a.requests())
+	}
 	b.register(t, false, time.Unix(2, 0), "snap1")
 	time.Sleep(nodesTTL)
 	code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"snap1"}`, nil)
@@ -148,16 +158,17 @@ func TestSandboxRoutesGoToTheOwner(t *testing.T) {
 		}
 	}
 	api := newTestAPI(st, nil)
+	key := map[string]string{"X-API-KEY": teamKey(t, st, "")}
 	tests := []struct {
 		name, method, target string
 		header               map[string]string
 		node                 *fakeNode
 		wantPath             string
 	}{
-		{"get", "GET", "/sandboxes/sbb", nil, b, "/sandboxes/sbb"},
-		{"kill", "DELETE", "/sandboxes/sba", nil, a, "/sandboxes/sba"},
-		{"pause", "POST", "/sandboxes/sbb/pause", nil, b, "/sandboxes/sbb/pause"},
-		{"v2 logs", "GET", "/v2/sandboxes/sba/logs", nil, a, "/v2/sandboxes/sba/logs"},
+		{"get", "GET", "/sandboxes/sbb", key, b, "/sandboxes/sbb"},
+		{"kill", "DELETE", "/sandboxes/sba", key, a, "/sandboxes/sba"},
+		{"pause", "POST", "/sandboxes/sbb/pause", key, b, "/sandboxes/sbb/pause"},
+		{"v2 logs", "GET", "/v2/sandboxes/sba/logs", key, a, "/v2/sandboxes/sba/logs"},
 		{"envd by header", "POST", "/process.Process/Start", map[string]string{"E2b-Sandbox-Id": "sbb", "E2b-Sandbox-Port": "49983"}, b, "/process.Process/Start"},
 		{"port by host", "GET", "/index.html", map[string]string{"Host": "8080-sba.sb.test"}, a, "/index.html"},
 		{"signed file", "GET", signedURL("tok-sbb"), nil, b, "/files"},
@@ -192,19 +203,25 @@ func TestSandboxRouteErrors(t *testing.T) {
 	st := memstore.New()
 	dead := newFakeNode(t, st, "dead")
 	dead.register(t, false, time.Unix(1, 0))
-	if err := st.CreateSandbox(context.Background(), &store.Sandbox{ID: "lost", Node: "dead", State: store.SandboxPaused}); err != nil {
-		t.Fatal(err)
+	for id, team := range map[string]string{"lost": "", "theirs": "other"} {
+		if err := st.CreateSandbox(context.Background(), &store.Sandbox{ID: id, Node: "dead", State: store.SandboxPaused, TeamID: team}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	api := newTestAPI(st, nil)
+	key := map[string]string{"X-API-KEY": teamKey(t, st, "")}
 	tests := []struct {
 		name, method, target string
 		header               map[string]string
 		wantCode             int
 		wantMsg              string
 	}{
-		{"unknown sandbox", "GET", "/sandboxes/nope", nil, 404, `sandbox "nope" not found`},
+		{"no key", "DELETE", "/sandboxes/nope", nil, 401, "missing API key"},
+		{"wrong key", "POST", "/sandboxes/lost/connect", map[string]string{"X-API-KEY": "e2b_0123456789abcdef0123456789abcdef01234567"}, 401, "invalid API key"},
+		{"unknown sandbox", "GET", "/sandboxes/nope", key, 404, `sandbox "nope" not found`},
+		{"another team's", "GET", "/sandboxes/theirs", key, 404, `sandbox "theirs" not found`},
 		{"unknown sandbox traffic", "GET", "/health", map[string]string{"Host": "49983-nope.sb.test"}, 502, "The sandbox was not found"},
-		{"dead node", "POST", "/sandboxes/lost/resume", nil, 503, `runs on node "dead", which is not answering`},
+		{"dead node", "POST", "/sandboxes/lost/resume", key, 503, `runs on node "dead", which is not answering`},
 		{"dead node traffic", "GET", "/", map[string]string{"E2b-Sandbox-Id": "lost", "E2b-Sandbox-Port": "80"}, 502, "not answering"},
 		{"bad port header", "GET", "/", map[string]string{"E2b-Sandbox-Id": "lost", "E2b-Sandbox-Port": "x"}, 400, "E2b-Sandbox-Port"},
 		{"signature of nothing", "GET", signedURL("other"), nil, 401, "matches no running sandbox"},
@@ -293,7 +310,7 @@ func TestRelayedRequestsAreObserved(t *testing.T) {
 		seen = append(seen, fmt.Sprintf("%s %d", route, status))
 	}
 	do(t, api, "POST", "/sandboxes", `{"templateID":"base"}`, nil)
-	do(t, api, "GET", "/sandboxes/nope", "", nil)
+	do(t, api, "GET", "/sandboxes/nope", "", map[string]string{"X-API-KEY": teamKey(t, st, "")})
 	do(t, api, "GET", "/templates", "", nil) // Local's own
 	want := []string{"POST /sandboxes 201", "/sandboxes/{id} 404"}
 	if !slices.Equal(seen, want) {

@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
@@ -18,13 +19,15 @@ import (
 // to its node before it reaches them, so those methods only say so.
 type Sandboxes struct{ Store store.Store }
 
-// List returns every node's sandboxes, newest first.
+// List returns every node's sandboxes, newest first, without those
+// being killed: a node drops them from its own list when the kill begins,
+// and deletes their record once their processes are gone.
 func (s Sandboxes) List(ctx context.Context) ([]*store.Sandbox, error) {
 	all, err := s.Store.ListSandboxes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing sandboxes: %w", err)
 	}
-	return all, nil
+	return slices.DeleteFunc(all, func(sb *store.Sandbox) bool { return sb.Intent == store.IntentKilling }), nil
 }
 
 // Get returns sandbox id's record.

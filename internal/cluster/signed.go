@@ -28,7 +28,7 @@ func (a *API) signedFile(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Header.Set("E2b-Sandbox-Id", sb.ID)
 		r.Header.Set("E2b-Sandbox-Port", strconv.Itoa(wire.EnvdPort))
-		a.nodes.remember(sb.ID, sb.Node)
+		a.nodes.remember(sb)
 		a.traffic(w, r, sb.ID, wire.EnvdPort)
 		return
 	}
