@@ -123,7 +123,7 @@ func serveFlagsObserve(fs *flag.FlagSet, c *server.Config) {
 func serveFlagsCluster(fs *flag.FlagSet, c *server.Config) {
 	host, _ := os.Hostname()
 	c.Version = version
-	fs.StringVar(&c.Role, "role", server.RoleAll, "all: API and sandboxes on this machine (SQLite by default); node: run sandboxes for a cluster sharing --store=postgres://…; api: the cluster's API (not yet)")
+	fs.StringVar(&c.Role, "role", server.RoleAll, "all: API and sandboxes on this machine (SQLite by default); node: run sandboxes for a cluster sharing --store=postgres://…; api: the cluster's stateless API in front of the nodes (--store=postgres://…, no root)")
 	fs.StringVar(&c.NodeName, "node-name", host, "this node's name in the cluster (--role=node; default the hostname)")
 	fs.StringVar(&c.AdvertiseURL, "advertise-url", "", "the URL the API role reaches this node at, e.g. http://10.0.0.7:3000 (required with --role=node)")
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeat-interval", server.DefaultHeartbeatInterval, "how often a node writes its heartbeat (capacity and usage) to the store")

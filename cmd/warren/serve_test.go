@@ -30,7 +30,9 @@ func TestParseServe(t *testing.T) {
 		{args: []string{"--role=node", "--advertise-url=http://10.1.2.3:3000", "--store=postgres://w@db/w"}, level: slog.LevelInfo}, // the hostname names it
 		{args: []string{"--role=node", "--node-name=n1", "--advertise-url=http://10.1.2.3:3000", "--store="}, wantErr: "--role=node needs the cluster's shared store"},
 		{args: []string{"--role=node", "--node-name=n1", "--store=postgres://w@db/w"}, wantErr: "--advertise-url"},
-		{args: []string{"--role=api", "--store=postgres://w@db/w"}, wantErr: "issue 17"},
+		// The API Deployment's arguments (deploy/kubernetes/api.yaml).
+		{args: []string{"--role=api", "--store=postgres://w@db/w"}, level: slog.LevelInfo},
+		{args: []string{"--role=api"}, wantErr: "--role=api needs the cluster's shared store"},
 		{args: []string{"--role=all", "--heartbeat-interval=0s"}, wantErr: "--heartbeat-interval"},
 	} {
 		cfg, err := parseServe(append([]string{"--envd", "/x/envd", "--interpreter", "/x/interpreter"}, tc.args...))

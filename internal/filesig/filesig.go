@@ -5,7 +5,10 @@ package filesig
 
 import (
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/base64"
+	"net/http"
+	"net/url"
 )
 
 // Sign returns "v1_" + unpadded standard base64 of
@@ -18,4 +21,15 @@ func Sign(path, operation, username, token, expiration string) string {
 	}
 	sum := sha256.Sum256([]byte(raw))
 	return "v1_" + base64.RawStdEncoding.EncodeToString(sum[:])
+}
+
+// SignedBy reports whether the signed /files request with query q and
+// method (GET reads, POST writes) was signed with token.
+func SignedBy(q url.Values, method, token string) bool {
+	op := "read"
+	if method == http.MethodPost {
+		op = "write"
+	}
+	got := Sign(q.Get("path"), op, q.Get("username"), token, q.Get("signature_expiration"))
+	return subtle.ConstantTimeCompare([]byte(got), []byte(q.Get("signature"))) == 1
 }

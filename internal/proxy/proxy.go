@@ -213,6 +213,14 @@ func (h *Handler) proxyError(w http.ResponseWriter, r *http.Request, err error) 
 
 // route finds the sandbox a request is for. ok is false for API requests.
 func (h *Handler) route(r *http.Request) (id string, port int, ok bool, err error) {
+	return SandboxOf(r, h.domain)
+}
+
+// SandboxOf finds the sandbox and port a request is for, by its
+// E2b-Sandbox-Id and E2b-Sandbox-Port headers or by a Host of
+// `<port>-<id>.<domain>`; ok is false for an API request. The cluster's
+// API role routes with it too, so both read a request the same way.
+func SandboxOf(r *http.Request, domain string) (id string, port int, ok bool, err error) {
 	if id := r.Header.Get("E2b-Sandbox-Id"); id != "" {
 		p, perr := strconv.Atoi(r.Header.Get("E2b-Sandbox-Port"))
 		if perr != nil || p <= 0 || p > 65535 {
@@ -220,7 +228,7 @@ func (h *Handler) route(r *http.Request) (id string, port int, ok bool, err erro
 		}
 		return id, p, true, nil
 	}
-	id, port, ok = parseHost(r.Host, h.domain)
+	id, port, ok = parseHost(r.Host, strings.ToLower(domain))
 	return id, port, ok, nil
 }
 

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"crypto/subtle"
 	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 
@@ -13,14 +12,8 @@ import (
 // token reproduces the signature. envd then checks the signature itself.
 func (h *Handler) serveSignedFile(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	op := "read"
-	if r.Method == http.MethodPost {
-		op = "write"
-	}
-	want := []byte(q.Get("signature"))
 	for id, token := range h.resolver.LiveTokens() {
-		got := []byte(filesig.Sign(q.Get("path"), op, q.Get("username"), token, q.Get("signature_expiration")))
-		if subtle.ConstantTimeCompare(got, want) == 1 {
+		if filesig.SignedBy(q, r.Method, token) {
 			h.forward(w, r, id, wire.EnvdPort)
 			return
 		}

@@ -26,6 +26,9 @@ const (
 	KillRetention = "retention" // paused longer than --paused-retention
 	// KillInterrupted: a kill a crash cut short, finished by the restart.
 	KillInterrupted = "interrupted"
+	// KillNodeLost: its node stopped heartbeating for longer than the
+	// cluster's bound, and the API role reported it killed.
+	KillNodeLost = "node-lost"
 )
 
 // execution is one run of a sandbox, from its create or a resume until
@@ -100,6 +103,9 @@ func (m *Manager) emitTimeout(ctx context.Context, e *entry) {
 // emitKilled records a kill and why. A running sandbox's execution ends
 // with it. Callers hold e.mu.
 func (m *Manager) emitKilled(ctx context.Context, e *entry, reason string) {
+	if reason == KillNodeLost {
+		return // the API role recorded it when it reaped the record
+	}
 	data := map[string]any{"reason": reason}
 	if e.sb.State == store.SandboxRunning {
 		data["execution"] = executionData(e)

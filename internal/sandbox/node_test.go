@@ -97,3 +97,36 @@ func TestSnapshotRetentionOwnNode(t *testing.T) {
 		t.Errorf("another node's snapshot was retired here: %v", err)
 	}
 }
+
+// TestDropLost: a node destroys the sandboxes whose records the cluster
+// deleted while it was silent (reported node-lost), records no event of
+// its own for them, and keeps those still recorded.
+func TestDropLost(t *testing.T) {
+	t.Parallel()
+	evs := &eventLog{}
+	e := newEnvWith(t, func(o *Options) { o.NodeName = "a"; o.Events = evs })
+	lost, kept := e.create(t, CreateRequest{}), e.create(t, CreateRequest{})
+	if err := e.st.DeleteSandbox(e.ctx, lost.ID); err != nil { // as the API role's reaper does
+		t.Fatal(err)
+	}
+	before := len(evs.of(lost.ID))
+	n, err := e.m.DropLost(e.ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("DropLost = %d, %v; want 1 destroyed", n, err)
+	}
+	if _, err := e.m.Get(e.ctx, lost.ID); !errdefs.IsNotFound(err) {
+		t.Errorf("lost sandbox still live: %v", err)
+	}
+	if _, err := e.m.Get(e.ctx, kept.ID); err != nil {
+		t.Errorf("recorded sandbox dropped: %v", err)
+	}
+	if got := e.instances(t); got != 1 {
+		t.Errorf("%d instances left, want only the recorded sandbox's", got)
+	}
+	if got := evs.of(lost.ID)[before:]; len(got) != 0 {
+		t.Errorf("events %v recorded for a sandbox the API role already reported", got)
+	}
+	if n, err := e.m.DropLost(e.ctx); err != nil || n != 0 {
+		t.Errorf("second DropLost = %d, %v; want nothing left to drop", n, err)
+	}
+}

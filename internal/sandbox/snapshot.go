@@ -144,6 +144,12 @@ func (m *Manager) ListSnapshots(ctx context.Context, sandboxID, name string) ([]
 	if err != nil {
 		return nil, fmt.Errorf("listing snapshots: %w", err)
 	}
+	return FilterSnapshots(all, sandboxID, name), nil
+}
+
+// FilterSnapshots keeps, in order, the snapshots of sandboxID and those
+// with id or name name; "" keeps all.
+func FilterSnapshots(all []*store.Snapshot, sandboxID, name string) []*store.Snapshot {
 	out := all[:0]
 	for _, s := range all {
 		if sandboxID != "" && s.SandboxID != sandboxID {
@@ -154,7 +160,7 @@ func (m *Manager) ListSnapshots(ctx context.Context, sandboxID, name string) ([]
 		}
 		out = append(out, s)
 	}
-	return out, nil
+	return out
 }
 
 // DeleteSnapshot forgets a snapshot and frees what no sandbox uses of it:

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
+	"strings"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/log"
@@ -23,6 +25,11 @@ type heartbeat struct {
 	census   func() []sandbox.Live
 	capacity func() (cpus int, memoryMB, diskMB int64, err error)
 	now      func() time.Time
+	// dataDir is where this node keeps its snapshots.
+	dataDir string
+	// dropLost destroys the sandboxes the cluster reported lost while
+	// this node was silent (sandbox.Manager.DropLost).
+	dropLost func(context.Context) (int, error)
 }
 
 // newHeartbeat is the heartbeat of the node cfg describes.
@@ -35,6 +42,8 @@ func newHeartbeat(cfg *Config, st store.Store, mgr *sandbox.Manager) *heartbeat 
 		census:   mgr.Census,
 		capacity: func() (int, int64, int64, error) { return hostCapacity(cfg.DataDir) },
 		now:      time.Now,
+		dataDir:  cfg.DataDir,
+		dropLost: mgr.DropLost,
 	}
 }
 
@@ -47,6 +56,10 @@ func (h *heartbeat) run(ctx context.Context) {
 	for {
 		if err := h.beat(ctx); err != nil && ctx.Err() == nil {
 			log.G(ctx).Warn("node heartbeat", "err", err)
+		} else if err == nil && h.dropLost != nil {
+			if _, err := h.dropLost(ctx); err != nil && ctx.Err() == nil {
+				log.G(ctx).Warn("destroying sandboxes the cluster reported lost", "err", err)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -73,6 +86,11 @@ func (h *heartbeat) beat(ctx context.Context) error {
 	if n.Templates, err = cachedTemplates(ctx, h.st); err != nil {
 		return err
 	}
+	snaps, err := localSnapshots(ctx, h.st, h.dataDir)
+	if err != nil {
+		return err
+	}
+	n.Templates = append(n.Templates, snaps...)
 	n.HeartbeatAt = h.now().UTC()
 	if err := h.st.PutNode(ctx, &n); err != nil {
 		return fmt.Errorf("writing the node's record: %w", err)
@@ -94,6 +112,29 @@ func cachedTemplates(ctx context.Context, st store.Store) ([]string, error) {
 		}
 		if _, err := os.Stat(t.RootfsPath); err == nil {
 			out = append(out, t.ID)
+		}
+	}
+	return out, nil
+}
+
+// localSnapshots lists the snapshots whose files are in this node's data
+// dir: a create from one must come here, so the API role places it by
+// this list. (A path under the data dir that exists: on one test machine
+// every node sees the others' dirs, and in a cluster every node's data
+// dir has the same path.)
+func localSnapshots(ctx context.Context, st store.Store, dataDir string) ([]string, error) {
+	snaps, err := st.ListSnapshots(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("listing snapshots: %w", err)
+	}
+	root := filepath.Clean(dataDir) + string(filepath.Separator)
+	var out []string
+	for _, s := range snaps {
+		if !strings.HasPrefix(filepath.Clean(s.Dir), root) {
+			continue
+		}
+		if _, err := os.Stat(s.Dir); err == nil {
+			out = append(out, s.ID)
 		}
 	}
 	return out, nil

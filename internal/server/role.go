@@ -11,7 +11,7 @@ import (
 const (
 	RoleAll  = "all"  // API and sandboxes in one process: the one-machine server
 	RoleNode = "node" // runs sandboxes and registers in a shared store
-	RoleAPI  = "api"  // the stateless API in front of the nodes (not yet)
+	RoleAPI  = "api"  // the stateless API in front of the nodes
 )
 
 // Defaults of the cluster flags.
@@ -45,7 +45,9 @@ func (c *Config) validateRole(bad badFlag) {
 	case RoleNode:
 		c.validateNode(bad)
 	case RoleAPI:
-		bad("role", "api is not implemented yet (issue 17, next part): run --role=node for each machine, or --role=all")
+		if !postgres.IsURL(c.Store) {
+			bad("store", "--role=api needs the cluster's shared store, a postgres:// URL (default $%s)", StoreEnv)
+		}
 	default:
 		bad("role", "must be all, node or api, not %q", c.Role)
 	}

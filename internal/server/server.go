@@ -29,6 +29,9 @@ import (
 // the runtime backends and the built-in templates, re-adopts the sandboxes
 // a previous run left, and then answers with the API and the proxy.
 func Run(ctx context.Context, cfg Config) error {
+	if cfg.Role == RoleAPI {
+		return runAPI(ctx, cfg)
+	}
 	if err := preflight(ctx, &cfg); err != nil {
 		return err
 	}

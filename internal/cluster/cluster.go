@@ -1,0 +1,84 @@
+// Package cluster is the API role of `warren serve --role=api`: a
+// stateless front for many nodes that share one store. It places each
+// create on a node with room, forwards every request that concerns one
+// sandbox (REST routes, envd and port traffic, signed file URLs) to the
+// node that runs it, answers lists and the team's records from the store,
+// and reports the sandboxes of a node that stopped heartbeating as killed.
+//
+// Nothing here is kept that the store does not have: any number of API
+// processes can run side by side, and one restarting loses nothing.
+package cluster
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// Recorder records lifecycle events (*events.Service).
+type Recorder interface {
+	Record(ctx context.Context, e *store.Event)
+}
+
+// Options configure an API.
+type Options struct {
+	Store store.Store
+	// Local serves what the store alone answers: lists, templates,
+	// snapshots, keys, events, webhooks, usage, nodes, metrics (an
+	// *apiserver.Server over Sandboxes(Store)).
+	Local http.Handler
+	// Domain is the sandbox domain of Host routing (`<port>-<id>.<domain>`),
+	// the same on the API and on every node.
+	Domain string
+	// DeadAfter: a node whose heartbeat is older is dead; its running
+	// sandboxes are reported killed (reason node-lost).
+	DeadAfter time.Duration
+	// ReapEvery is how often dead nodes are looked for (the heartbeat
+	// interval): a lost sandbox leaves the lists within DeadAfter +
+	// ReapEvery of the node's last heartbeat.
+	ReapEvery time.Duration
+	// Events records the node-lost kills; nil records none.
+	Events Recorder
+	// ObserveRequest, when set, is told each relayed request's route,
+	// status and duration (Local observes its own).
+	ObserveRequest func(route string, status int, took time.Duration)
+	// Now is the clock; nil: time.Now.
+	Now func() time.Time
+}
+
+// API is the API role's HTTP handler.
+type API struct {
+	opts  Options
+	nodes *directory
+	place *placer
+	fwd   *forwarder
+
+	muxOnce sync.Once
+	muxed   *http.ServeMux
+}
+
+// New returns the API role's handler; Run reaps dead nodes' sandboxes.
+func New(opts Options) *API {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	dir := newDirectory(opts.Store, opts.DeadAfter, opts.Now)
+	return &API{opts: opts, nodes: dir, place: newPlacer(dir, opts.Now), fwd: newForwarder()}
+}
+
+// Run reaps until ctx ends.
+func (a *API) Run(ctx context.Context) {
+	t := time.NewTicker(a.opts.ReapEvery)
+	defer t.Stop()
+	for {
+		a.reap(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}

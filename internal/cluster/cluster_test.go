@@ -1,0 +1,124 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// fakeNode stands in for a node's HTTP API: it records what reaches it
+// and answers with answer (by default a create's 201, recording the
+// sandbox in the store as a node does).
+type fakeNode struct {
+	name   string
+	srv    *httptest.Server
+	st     store.Store
+	mu     sync.Mutex
+	seen   []*http.Request
+	bodies []string
+	answer func(w http.ResponseWriter, r *http.Request)
+	made   int
+}
+
+func newFakeNode(t *testing.T, st store.Store, name string) *fakeNode {
+	t.Helper()
+	n := &fakeNode{name: name, st: st}
+	n.srv = httptest.NewServer(http.HandlerFunc(n.serve))
+	t.Cleanup(n.srv.Close)
+	return n
+}
+
+func (n *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	n.mu.Lock()
+	n.seen, n.bodies = append(n.seen, r), append(n.bodies, string(body))
+	answer := n.answer
+	n.mu.Unlock()
+	if answer != nil {
+		answer(w, r)
+		return
+	}
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "sandboxes") {
+		n.mu.Lock()
+		n.made++
+		id := fmt.Sprintf("%s-sb%d", n.name, n.made)
+		n.mu.Unlock()
+		_ = n.st.CreateSandbox(r.Context(), &store.Sandbox{ID: id, State: store.SandboxRunning, Node: n.name, StartedAt: time.Now()})
+		writeJSON(w, http.StatusCreated, map[string]string{"sandboxID": id, "node": n.name})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"node": n.name, "path": r.URL.Path})
+}
+
+// requests returns what reached n, as "METHOD path".
+func (n *fakeNode) requests() []string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []string
+	for _, r := range n.seen {
+		out = append(out, r.Method+" "+r.URL.Path)
+	}
+	return out
+}
+
+// register writes n's heartbeat: alive (heartbeat now) or long dead.
+func (n *fakeNode) register(t *testing.T, alive bool, started time.Time, templates ...string) {
+	t.Helper()
+	beat := time.Now()
+	if !alive {
+		beat = beat.Add(-time.Hour)
+	}
+	err := n.st.PutNode(context.Background(), &store.Node{Name: n.name, AdvertiseURL: n.srv.URL, CPUs: 4,
+		MemoryMB: 8192, Templates: templates, StartedAt: started, HeartbeatAt: beat})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recorder keeps recorded events.
+type recorder struct {
+	mu  sync.Mutex
+	evs []*store.Event
+}
+
+func (r *recorder) Record(_ context.Context, e *store.Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.evs = append(r.evs, e)
+}
+
+// newTestAPI is an API over st whose Local answers 299 with its path.
+func newTestAPI(st store.Store, evs Recorder) *API {
+	local := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 299, map[string]string{"local": r.URL.Path})
+	})
+	return New(Options{Store: st, Local: local, Domain: "sb.test", DeadAfter: 30 * time.Second,
+		ReapEvery: time.Second, Events: evs})
+}
+
+// do sends a request to h and returns the status and the decoded body.
+func do(t *testing.T, h http.Handler, method, target, body string, header map[string]string) (int, map[string]any) {
+	t.Helper()
+	r := httptest.NewRequest(method, target, strings.NewReader(body))
+	for k, v := range header {
+		if k == "Host" {
+			r.Host = v
+			continue
+		}
+		r.Header.Set(k, v)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	var out map[string]any
+	_ = json.Unmarshal(w.Body.Bytes(), &out)
+	return w.Code, out
+}

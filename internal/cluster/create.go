@@ -1,0 +1,143 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// maxCreateBody bounds a create's body, which is kept to be sent again to
+// the next node when one refuses; the nodes check the rest.
+const maxCreateBody = 1 << 20
+
+// defaultMemoryMB is what a create is assumed to need when neither the
+// request nor its template says.
+const defaultMemoryMB = 512
+
+// errTryNext: the node could not take the create (unreachable, full,
+// starting, or without the template's files); the next one may.
+var errTryNext = errors.New("the node could not take this create")
+
+// create places POST /sandboxes and /v2/sandboxes: the candidates in
+// order until one answers with anything but "no room here".
+func (a *API) create(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxCreateBody+1))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "reading request body: "+err.Error())
+		return
+	}
+	if len(body) > maxCreateBody {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("request body is larger than %d bytes", maxCreateBody))
+		return
+	}
+	n, nodes, err := a.createTargets(r.Context(), body)
+	if err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	for i, node := range nodes {
+		last := i == len(nodes)-1
+		done := a.place.reserve(node.Name, n.memoryMB)
+		rec := &statusRecorder{ResponseWriter: w}
+		d, ok := a.sendCreate(rec, r, node, body, !last)
+		done(ok && rec.status == http.StatusCreated)
+		if d.failed == nil || !d.quiet {
+			return // answered, one way or the other
+		}
+		log.G(r.Context()).Info("create refused by a node, trying the next", "node", node.Name, "err", d.failed)
+	}
+}
+
+// sendCreate forwards the create to node; with quiet, a refusal that
+// another node might not make is not answered but reported in d.failed.
+func (a *API) sendCreate(w http.ResponseWriter, r *http.Request, node *store.Node, body []byte, quiet bool) (*dest, bool) {
+	d, err := destOf(node)
+	if err != nil {
+		writeError(w, http.StatusBadGateway, err.Error())
+		return &dest{node: node.Name}, false
+	}
+	d.quiet = quiet
+	out := r.Clone(r.Context())
+	out.Body, out.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	a.fwd.forward(w, out, d)
+	return d, d.failed == nil
+}
+
+// createTargets reads what the create needs and returns the nodes to try.
+func (a *API) createTargets(ctx context.Context, body []byte) (need, []*store.Node, error) {
+	var req struct {
+		TemplateID string `json:"templateID"`
+		MemoryMB   *int64 `json:"memoryMB"`
+	}
+	_ = json.Unmarshal(body, &req) // a malformed body is the node's to refuse
+	n := need{template: req.TemplateID, memoryMB: defaultMemoryMB}
+	only := ""
+	if snap, err := a.opts.Store.GetSnapshot(ctx, req.TemplateID); err == nil {
+		// A snapshot's files are on the node that took it: only there.
+		only, n.template, n.memoryMB = snap.ID, snap.ID, int64(snap.MemoryMB)
+	} else if tpl, err := a.opts.Store.GetTemplate(ctx, req.TemplateID); err == nil {
+		n.template = tpl.ID
+		if tpl.MemoryMB > 0 {
+			n.memoryMB = int64(tpl.MemoryMB)
+		}
+	}
+	if req.MemoryMB != nil && *req.MemoryMB > 0 {
+		n.memoryMB = *req.MemoryMB
+	}
+	nodes, err := a.place.candidates(ctx, n)
+	if err != nil {
+		return n, nil, err
+	}
+	if only != "" {
+		nodes = slices.DeleteFunc(nodes, func(x *store.Node) bool { return !slices.Contains(x.Templates, only) })
+		if len(nodes) == 0 {
+			return n, nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("snapshot %q is kept on a node that is not alive now", req.TemplateID))
+		}
+	}
+	if len(nodes) == 0 {
+		return n, nil, errdefs.New(errdefs.ErrUnavailable, "no node is alive to run sandboxes: start warren serve --role=node")
+	}
+	return n, nodes, nil
+}
+
+// retryable says whether a node's answer to a create means "not here"
+// rather than "not at all": full (503), out of disk (507). A quota (429)
+// or a bad request is the same on every node.
+func retryable(status int) bool {
+	return status == http.StatusServiceUnavailable || status == http.StatusInsufficientStorage
+}
+
+// statusRecorder notes the status a node answered.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
+
+// statusOf is the HTTP status of an error class.
+func statusOf(err error) int {
+	switch {
+	case errdefs.IsNotFound(err):
+		return http.StatusNotFound
+	case errors.Is(err, errdefs.ErrUnavailable):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, errdefs.ErrInvalidArgument):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}

@@ -1,0 +1,150 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/log"
+)
+
+// forwarder relays requests to nodes as they came: method, path, query,
+// headers (the user's key among them: every node checks it against the
+// same store) and Host, which the node's own router reads for
+// `<port>-<id>.<domain>`. Streams flow both ways unbuffered.
+type forwarder struct {
+	rp *httputil.ReverseProxy
+	// client makes the API's own requests to nodes (fan-outs).
+	client *http.Client
+
+	// inflight cancels, by node, the requests being relayed to it: a node
+	// found dead may be cut off rather than down, and what waits on it
+	// would wait for ever (a stopped process's kernel still accepts).
+	mu       sync.Mutex
+	inflight map[string]map[*context.CancelCauseFunc]struct{}
+}
+
+type nodeKey struct{}
+
+// errNodeLost ends the requests relayed to a node found dead.
+var errNodeLost = errors.New("the node stopped heartbeating")
+
+// dest is where one request goes.
+type dest struct {
+	node string
+	base *url.URL
+	// failed is set when the node could not be reached, so a create can
+	// try the next node.
+	failed error
+	// quiet: the caller answers a failure itself (a create with nodes
+	// left to try).
+	quiet bool
+}
+
+func newForwarder() *forwarder {
+	f := &forwarder{inflight: map[string]map[*context.CancelCauseFunc]struct{}{}}
+	transport := &http.Transport{
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConnsPerHost: 64,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		// No response-header timeout: envd's streams may wait long for
+		// their first byte, as through the node's own proxy.
+	}
+	f.client = &http.Client{Transport: transport, Timeout: 30 * time.Second}
+	f.rp = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			d := pr.In.Context().Value(nodeKey{}).(*dest)
+			pr.SetURL(d.base)
+			pr.Out.Host = pr.In.Host
+			pr.SetXForwarded()
+		},
+		Transport:     transport,
+		FlushInterval: -1,
+		ErrorHandler:  f.failed,
+		ModifyResponse: func(resp *http.Response) error {
+			d := resp.Request.Context().Value(nodeKey{}).(*dest)
+			if d.quiet && retryable(resp.StatusCode) {
+				return fmt.Errorf("%w: it answered %s", errTryNext, resp.Status)
+			}
+			return nil
+		},
+	}
+	return f
+}
+
+// forward relays r to the node at base.
+func (f *forwarder) forward(w http.ResponseWriter, r *http.Request, d *dest) {
+	// As the node's proxy does: keep reading a streamed request body after
+	// the response has begun.
+	_ = http.NewResponseController(w).EnableFullDuplex()
+	ctx, cancel := context.WithCancelCause(context.WithValue(r.Context(), nodeKey{}, d))
+	defer f.track(d.node, &cancel)()
+	f.rp.ServeHTTP(w, r.WithContext(ctx))
+}
+
+// track registers a relayed request's cancel under node until the
+// returned func runs.
+func (f *forwarder) track(node string, cancel *context.CancelCauseFunc) func() {
+	f.mu.Lock()
+	if f.inflight[node] == nil {
+		f.inflight[node] = map[*context.CancelCauseFunc]struct{}{}
+	}
+	f.inflight[node][cancel] = struct{}{}
+	f.mu.Unlock()
+	return func() {
+		f.mu.Lock()
+		delete(f.inflight[node], cancel)
+		if len(f.inflight[node]) == 0 {
+			delete(f.inflight, node)
+		}
+		f.mu.Unlock()
+		(*cancel)(nil)
+	}
+}
+
+// cut ends every request being relayed to node; it returns how many.
+func (f *forwarder) cut(node string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for cancel := range f.inflight[node] {
+		(*cancel)(errNodeLost)
+	}
+	return len(f.inflight[node])
+}
+
+func (f *forwarder) failed(w http.ResponseWriter, r *http.Request, err error) {
+	d := r.Context().Value(nodeKey{}).(*dest)
+	if r.Context().Err() != nil {
+		if errors.Is(context.Cause(r.Context()), errNodeLost) {
+			writeError(w, http.StatusBadGateway, fmt.Sprintf("node %s stopped answering: its sandboxes are reported lost", d.node))
+		}
+		return // the client went away, or the node was cut off
+	}
+	d.failed = err
+	var op *net.OpError
+	if d.quiet && (errors.Is(err, errTryNext) || errors.As(err, &op) && op.Op == "dial") {
+		return
+	}
+	d.quiet = false // answered here: a create must not go on to another node
+	log.G(r.Context()).Warn("forwarding to node", "node", d.node, "path", r.URL.Path, "err", err)
+	writeError(w, http.StatusBadGateway, fmt.Sprintf("node %s did not answer: %v", d.node, err))
+}
+
+// writeError answers in E2B's error shape.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]any{"code": status, "message": msg})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,72 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// reap reports the running sandboxes of every dead node killed: their
+// records leave the store (so lists and lookups stop showing them) and a
+// killed event says node-lost. Paused sandboxes stay: their state is on
+// the node's disk, and they resume when it comes back. A node that was
+// only cut off finds its reaped sandboxes gone from the store on its next
+// heartbeat and destroys them; one that restarts does so as it
+// reconciles. Several API processes may reap at once: a record is
+// deleted once, and only the one that deleted it records the event.
+func (a *API) reap(ctx context.Context) {
+	nodes, err := a.opts.Store.ListNodes(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.G(ctx).Warn("reaper: listing nodes", "err", err)
+		}
+		return
+	}
+	now := a.opts.Now()
+	for _, n := range nodes {
+		if !n.Alive(now, a.opts.DeadAfter) {
+			if cut := a.fwd.cut(n.Name); cut > 0 {
+				log.G(ctx).Warn("ended requests waiting on a dead node", "node", n.Name, "requests", cut)
+			}
+			a.reapNode(ctx, n)
+		}
+	}
+}
+
+// reapNode reports dead node n's running sandboxes killed.
+func (a *API) reapNode(ctx context.Context, n *store.Node) {
+	sbs, err := a.opts.Store.ListSandboxesOnNode(ctx, n.Name)
+	if err != nil {
+		log.G(ctx).Warn("reaper: listing a dead node's sandboxes", "node", n.Name, "err", err)
+		return
+	}
+	for _, sb := range sbs {
+		if sb.State != store.SandboxRunning {
+			continue
+		}
+		if err := a.opts.Store.DeleteSandbox(ctx, sb.ID); err != nil {
+			if !errdefs.IsNotFound(err) {
+				log.G(ctx).Warn("reaper: forgetting a lost sandbox", "sandbox", sb.ID, "err", err)
+			}
+			continue
+		}
+		a.nodes.forget(sb.ID)
+		log.G(ctx).Warn("sandbox lost with its node", "sandbox", sb.ID, "node", n.Name,
+			"last_heartbeat", n.HeartbeatAt)
+		a.recordLost(ctx, sb, n)
+	}
+}
+
+// recordLost records sb's killed event, reason node-lost.
+func (a *API) recordLost(ctx context.Context, sb *store.Sandbox, n *store.Node) {
+	if a.opts.Events == nil {
+		return
+	}
+	data, _ := json.Marshal(map[string]any{"reason": sandbox.KillNodeLost, "node": n.Name})
+	a.opts.Events.Record(ctx, &store.Event{Type: store.EventKilled, SandboxID: sb.ID, TemplateID: sb.TemplateID,
+		TeamID: store.TeamOf(sb.TeamID), Data: data})
+}

@@ -1,0 +1,95 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/store/memstore"
+)
+
+func TestReapReportsADeadNodesSandboxes(t *testing.T) {
+	st := memstore.New()
+	ctx := context.Background()
+	alive, dead := newFakeNode(t, st, "alive"), newFakeNode(t, st, "dead")
+	alive.register(t, true, time.Unix(1, 0))
+	dead.register(t, false, time.Unix(2, 0))
+	for _, sb := range []*store.Sandbox{
+		{ID: "keep", Node: "alive", State: store.SandboxRunning, TeamID: "t1"},
+		{ID: "lost1", Node: "dead", State: store.SandboxRunning, TeamID: "t1", TemplateID: "base"},
+		{ID: "lost2", Node: "dead", State: store.SandboxRunning, TeamID: "t2"},
+		{ID: "parked", Node: "dead", State: store.SandboxPaused, TeamID: "t1"},
+	} {
+		if err := st.CreateSandbox(ctx, sb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs := &recorder{}
+	// Two API processes reaping the same dead node report each loss once.
+	a1, a2 := newTestAPI(st, evs), newTestAPI(st, evs)
+	a1.reap(ctx)
+	a2.reap(ctx)
+	for id, want := range map[string]bool{"keep": true, "lost1": false, "lost2": false, "parked": true} {
+		_, err := st.GetSandbox(ctx, id)
+		if got := err == nil; got != want || (err != nil && !errdefs.IsNotFound(err)) {
+			t.Errorf("sandbox %s stored = %v (err %v), want %v", id, got, err, want)
+		}
+	}
+	if len(evs.evs) != 2 {
+		t.Fatalf("recorded %d events, want one per lost sandbox: %+v", len(evs.evs), evs.evs)
+	}
+	for _, e := range evs.evs {
+		var data map[string]string
+		_ = json.Unmarshal(e.Data, &data)
+		if e.Type != store.EventKilled || data["reason"] != "node-lost" || data["node"] != "dead" {
+			t.Errorf("event %+v data %v, want killed, reason node-lost, node dead", e, data)
+		}
+		if e.SandboxID == "lost1" && (e.TeamID != "t1" || e.TemplateID != "base") {
+			t.Errorf("event %+v: want the sandbox's team and template", e)
+		}
+	}
+}
+
+// TestReapCutsRequestsToADeadNode: a node cut off rather than down (its
+// kernel still accepts) would hold relayed requests for ever; reaping it
+// ends them with a 502.
+func TestReapCutsRequestsToADeadNode(t *testing.T) {
+	st := memstore.New()
+	ctx := context.Background()
+	n := newFakeNode(t, st, "silent")
+	n.register(t, true, time.Unix(1, 0))
+	release := make(chan struct{})
+	defer close(release)
+	n.answer = func(w http.ResponseWriter, r *http.Request) { <-release }
+	if err := st.CreateSandbox(ctx, &store.Sandbox{ID: "sb", Node: "silent", State: store.SandboxRunning}); err != nil {
+		t.Fatal(err)
+	}
+	api := newTestAPI(st, nil)
+	type answer struct {
+		code int
+		body map[string]any
+	}
+	done := make(chan answer, 1)
+	go func() {
+		code, body := do(t, api, "GET", "/sandboxes/sb", "", nil)
+		done <- answer{code, body}
+	}()
+	for len(n.requests()) == 0 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	n.register(t, false, time.Unix(1, 0))
+	api.reap(ctx)
+	select {
+	case got := <-done:
+		if got.code != http.StatusBadGateway || !strings.Contains(got.body["message"].(string), "stopped answering") {
+			t.Errorf("cut request answered %d %v, want 502 saying the node stopped answering", got.code, got.body)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the request to the dead node is still waiting after the reap")
+	}
+}

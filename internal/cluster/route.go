@@ -1,0 +1,172 @@
+package cluster
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/proxy"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// ServeHTTP routes: sandbox traffic and the REST routes of one sandbox to
+// its node, creates to the node placement picks, template builds and
+// image imports to the builder node, the rest to Local.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, port, ok, err := proxy.SandboxOf(r, a.opts.Domain)
+	switch {
+	case err != nil:
+		writeError(w, http.StatusBadRequest, err.Error())
+	case ok:
+		a.observe("sandbox traffic", w, r, func(w http.ResponseWriter, r *http.Request) { a.traffic(w, r, id, port) })
+	case r.URL.Path == "/files" && r.URL.Query().Get("signature") != "":
+		a.observe("signed file URL", w, r, a.signedFile)
+	default:
+		a.mux().ServeHTTP(w, r)
+	}
+}
+
+// mux is the REST routing; the patterns mirror apiserver's.
+func (a *API) mux() *http.ServeMux {
+	a.muxOnce.Do(func() {
+		m := http.NewServeMux()
+		handle := func(pattern string, h http.HandlerFunc) {
+			m.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) { a.observe(pattern, w, r, h) })
+		}
+		handle("GET /health", a.health)
+		handle("POST /sandboxes", a.create)
+		handle("POST /v2/sandboxes", a.create)
+		handle("GET /sandboxes/metrics", a.batchMetrics)
+		handle("/sandboxes/{id}", a.sandboxRoute)
+		handle("/sandboxes/{id}/{rest...}", a.sandboxRoute)
+		handle("/v2/sandboxes/{id}/{rest...}", a.sandboxRoute)
+		// Builds run where their uploaded files are: on the builder node.
+		for _, p := range []string{
+			"POST /v3/templates", "/templates/{tid}/files/{hash}", "POST /v2/templates/{tid}/builds/{bid}",
+			"/templates/{tid}/builds/{bid}/{op}", "POST /templates/tags", "DELETE /templates/tags",
+			"DELETE /templates/{id}", "/images",
+		} {
+			handle(p, a.toBuilder)
+		}
+		m.Handle("/", a.opts.Local) // which observes its own
+		a.muxed = m
+	})
+	return a.muxed
+}
+
+// observe serves r with h, telling Options.ObserveRequest its route,
+// status and duration.
+func (a *API) observe(route string, w http.ResponseWriter, r *http.Request, h http.HandlerFunc) {
+	if a.opts.ObserveRequest == nil {
+		h(w, r)
+		return
+	}
+	rec := &statusRecorder{ResponseWriter: w}
+	start := time.Now()
+	defer func() {
+		status := rec.status
+		if status == 0 {
+			status = http.StatusOK
+		}
+		a.opts.ObserveRequest(route, status, time.Since(start))
+	}()
+	h(rec, r)
+}
+
+// health answers 200 once a node is alive to take creates.
+func (a *API) health(w http.ResponseWriter, r *http.Request) {
+	alive, err := a.nodes.alive(r.Context())
+	if err != nil {
+		log.G(r.Context()).Warn("health: reading nodes", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "the store does not answer")
+		return
+	}
+	if len(alive) == 0 {
+		writeError(w, http.StatusServiceUnavailable, "no node is alive to run sandboxes")
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = w.Write([]byte("OK"))
+}
+
+// sandboxRoute forwards a REST route of one sandbox to its node.
+func (a *API) sandboxRoute(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	node, err := a.ownerNode(r, id)
+	if err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	a.fwd.forward(w, r, node)
+}
+
+// traffic forwards envd and port traffic to the sandbox's node, which
+// checks tokens and routes it on as its own proxy does.
+func (a *API) traffic(w http.ResponseWriter, r *http.Request, id string, port int) {
+	node, err := a.ownerNode(r, id)
+	if err != nil {
+		msg := "The sandbox was not found"
+		if !errdefs.IsNotFound(err) {
+			msg = err.Error()
+		}
+		writeJSON(w, http.StatusBadGateway, map[string]any{"sandboxId": id, "message": msg, "code": http.StatusBadGateway})
+		return
+	}
+	a.fwd.forward(w, r, node)
+}
+
+// ownerNode is where sandbox id's requests go: its node, if alive.
+func (a *API) ownerNode(r *http.Request, id string) (*dest, error) {
+	name, err := a.nodes.owner(r.Context(), id)
+	if err != nil {
+		if errdefs.IsNotFound(err) {
+			return nil, errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("sandbox %q not found", id))
+		}
+		return nil, fmt.Errorf("looking up sandbox %q: %w", id, err)
+	}
+	n, alive, err := a.nodes.node(r.Context(), name)
+	if err != nil {
+		return nil, err
+	}
+	if n == nil || !alive {
+		a.nodes.forget(id) // it may be reaped by the next request
+		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf(
+			"sandbox %q runs on node %q, which is not answering; if it stays silent its sandboxes are reported lost within %s",
+			id, name, a.opts.DeadAfter))
+	}
+	return destOf(n)
+}
+
+// toBuilder forwards template builds, tags, deletes and image imports to
+// the builder: the alive node that started first. It stays the builder
+// while it lives, so a build's uploads, start and logs meet on one node;
+// other nodes fetch a template's layers from it on first use.
+func (a *API) toBuilder(w http.ResponseWriter, r *http.Request) {
+	alive, err := a.nodes.alive(r.Context())
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return
+	}
+	if len(alive) == 0 {
+		writeError(w, http.StatusServiceUnavailable, "no node is alive to build templates")
+		return
+	}
+	d, err := destOf(alive[0])
+	if err != nil {
+		writeError(w, http.StatusBadGateway, err.Error())
+		return
+	}
+	a.fwd.forward(w, r, d)
+}
+
+func destOf(n *store.Node) (*dest, error) {
+	base, err := url.Parse(n.AdvertiseURL)
+	if err != nil || base.Host == "" {
+		return nil, errors.Join(errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("node %s has a bad address %q", n.Name, n.AdvertiseURL)), err)
+	}
+	return &dest{node: n.Name, base: base}, nil
+}

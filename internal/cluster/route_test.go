@@ -1,0 +1,302 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/filesig"
+	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/store/memstore"
+)
+
+func TestCreatesSpreadOverNodes(t *testing.T) {
+	st := memstore.New()
+	var nodes []*fakeNode
+	for i, name := range []string{"a", "b", "c"} {
+		n := newFakeNode(t, st, name)
+		n.register(t, true, time.Unix(int64(i), 0), "base")
+		nodes = append(nodes, n)
+	}
+	api := newTestAPI(st, nil)
+	for i := range 6 {
+		code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"base"}`, map[string]string{"X-API-KEY": "k"})
+		if code != http.StatusCreated {
+			t.Fatalf("create %d: %d %v", i, code, body)
+		}
+	}
+	for _, n := range nodes {
+		if got := len(n.requests()); got != 2 {
+			t.Errorf("node %s got %d creates, want 2 (6 creates over 3 equal nodes)", n.name, got)
+		}
+		for _, b := range n.bodies {
+			if b != `{"templateID":"base"}` {
+				t.Errorf("node %s got body %q, want the request's", n.name, b)
+			}
+		}
+		if h := n.seen[0].Header.Get("X-API-KEY"); h != "k" {
+			t.Errorf("node %s got X-API-KEY %q: the user's key must reach the node", n.name, h)
+		}
+	}
+}
+
+func TestCreateTriesTheNextNode(t *testing.T) {
+	tests := []struct {
+		name      string
+		status    int  // what the first node answers; 0: it is down
+		wantMoved bool // the create goes on to the second node
+	}{
+		{"full", http.StatusServiceUnavailable, true},
+		{"no disk", http.StatusInsufficientStorage, true},
+		{"down", 0, true},
+		{"team quota", http.StatusTooManyRequests, false},
+		{"bad request", http.StatusBadRequest, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st := memstore.New()
+			first, second := newFakeNode(t, st, "first"), newFakeNode(t, st, "second")
+			first.register(t, true, time.Unix(1, 0), "base")
+			second.register(t, true, time.Unix(2, 0)) // no cache: tried second
+			first.answer = func(w http.ResponseWriter, r *http.Request) {
+				writeError(w, tc.status, "refused by first")
+			}
+			if tc.status == 0 {
+				first.srv.Close()
+			}
+			code, body := do(t, newTestAPI(st, nil), "POST", "/v2/sandboxes", `{"templateID":"base"}`, nil)
+			moved := len(second.requests()) == 1
+			if moved != tc.wantMoved {
+				t.Fatalf("second node got %v, want moved=%v (answer %d %v)", second.requests(), tc.wantMoved, code, body)
+			}
+			if tc.wantMoved && code != http.StatusCreated {
+				t.Errorf("status %d %v, want the second node's 201", code, body)
+			}
+			if !tc.wantMoved && (code != tc.status || body["message"] != "refused by first") {
+				t.Errorf("answer %d %v, want the first node's %d as it was", code, body, tc.status)
+			}
+		})
+	}
+}
+
+func TestCreateLastRefusalIsAnswered(t *testing.T) {
+	st := memstore.New()
+	only := newFakeNode(t, st, "only")
+	only.register(t, true, time.Unix(1, 0))
+	only.answer = func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusServiceUnavailable, "host is full")
+	}
+	code, body := do(t, newTestAPI(st, nil), "POST", "/sandboxes", `{"templateID":"base"}`, nil)
+	if code != http.StatusServiceUnavailable || body["message"] != "host is full" {
+		t.Errorf("answer %d %v, want the last node's own 503", code, body)
+	}
+}
+
+func TestCreateWithoutNodes(t *testing.T) {
+	st := memstore.New()
+	dead := newFakeNode(t, st, "dead")
+	dead.register(t, false, time.Unix(1, 0), "base")
+	code, body := do(t, newTestAPI(st, nil), "POST", "/sandboxes", `{"templateID":"base"}`, nil)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body["message"].(string), "no node is alive") {
+		t.Errorf("answer %d %v, want 503 naming the missing nodes", code, body)
+	}
+	if len(dead.requests()) != 0 {
+		t.Errorf("a dead node got %v", dead.requests())
+	}
+}
+
+func TestCreateFromSnapshotGoesToItsNode(t *testing.T) {
+	st := memstore.New()
+	a, b := newFakeNode(t, st, "a"), newFakeNode(t, st, "b")
+	a.register(t, true, time.Unix(1, 0), "base")
+	b.register(t, true, time.Unix(2, 0), "base", "snap1")
+	ctx := context.Background()
+	if err := st.CreateSnapshot(ctx, &store.Snapshot{ID: "snap1", Names: []string{"mine"}, MemoryMB: 512, CreatedAt: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	api := newTestAPI(st, nil)
+	for range 3 {
+		if code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"mine"}`, nil); code != http.StatusCreated {
+			t.Fatalf("create from snapshot: %d %v", code, body)
+		}
+	}
+	if len(a.requests()) != 0 || len(b.requests()) != 3 {
+		t.Errorf("a got %v, b got %v: every create from b's snapshot must go to b", a.requests(), b.requests())
+	}
+	b.register(t, false, time.Unix(2, 0), "snap1")
+	time.Sleep(nodesTTL)
+	code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"snap1"}`, nil)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body["message"].(string), "not alive") {
+		t.Errorf("snapshot on a dead node: %d %v, want 503", code, body)
+	}
+}
+
+func TestSandboxRoutesGoToTheOwner(t *testing.T) {
+	st := memstore.New()
+	a, b := newFakeNode(t, st, "a"), newFakeNode(t, st, "b")
+	a.register(t, true, time.Unix(1, 0))
+	b.register(t, true, time.Unix(2, 0))
+	ctx := context.Background()
+	for id, node := range map[string]string{"sba": "a", "sbb": "b"} {
+		if err := st.CreateSandbox(ctx, &store.Sandbox{ID: id, Node: node, State: store.SandboxRunning, EnvdAccessToken: "tok-" + id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	api := newTestAPI(st, nil)
+	tests := []struct {
+		name, method, target string
+		header               map[string]string
+		node                 *fakeNode
+		wantPath             string
+	}{
+		{"get", "GET", "/sandboxes/sbb", nil, b, "/sandboxes/sbb"},
+		{"kill", "DELETE", "/sandboxes/sba", nil, a, "/sandboxes/sba"},
+		{"pause", "POST", "/sandboxes/sbb/pause", nil, b, "/sandboxes/sbb/pause"},
+		{"v2 logs", "GET", "/v2/sandboxes/sba/logs", nil, a, "/v2/sandboxes/sba/logs"},
+		{"envd by header", "POST", "/process.Process/Start", map[string]string{"E2b-Sandbox-Id": "sbb", "E2b-Sandbox-Port": "49983"}, b, "/process.Process/Start"},
+		{"port by host", "GET", "/index.html", map[string]string{"Host": "8080-sba.sb.test"}, a, "/index.html"},
+		{"signed file", "GET", signedURL("tok-sbb"), nil, b, "/files"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(tc.node.requests())
+			code, body := do(t, api, tc.method, tc.target, "", tc.header)
+			got := tc.node.requests()
+			if code != http.StatusOK || len(got) != before+1 || got[len(got)-1] != tc.method+" "+tc.wantPath {
+				t.Fatalf("answer %d %v; node %s got %v, want %s %s", code, body, tc.node.name, got, tc.method, tc.wantPath)
+			}
+			r := tc.node.seen[len(tc.node.seen)-1]
+			if h := tc.header["Host"]; h != "" && r.Host != h {
+				t.Errorf("node got Host %q, want %q kept for its own routing", r.Host, h)
+			}
+		})
+	}
+	signed := b.seen[len(b.seen)-1]
+	if signed.Header.Get("E2b-Sandbox-Id") != "sbb" || signed.Header.Get("E2b-Sandbox-Port") != "49983" {
+		t.Errorf("signed file URL reached the node with headers %v: it must name the sandbox", signed.Header)
+	}
+}
+
+func signedURL(token string) string {
+	exp := "9999999999"
+	return "/files?path=%2Fhome%2Fuser%2Fa&username=user&signature_expiration=" + exp +
+		"&signature=" + url.QueryEscape(filesig.Sign("/home/user/a", "read", "user", token, exp))
+}
+
+func TestSandboxRouteErrors(t *testing.T) {
+	st := memstore.New()
+	dead := newFakeNode(t, st, "dead")
+	dead.register(t, false, time.Unix(1, 0))
+	if err := st.CreateSandbox(context.Background(), &store.Sandbox{ID: "lost", Node: "dead", State: store.SandboxPaused}); err != nil {
+		t.Fatal(err)
+	}
+	api := newTestAPI(st, nil)
+	tests := []struct {
+		name, method, target string
+		header               map[string]string
+		wantCode             int
+		wantMsg              string
+	}{
+		{"unknown sandbox", "GET", "/sandboxes/nope", nil, 404, `sandbox "nope" not found`},
+		{"unknown sandbox traffic", "GET", "/health", map[string]string{"Host": "49983-nope.sb.test"}, 502, "The sandbox was not found"},
+		{"dead node", "POST", "/sandboxes/lost/resume", nil, 503, `runs on node "dead", which is not answering`},
+		{"dead node traffic", "GET", "/", map[string]string{"E2b-Sandbox-Id": "lost", "E2b-Sandbox-Port": "80"}, 502, "not answering"},
+		{"bad port header", "GET", "/", map[string]string{"E2b-Sandbox-Id": "lost", "E2b-Sandbox-Port": "x"}, 400, "E2b-Sandbox-Port"},
+		{"signature of nothing", "GET", signedURL("other"), nil, 401, "matches no running sandbox"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, body := do(t, api, tc.method, tc.target, "", tc.header)
+			msg, _ := body["message"].(string)
+			if code != tc.wantCode || !strings.Contains(msg, tc.wantMsg) {
+				t.Errorf("answer %d %v, want %d with %q", code, body, tc.wantCode, tc.wantMsg)
+			}
+		})
+	}
+	if len(dead.requests()) != 0 {
+		t.Errorf("a dead node got %v", dead.requests())
+	}
+}
+
+func TestBuildsGoToTheOldestNode(t *testing.T) {
+	st := memstore.New()
+	young, old := newFakeNode(t, st, "a-young"), newFakeNode(t, st, "z-old")
+	young.register(t, true, time.Unix(100, 0))
+	old.register(t, true, time.Unix(1, 0))
+	api := newTestAPI(st, nil)
+	for _, req := range [][2]string{
+		{"POST", "/v3/templates"}, {"GET", "/templates/t1/files/abc"}, {"PUT", "/templates/t1/files/abc"},
+		{"POST", "/v2/templates/t1/builds/b1"}, {"GET", "/templates/t1/builds/b1/status"}, {"POST", "/templates/tags"},
+		{"DELETE", "/templates/t1"}, {"POST", "/images"}, {"GET", "/images"},
+	} {
+		if code, body := do(t, api, req[0], req[1], "{}", nil); code != http.StatusOK {
+			t.Errorf("%s %s: %d %v", req[0], req[1], code, body)
+		}
+	}
+	if len(young.requests()) != 0 || len(old.requests()) != 9 {
+		t.Errorf("young got %v, old got %v: builds go to the node that started first", young.requests(), old.requests())
+	}
+	for _, local := range [][2]string{{"GET", "/templates"}, {"GET", "/templates/t1"}, {"GET", "/v2/sandboxes"}, {"GET", "/nodes"}} {
+		if code, _ := do(t, api, local[0], local[1], "", nil); code != 299 {
+			t.Errorf("%s %s answered %d, want the API's own (store) handler", local[0], local[1], code)
+		}
+	}
+}
+
+func TestHealth(t *testing.T) {
+	st := memstore.New()
+	api := newTestAPI(st, nil)
+	if code, _ := do(t, api, "GET", "/health", "", nil); code != http.StatusServiceUnavailable {
+		t.Errorf("health without nodes: %d, want 503", code)
+	}
+	n := newFakeNode(t, st, "n")
+	n.register(t, true, time.Unix(1, 0))
+	time.Sleep(nodesTTL)
+	if code, _ := do(t, api, "GET", "/health", "", nil); code != http.StatusOK {
+		t.Errorf("health with a live node: %d, want 200", code)
+	}
+}
+
+func TestBatchMetricsMergesNodes(t *testing.T) {
+	st := memstore.New()
+	for i, name := range []string{"a", "b"} {
+		n := newFakeNode(t, st, name)
+		n.register(t, true, time.Unix(int64(i), 0))
+		n.answer = func(w http.ResponseWriter, r *http.Request) {
+			writeJSON(w, http.StatusOK, map[string]any{"sandboxes": map[string]any{"sb-" + name: map[string]int{"cpuCount": 1}}})
+		}
+	}
+	code, body := do(t, newTestAPI(st, nil), "GET", "/sandboxes/metrics?sandbox_ids=sb-a,sb-b", "", nil)
+	got, _ := body["sandboxes"].(map[string]any)
+	var ids []string
+	for id := range got {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	if code != http.StatusOK || !slices.Equal(ids, []string{"sb-a", "sb-b"}) {
+		t.Errorf("answer %d %v, want both nodes' sandboxes", code, body)
+	}
+}
+
+func TestRelayedRequestsAreObserved(t *testing.T) {
+	st := memstore.New()
+	n := newFakeNode(t, st, "n")
+	n.register(t, true, time.Unix(1, 0))
+	var seen []string
+	api := newTestAPI(st, nil)
+	api.opts.ObserveRequest = func(route string, status int, _ time.Duration) {
+		seen = append(seen, fmt.Sprintf("%s %d", route, status))
+	}
+	do(t, api, "POST", "/sandboxes", `{"templateID":"base"}`, nil)
+	do(t, api, "GET", "/sandboxes/nope", "", nil)
+	do(t, api, "GET", "/templates", "", nil) // Local's own
+	want := []string{"POST /sandboxes 201", "/sandboxes/{id} 404"}
+	if !slices.Equal(seen, want) {
+		t.Errorf("observed %v, want %v", seen, want)
+	}
+}

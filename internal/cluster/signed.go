@@ -1,0 +1,36 @@
+package cluster
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/warren-sandbox/warren/internal/filesig"
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/wire"
+)
+
+// signedFile routes a signed /files URL that names no sandbox (the SDK
+// builds those from E2B_SANDBOX_URL) to the running sandbox whose envd
+// token reproduces the signature, naming it for the node's proxy in the
+// headers the SDK would have sent. envd checks the signature again.
+func (a *API) signedFile(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	all, err := a.opts.Store.ListSandboxes(r.Context())
+	if err != nil {
+		log.G(r.Context()).Error("signed file URL: listing sandboxes", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "the store does not answer")
+		return
+	}
+	for _, sb := range all {
+		if sb.State != store.SandboxRunning || sb.EnvdAccessToken == "" || !filesig.SignedBy(q, r.Method, sb.EnvdAccessToken) {
+			continue
+		}
+		r.Header.Set("E2b-Sandbox-Id", sb.ID)
+		r.Header.Set("E2b-Sandbox-Port", strconv.Itoa(wire.EnvdPort))
+		a.nodes.remember(sb.ID, sb.Node)
+		a.traffic(w, r, sb.ID, wire.EnvdPort)
+		return
+	}
+	writeError(w, http.StatusUnauthorized, "invalid signature: it matches no running sandbox")
+}
