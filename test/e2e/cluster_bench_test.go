@@ -16,11 +16,12 @@ import (
 // process with 1, 2 and 3 nodes (each in its own netns, as in TestCluster):
 // K sandboxes of template base by C concurrent clients, timed until the
 // last create answers, then killed (untimed). It reports sandboxes/s and,
-// for 2 and 3 nodes, the ratio to 1 node measured in the same run. The
-// cluster grows in place (one Postgres, one API; a node is added between
-// the runs), so each run pays no start-up. All nodes share this machine's
-// CPUs and disk: the ratio shows what placement and forwarding add or
-// cost, not what more machines would give.
+// for 2 and 3 nodes, the ratio to 1 node measured in the same run (the
+// mean of its runs: with -count, go test runs each size count times in a
+// row). The cluster grows in place (one Postgres, one API; a node is added
+// between the sizes), so no run pays a start-up. All nodes share this
+// machine's CPUs and disk: the ratio shows what spreading creates over
+// nodes adds or costs here, not what more machines would give.
 //
 //	WARREN_BENCH_CLUSTER_K (default 24), WARREN_BENCH_CLUSTER_C (default 8)
 func BenchmarkClusterCreate(b *testing.B) {
@@ -28,7 +29,8 @@ func BenchmarkClusterCreate(b *testing.B) {
 	k, conc := envInt(b, "WARREN_BENCH_CLUSTER_K", 24), envInt(b, "WARREN_BENCH_CLUSTER_C", 8)
 	c := startClusterNodes(b, cfg, 1)
 	cl := goClient(b, cfg, c.startAPI(b))
-	var base float64
+	var baseSum float64 // nodes=1 rates, summed over -count runs
+	var baseRuns int
 	for n := 1; n <= 3; n++ {
 		if n > 1 {
 			c.addNode(b)
@@ -44,9 +46,9 @@ func BenchmarkClusterCreate(b *testing.B) {
 			rate := float64(k*b.N) / created.Seconds()
 			b.ReportMetric(rate, "sandboxes/s")
 			if n == 1 {
-				base = rate
-			} else if base > 0 {
-				b.ReportMetric(rate/base, "x-vs-1-node")
+				baseSum, baseRuns = baseSum+rate, baseRuns+1
+			} else if baseRuns > 0 {
+				b.ReportMetric(rate/(baseSum/float64(baseRuns)), "x-vs-1-node")
 			}
 		})
 	}

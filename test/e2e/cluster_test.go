@@ -84,6 +84,14 @@ func (f *clusterFlow) step(m flowMsg) any {
 	case "created":
 		return f.created(m.IDs)
 	case "streaming":
+		for _, id := range f.victims { // else the check after the restart proves nothing
+			left := strings.Join(leftOf(f.victim, id), " ")
+			for _, kind := range []string{"/run/warren/", "/sys/fs/cgroup/", "/run/netns/", f.victim.opts.dataDir} {
+				if !strings.Contains(left, kind) {
+					f.t.Fatalf("running sandbox %s: nothing under %s among %s", id, kind, left)
+				}
+			}
+		}
 		f.c.kill(f.t, f.victim)
 		return struct{}{}
 	case "recreated":
