@@ -1,7 +1,8 @@
 package apiserver
 
-// nodeCases drive GET /nodes for TestEveryRoute; the fixture registers
-// node-live (heartbeat now) and node-gone (an hour ago).
+// nodeCases drive GET /nodes and GET /internal/layers/{key} for
+// TestEveryRoute; the fixture registers node-live (heartbeat now) and
+// node-gone (an hour ago), and its layer server echoes the key.
 func nodeCases() []routeCase {
 	return []routeCase{
 		{route: "GET /nodes", name: "admin, alive", method: "GET", path: "/nodes", admin: true, status: 200, contains: `"advertiseURL":"http://10.0.0.7:3000","cpuCount":8`},
@@ -9,5 +10,8 @@ func nodeCases() []routeCase {
 		{route: "GET /nodes", name: "admin, alive state", method: "GET", path: "/nodes", admin: true, status: 200, contains: `"state":"alive"`},
 		{route: "GET /nodes", name: "a team's key", method: "GET", path: "/nodes", status: 403, contains: "only the admin key"},
 		{route: "GET /nodes", name: "no key", method: "GET", path: "/nodes", noKey: true, status: 401, contains: "API key"},
+		{route: "GET /internal/layers/{key}", name: "admin", method: "GET", path: "/internal/layers/0123456789abcdef0123", admin: true, status: 200, contains: "layer 0123456789abcdef0123"},
+		{route: "GET /internal/layers/{key}", name: "a team's key", method: "GET", path: "/internal/layers/0123456789abcdef0123", status: 403, contains: "only the cluster's admin key"},
+		{route: "GET /internal/layers/{key}", name: "no key", method: "GET", path: "/internal/layers/0123456789abcdef0123", noKey: true, status: 401, contains: "API key"},
 	}
 }

@@ -61,6 +61,9 @@ func TestEveryRoute(t *testing.T) {
 	for _, p := range removedEndpoints {
 		undocumented[p] = true
 	}
+	for _, p := range registeredPatterns(t) {
+		undocumented[p] = undocumented[p] || internalRoute(p)
+	}
 	for _, tc := range routeCases() {
 		ok := t.Run(tc.route+"/"+tc.name, func(t *testing.T) {
 			path, body := expand(tc.path, vars), expand(tc.body, vars)
@@ -267,6 +270,9 @@ func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Opt
 		Builder: bld, Images: fakeImages{}, ScratchDir: t.TempDir(),
 		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
 		Events: evs,
+		Layers: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, "layer "+r.PathValue("key"))
+		}),
 	})
 	metrics.RegisterSandboxes(mgr.Census, 10)
 	srv := httptest.NewServer(s)

@@ -54,6 +54,10 @@ type Options struct {
 	// NodeDeadAfter: GET /nodes reports a node dead whose heartbeat is
 	// older (--node-dead-after); 0 means DefaultNodeDeadAfter.
 	NodeDeadAfter time.Duration
+	// Layers serves GET /internal/layers/{key} to the cluster's other
+	// nodes (layershare.Resolver); nil, as in one-machine mode, answers
+	// 404.
+	Layers http.Handler
 }
 
 // Server serves the REST API.
@@ -156,6 +160,7 @@ func (s *Server) routes() {
 	auth("GET /events/webhooks/{webhookID}/deliveries", sbRead, s.webhookDeliveries)
 	auth("GET /usage", apikey.ScopeSandboxesRead, s.usage)
 	auth("GET /nodes", apikey.ScopeSandboxesRead, s.listNodes)
+	auth("GET /internal/layers/{key}", tplRead, s.serveLayer)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))

@@ -38,29 +38,38 @@ func newPlacer(dir *directory, now func() time.Time) *placer {
 	return &placer{dir: dir, now: now, pending: map[string][]*reservation{}}
 }
 
+// cachedBonus weighs a cached template against free memory: a node that
+// has the template is preferred unless another has this many more of the
+// create's memory free. A pull is paid once per node, so a new template's
+// creates start where it was built and spread once that node fills.
+const cachedBonus = 4
+
 // candidates returns the alive nodes in the order a create should try
-// them: those with room for it before those without, among them those
-// that have the template cached first, then the most free memory. A node
-// without room is still tried last: its own admission has the final word.
+// them: those with room for it before those without, then by free memory,
+// counting a cached template as cachedBonus times the create's memory. A
+// node without room is still tried last: its own admission has the final
+// word.
 func (p *placer) candidates(ctx context.Context, n need) ([]*store.Node, error) {
 	alive, err := p.dir.alive(ctx)
 	if err != nil {
 		return nil, err
 	}
 	type scored struct {
-		node   *store.Node
-		room   bool
-		cached bool
-		free   int64
+		node  *store.Node
+		room  bool
+		score int64
 	}
 	list := make([]scored, 0, len(alive))
 	for _, node := range alive {
 		free := node.MemoryMB - node.ReservedMemoryMB - p.pendingMB(node)
-		list = append(list, scored{node: node, room: free >= n.memoryMB,
-			cached: slices.Contains(node.Templates, n.template), free: free})
+		score := free
+		if slices.Contains(node.Templates, n.template) {
+			score += cachedBonus * n.memoryMB
+		}
+		list = append(list, scored{node: node, room: free >= n.memoryMB, score: score})
 	}
 	slices.SortStableFunc(list, func(a, b scored) int {
-		return cmp.Or(-cmpBool(a.room, b.room), -cmpBool(a.cached, b.cached), -cmp.Compare(a.free, b.free))
+		return cmp.Or(-cmpBool(a.room, b.room), -cmp.Compare(a.score, b.score))
 	})
 	out := make([]*store.Node, len(list))
 	for i, s := range list {

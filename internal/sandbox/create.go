@@ -120,6 +120,9 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 		}
 	}
 	ctx = log.With(ctx, "sandbox", sb.ID, "template", tpl.ID, "runtime", backendName)
+	if tpl, err = m.localTemplate(ctx, tpl); err != nil {
+		return nil, err
+	}
 	spec := m.templateSpec(sb, tpl, backend)
 	if snap != nil {
 		spec.From = &runtime.Snapshot{Dir: snap.Dir, Layers: snap.Layers, Memory: snap.Memory}
@@ -129,6 +132,18 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 		return nil, err
 	}
 	return copySandbox(sb), nil
+}
+
+// localTemplate is tpl with its layers on this node (Options.LocalTemplate).
+func (m *Manager) localTemplate(ctx context.Context, tpl *store.Template) (*store.Template, error) {
+	if m.opts.LocalTemplate == nil {
+		return tpl, nil
+	}
+	local, err := m.opts.LocalTemplate(ctx, tpl)
+	if err != nil {
+		return nil, fmt.Errorf("preparing the layers: %w", err)
+	}
+	return local, nil
 }
 
 // backendOf is the runtime a create from tpl, or from snap when it is

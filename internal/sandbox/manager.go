@@ -102,6 +102,12 @@ type Options struct {
 	// the store is shared, and another node's records are not its to
 	// judge. Team quotas count the whole cluster.
 	NodeName string
+	// LocalTemplate, when set, maps a template's recorded layer paths to
+	// this node's own copies before a sandbox boots from them, pulling
+	// what is missing: in a cluster the store records the paths of the
+	// node that built the template. Nil uses the paths as recorded (one
+	// machine).
+	LocalTemplate func(ctx context.Context, tpl *store.Template) (*store.Template, error)
 }
 
 // Manager owns the lifecycle of every sandbox on this host.

@@ -207,6 +207,9 @@ func (m *Manager) warmOne(ctx context.Context, key poolKey) error {
 	sb := &store.Sandbox{ID: newID(), TemplateID: tpl.ID, Backend: key.Backend,
 		CPUCount: key.CPU, MemoryMB: key.Mem, DiskMB: key.Disk, Network: policy}
 	start := time.Now()
+	if tpl, err = m.localTemplate(ctx, tpl); err != nil {
+		return err
+	}
 	spec := m.templateSpec(sb, tpl, backend)
 	spec.Background = true
 	inst, err := backend.Create(ctx, spec)

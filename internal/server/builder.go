@@ -10,19 +10,14 @@ import (
 	"github.com/warren-sandbox/warren/internal/telemetry"
 	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/template/image"
-	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
 // newBuilder wires the template builder: build layers and uploads in the
 // data dir, RUN steps in the manager's sandboxes, images from imagesDir.
-func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *sandbox.Manager, images *image.Puller, metrics *telemetry.Registry) (*builder.Builder, error) {
-	layerRoot := filepath.Join(cfg.DataDir, "layers")
-	layers, err := layer.NewStore(layerRoot)
-	if err != nil {
-		return nil, err
-	}
+func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *sandbox.Manager, images *image.Puller, metrics *telemetry.Registry, layers *nodeLayers) (*builder.Builder, error) {
 	b, err := builder.New(builder.Options{
-		Store: st, Runner: buildRunner{mgr}, Images: imageResolver{images}, Layers: layers, LayerRoot: layerRoot,
+		Store: st, Runner: buildRunner{mgr}, Images: imageResolver{images}, Layers: layers.build, LayerRoot: buildLayersDir(cfg),
+		LocalTemplate: layers.localTemplate(),
 		FilesDir:      filepath.Join(cfg.DataDir, "build-files"),
 		WorkDir:       filepath.Join(cfg.DataDir, "builds"),
 		AllowInternet: true,

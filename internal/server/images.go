@@ -17,19 +17,16 @@ import (
 // index of imported refs.
 func imagesDir(cfg *Config) string { return filepath.Join(cfg.DataDir, "images") }
 
-// openImages opens the image store of a data dir. One process opens it
-// once: opening clears unfinished work.
-func openImages(cfg *Config) (*image.Puller, error) {
-	layers, err := layer.NewStore(filepath.Join(imagesDir(cfg), "layers"))
-	if err != nil {
-		return nil, err
-	}
+// openImages opens the image store of a data dir over its layer store
+// (nodeLayers.images). One process opens it once: opening clears
+// unfinished work.
+func openImages(cfg *Config, layers *layer.Store) (*image.Puller, error) {
 	p, err := image.New(imagesDir(cfg), layers)
 	if err != nil {
 		return nil, err
 	}
 	// No layer of an image may hold more than a sandbox's disk could.
-	p.LayerLimit = int64(max(cfg.DiskMB, 16<<10)) << 20
+	p.LayerLimit = layerLimit(cfg)
 	// A user's image reference must not make the server reach the host's
 	// own services or the sandboxes.
 	var deny []netip.Prefix

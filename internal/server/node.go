@@ -23,6 +23,9 @@ type heartbeat struct {
 	self     store.Node // name, address, version and start time
 	interval time.Duration
 	census   func() []sandbox.Live
+	// cached says a template's layers are all on this node; nil: its
+	// rootfs directory exists.
+	cached   func(*store.Template) bool
 	capacity func() (cpus int, memoryMB, diskMB int64, err error)
 	now      func() time.Time
 	// dataDir is where this node keeps its snapshots.
@@ -32,14 +35,16 @@ type heartbeat struct {
 	dropLost func(context.Context) (int, error)
 }
 
-// newHeartbeat is the heartbeat of the node cfg describes.
-func newHeartbeat(cfg *Config, st store.Store, mgr *sandbox.Manager) *heartbeat {
+// newHeartbeat is the heartbeat of the node cfg describes; cached tells
+// which templates it has (nodeLayers.cached).
+func newHeartbeat(cfg *Config, st store.Store, mgr *sandbox.Manager, cached func(*store.Template) bool) *heartbeat {
 	return &heartbeat{
 		st: st,
 		self: store.Node{Name: cfg.NodeName, AdvertiseURL: cfg.AdvertiseURL, Version: cfg.Version,
 			StartedAt: time.Now().UTC()},
 		interval: cfg.HeartbeatInterval,
 		census:   mgr.Census,
+		cached:   cached,
 		capacity: func() (int, int64, int64, error) { return hostCapacity(cfg.DataDir) },
 		now:      time.Now,
 		dataDir:  cfg.DataDir,
@@ -83,7 +88,7 @@ func (h *heartbeat) beat(ctx context.Context) error {
 			n.ReservedMemoryMB += int64(l.MemoryMB)
 		}
 	}
-	if n.Templates, err = cachedTemplates(ctx, h.st); err != nil {
+	if n.Templates, err = cachedTemplates(ctx, h.st, h.cached); err != nil {
 		return err
 	}
 	snaps, err := localSnapshots(ctx, h.st, h.dataDir)
@@ -98,19 +103,22 @@ func (h *heartbeat) beat(ctx context.Context) error {
 	return nil
 }
 
-// cachedTemplates lists the templates whose rootfs is on this host: those
-// a create here starts without fetching anything.
-func cachedTemplates(ctx context.Context, st store.Store) ([]string, error) {
+// cachedTemplates lists the templates a create here starts without
+// fetching anything: those cached says are here (on a node, every layer
+// in its own stores, by key: the recorded paths may name another node's
+// directory, even one on this machine), or, with cached nil, those whose
+// rootfs is on this host.
+func cachedTemplates(ctx context.Context, st store.Store, cached func(*store.Template) bool) ([]string, error) {
 	tpls, err := st.ListTemplates(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing templates: %w", err)
 	}
+	if cached == nil {
+		cached = rootfsHere
+	}
 	var out []string
 	for _, t := range tpls {
-		if t.RootfsPath == "" {
-			continue
-		}
-		if _, err := os.Stat(t.RootfsPath); err == nil {
+		if t.RootfsPath != "" && cached(t) {
 			out = append(out, t.ID)
 		}
 	}
@@ -138,6 +146,11 @@ func localSnapshots(ctx context.Context, st store.Store, dataDir string) ([]stri
 		}
 	}
 	return out, nil
+}
+
+func rootfsHere(t *store.Template) bool {
+	_, err := os.Stat(t.RootfsPath)
+	return err == nil
 }
 
 // hostCapacity is the machine's CPUs, memory and the data dir's disk.

@@ -69,7 +69,7 @@ func Run(ctx context.Context, cfg Config) error {
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
 
-	parts, err := assemble(ctx, &cfg, st, metrics)
+	parts, err := assemble(ctx, &cfg, st, metrics, key)
 	if err != nil {
 		_ = srv.Close()
 		return err
@@ -124,7 +124,7 @@ func startBackground(ctx context.Context, cfg *Config, st store.Store, parts *pa
 	go func() { parts.events.Run(ctx); close(bg.events) }()
 	go usage.New(parts.mgr, st, cfg.UsageRetention, nil).OnNode(nodeName(cfg)).Run(ctx)
 	if cfg.IsNode() {
-		go newHeartbeat(cfg, st, parts.mgr).run(ctx)
+		go newHeartbeat(cfg, st, parts.mgr, parts.layers.cached()).run(ctx)
 	}
 	return bg
 }
@@ -170,21 +170,27 @@ type parts struct {
 	builder *builder.Builder
 	api     *apiserver.Server
 	events  *events.Service
+	layers  *nodeLayers
 }
 
 // assemble makes the sandbox machinery and then the API over it, each part
-// given everything it needs when it is made.
-func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry) (*parts, error) {
+// given everything it needs when it is made. adminKey is the cluster's,
+// with which a node asks its peers for layers.
+func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry, adminKey string) (*parts, error) {
 	evs := newEvents(cfg, st)
-	mgr, netMgr, err := setup(ctx, cfg, st, metrics, evs)
+	layers, err := openLayers(cfg, st, adminKey)
 	if err != nil {
 		return nil, err
 	}
-	images, err := openImages(cfg)
+	mgr, netMgr, err := setup(ctx, cfg, st, metrics, evs, layers)
 	if err != nil {
 		return nil, err
 	}
-	b, err := newBuilder(ctx, cfg, st, mgr, images, metrics)
+	images, err := openImages(cfg, layers.images)
+	if err != nil {
+		return nil, err
+	}
+	b, err := newBuilder(ctx, cfg, st, mgr, images, metrics, layers)
 	if err != nil {
 		return nil, err
 	}
@@ -196,9 +202,9 @@ func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemet
 		Domain:     cfg.Domain, MaxTimeout: cfg.MaxTimeout,
 		MaxCPUCount: cfg.MaxCPUCount, MaxMemoryMB: cfg.MaxMemoryMB,
 		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
-		Events: evs, NodeDeadAfter: cfg.NodeDeadAfter,
+		Events: evs, NodeDeadAfter: cfg.NodeDeadAfter, Layers: layers.handler(),
 	})
-	return &parts{net: netMgr, mgr: mgr, builder: b, api: api, events: evs}, nil
+	return &parts{net: netMgr, mgr: mgr, builder: b, api: api, events: evs, layers: layers}, nil
 }
 
 // adminKey stores WARREN_API_KEY's hash, or generates a key when it is unset.

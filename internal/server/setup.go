@@ -22,8 +22,8 @@ import (
 
 // setup builds everything sandboxes need: the network, the runtime backends
 // and the base template, then the manager, which re-adopts what a previous
-// run left behind.
-func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry, evs sandbox.EventRecorder) (*sandbox.Manager, *network.Manager, error) {
+// run left behind. On a node it boots templates from its own layers.
+func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry, evs sandbox.EventRecorder, layers *nodeLayers) (*sandbox.Manager, *network.Manager, error) {
 	subnet, err := netip.ParsePrefix(cfg.Subnet)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--subnet: %w", err)
@@ -86,6 +86,7 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		ObserveOp:         metrics.ObserveOp,
 		Events:            evs,
 		NodeName:          nodeName(cfg),
+		LocalTemplate:     layers.localTemplate(),
 	})
 	if err != nil {
 		return nil, nil, err

@@ -82,10 +82,14 @@ func (b *Builder) fromTemplate(ctx context.Context, ref string) (*fsState, error
 			return nil, err
 		}
 	}
-	layers := tpl.Layers
-	if len(layers) == 0 {
-		layers = []string{tpl.RootfsPath}
+	// The cache key is the recorded stack's, the same on every node.
+	key := chain("template", recordedLayers(tpl))
+	if b.opts.LocalTemplate != nil {
+		if tpl, err = b.opts.LocalTemplate(ctx, tpl); err != nil {
+			return nil, fmt.Errorf("template %q: %w", ref, err)
+		}
 	}
+	layers := recordedLayers(tpl)
 	user, workdir := tpl.User, tpl.Workdir
 	if user == "" {
 		user, workdir = "user", "/home/user"
@@ -95,11 +99,19 @@ func (b *Builder) fromTemplate(ctx context.Context, ref string) (*fsState, error
 		ready = fmt.Sprintf("bash -c 'exec 3<>/dev/tcp/127.0.0.1/%d'", tpl.ReadyPort)
 	}
 	return &fsState{
-		key:    chain("template", layers),
+		key:    key,
 		layers: slices.Clone(layers), env: cloneEnv(tpl.Env),
 		user: user, workdir: workdir, cpu: tpl.CPUCount, memory: tpl.MemoryMB,
 		startCmd: tpl.StartCmd, readyCmd: ready,
 	}, nil
+}
+
+// recordedLayers is tpl's read-only stack, top first.
+func recordedLayers(tpl *store.Template) []string {
+	if len(tpl.Layers) == 0 {
+		return []string{tpl.RootfsPath}
+	}
+	return tpl.Layers
 }
 
 // fromImage pulls (or finds imported) an OCI image.

@@ -100,6 +100,11 @@ type Options struct {
 	// ObserveBuild, when set, is told how each build ended (BuildReady,
 	// BuildError, or BuildCancelled) and how long it ran.
 	ObserveBuild func(result string, took time.Duration)
+	// LocalTemplate, when set, maps the recorded layers of a template a
+	// build starts FROM to this node's own copies, pulling what is
+	// missing (a cluster node; see sandbox.Options.LocalTemplate). Nil
+	// uses them as recorded.
+	LocalTemplate func(ctx context.Context, tpl *store.Template) (*store.Template, error)
 }
 
 // BuildCancelled is the result ObserveBuild gets for a cancelled build,

@@ -13,6 +13,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
 // BuildRequest is POST /v3/templates: a name (optionally "name:tag"),
@@ -177,42 +178,16 @@ func (b *Builder) checkUnused(ctx context.Context, tpl *store.Template) error {
 
 // CollectLayers removes build layers that no build, template or snapshot
 // lists. Layers of running builds are kept (their builds are listed).
+// A layer is compared by key, not by path: in a cluster the store holds
+// the paths of the node that built a template, and the copy this node
+// pulled (layershare) is the same layer in its own store.
 func (b *Builder) CollectLayers(ctx context.Context) error {
 	if b.opts.LayerRoot == "" {
 		return nil
 	}
-	used := map[string]bool{}
-	builds, err := b.opts.Store.ListBuilds(ctx, "")
-	if err != nil {
-		return err
-	}
-	running := false
-	for _, bl := range builds {
-		running = running || bl.Status == store.BuildBuilding
-		for _, l := range bl.Layers {
-			used[l] = true
-		}
-	}
-	if running {
-		return nil // their cache hits may be about to be stacked
-	}
-	tpls, err := b.opts.Store.ListTemplates(ctx)
-	if err != nil {
-		return err
-	}
-	for _, t := range tpls {
-		for _, l := range t.Layers {
-			used[l] = true
-		}
-	}
-	snaps, err := b.opts.Store.ListSnapshots(ctx)
-	if err != nil {
-		return err
-	}
-	for _, s := range snaps {
-		for _, l := range s.Layers {
-			used[l] = true
-		}
+	used, running, err := b.usedLayers(ctx)
+	if err != nil || running {
+		return err // a running build's cache hits may be about to be stacked
 	}
 	entries, err := os.ReadDir(b.opts.LayerRoot)
 	if err != nil {
@@ -220,7 +195,7 @@ func (b *Builder) CollectLayers(ctx context.Context) error {
 	}
 	for _, e := range entries {
 		p := b.opts.LayerRoot + "/" + e.Name()
-		if e.IsDir() && !used[p] && !strings.HasPrefix(e.Name(), ".") {
+		if e.IsDir() && !used[p] && !used[e.Name()] && !strings.HasPrefix(e.Name(), ".") {
 			if err := os.RemoveAll(p); err != nil {
 				log.G(ctx).Warn("removing unused layer", "layer", p, "err", err)
 				continue
@@ -229,6 +204,45 @@ func (b *Builder) CollectLayers(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// usedLayers is every layer builds, templates and snapshots list, by path
+// and, for paths in a layer store's layout, by short key; running says a
+// build is under way.
+func (b *Builder) usedLayers(ctx context.Context) (used map[string]bool, running bool, err error) {
+	used = map[string]bool{}
+	add := func(paths []string) {
+		for _, p := range paths {
+			used[p] = true
+			if short, ok := layer.ShortKey(p); ok {
+				used[short] = true
+			}
+		}
+	}
+	builds, err := b.opts.Store.ListBuilds(ctx, "")
+	if err != nil {
+		return nil, false, err
+	}
+	for _, bl := range builds {
+		running = running || bl.Status == store.BuildBuilding
+		add(bl.Layers)
+	}
+	tpls, err := b.opts.Store.ListTemplates(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, t := range tpls {
+		add(t.Layers)
+		add([]string{t.RootfsPath})
+	}
+	snaps, err := b.opts.Store.ListSnapshots(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, s := range snaps {
+		add(s.Layers)
+	}
+	return used, running, nil
 }
 
 // AssignTags points tags at the build target ("name" or "name:tag", the
