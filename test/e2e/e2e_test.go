@@ -57,15 +57,21 @@ func TestE2E(t *testing.T) {
 // WARREN_E2E=0.
 func loadConfig(t *testing.T) config {
 	t.Helper()
+	if deadline, ok := t.Deadline(); ok && time.Until(deadline) < minBudget {
+		t.Skipf("skipping: the end-to-end suite needs at least %v; run go test with a longer -timeout", minBudget)
+	}
+	return loadConfigTB(t)
+}
+
+// loadConfigTB is loadConfig for benchmarks too, which have no deadline.
+func loadConfigTB(t testing.TB) config {
+	t.Helper()
 	if os.Getenv("WARREN_E2E") == "0" {
 		t.Skip("skipping: WARREN_E2E=0")
 	}
 	testutil.RequiresRoot(t)
 	testutil.RequiresBinary(t, "node")
 	testutil.RequiresBinary(t, "npm")
-	if deadline, ok := t.Deadline(); ok && time.Until(deadline) < minBudget {
-		t.Skipf("skipping: the end-to-end suite needs at least %v; run go test with a longer -timeout", minBudget)
-	}
 
 	e2eDir, err := os.Getwd()
 	if err != nil {
@@ -89,7 +95,7 @@ func loadConfig(t *testing.T) config {
 
 // warrenBinary returns WARREN_BIN, or bin/warren built with `make build` if
 // it is missing; it skips t when there is nothing to run.
-func warrenBinary(t *testing.T, repoRoot string) string {
+func warrenBinary(t testing.TB, repoRoot string) string {
 	t.Helper()
 	if bin := os.Getenv("WARREN_BIN"); bin != "" {
 		if _, err := os.Stat(bin); err != nil {
@@ -110,7 +116,7 @@ func warrenBinary(t *testing.T, repoRoot string) string {
 }
 
 // installNodeModules runs `npm ci` when node_modules is missing.
-func installNodeModules(t *testing.T, e2eDir string) {
+func installNodeModules(t testing.TB, e2eDir string) {
 	t.Helper()
 	if _, err := os.Stat(filepath.Join(e2eDir, "node_modules")); err == nil {
 		return
@@ -129,7 +135,7 @@ func envOr(name, def string) string {
 	return def
 }
 
-func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
+func envDuration(t testing.TB, name string, def time.Duration) time.Duration {
 	t.Helper()
 	v := os.Getenv(name)
 	if v == "" {

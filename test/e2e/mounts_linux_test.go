@@ -12,7 +12,7 @@ import (
 // detachMountsUnder lazily unmounts every mount point at or under dir and
 // returns them. The server should have left none; detaching them keeps the
 // removal of a temporary data dir from reaching into a mounted filesystem.
-func detachMountsUnder(t *testing.T, dir string) []string {
+func detachMountsUnder(t testing.TB, dir string) []string {
 	t.Helper()
 	mounts, err := mountPointsUnder(dir)
 	if err != nil {

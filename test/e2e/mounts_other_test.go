@@ -5,4 +5,4 @@ package e2e
 import "testing"
 
 // detachMountsUnder is a no-op off Linux, where warren does not run.
-func detachMountsUnder(*testing.T, string) []string { return nil }
+func detachMountsUnder(testing.TB, string) []string { return nil }

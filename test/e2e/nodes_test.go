@@ -87,7 +87,7 @@ func TestNodes(t *testing.T) {
 
 // sigkill kills s by its PID, as a lost machine would stop, and waits
 // for it to exit.
-func sigkill(t *testing.T, s *server) {
+func sigkill(t testing.TB, s *server) {
 	t.Helper()
 	s.crashed = true
 	if err := syscall.Kill(s.cmd.Process.Pid, syscall.SIGKILL); err != nil {
@@ -98,7 +98,7 @@ func sigkill(t *testing.T, s *server) {
 
 // nodeOpts are node name's server options: its own port, bridge, subnet
 // and data dir, on the shared store.
-func nodeOpts(t *testing.T, cfg config, index int, name, url, key string) serverOpts {
+func nodeOpts(t testing.TB, cfg config, index int, name, url, key string) serverOpts {
 	addr := freeLoopbackAddr(t)
 	return serverOpts{index: index, runtime: cfg.runtimes[0], dataDir: t.TempDir(), apiKey: key, listen: addr,
 		args: []string{"--role=node", "--node-name=" + name, "--advertise-url=http://" + addr, "--store", url,

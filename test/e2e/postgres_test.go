@@ -60,7 +60,7 @@ func TestPostgresStore(t *testing.T) {
 	wantListed(ctx, t, c2)
 }
 
-func goClient(t *testing.T, cfg config, s *server) *warren.Client {
+func goClient(t testing.TB, cfg config, s *server) *warren.Client {
 	t.Helper()
 	c, err := warren.New(warren.Config{APIURL: s.url, APIKey: s.apiKey, SandboxURL: s.url, Domain: cfg.domain})
 	if err != nil {

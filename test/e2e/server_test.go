@@ -77,12 +77,18 @@ type serverOpts struct {
 	args    []string
 	env     []string // KEY=VALUE added to the server's environment
 	bin     string   // "" for cfg.warrenBin
+	netns   string   // run in this named network namespace (/run/netns), "" for the host's
+	api     bool     // --role=api: no runtime, bridge, subnet or pool flags
 }
 
-func launchServer(t *testing.T, cfg config, o serverOpts) *server {
+func launchServer(t testing.TB, cfg config, o serverOpts) *server {
 	t.Helper()
 	i, rt := o.index, o.runtime
-	s := &server{apiKey: o.apiKey, dataDir: o.dataDir, logPath: logPath(t, cfg, fmt.Sprintf("%s-%d", rt, i)), runtime: rt}
+	name := rt
+	if o.api {
+		name = "api"
+	}
+	s := &server{apiKey: o.apiKey, dataDir: o.dataDir, logPath: logPath(t, cfg, fmt.Sprintf("%s-%d", name, i)), runtime: rt}
 	if s.apiKey == "" {
 		s.apiKey = newAPIKey(t)
 	}
@@ -112,19 +118,15 @@ func launchServer(t *testing.T, cfg config, o serverOpts) *server {
 	if o.bin != "" {
 		bin = o.bin
 	}
-	s.cmd = exec.Command(bin, "serve",
-		"--listen", addr,
-		"--data-dir", s.dataDir,
-		"--runtime", rt,
-		"--domain", cfg.domain,
-		"--bridge", fmt.Sprintf("we2e%d", i),
-		"--subnet", o.subnet,
-		// Pools are on by default; a test that wants one says so (a
-		// later flag wins), the others count sandboxes and host
-		// resources without pooled ones booting behind them.
-		"--pool-size=0",
-	)
-	s.cmd.Args = append(s.cmd.Args, extra...)
+	argv := append(append([]string{bin}, serveArgs(cfg, o, addr, s.dataDir)...), extra...)
+	if o.netns != "" {
+		// nsenter switches the network namespace only and execs warren
+		// (same PID, for sigkill). Not `ip netns exec`: it also unshares
+		// the mount namespace and remounts /sys without the cgroup
+		// hierarchy, so runc finds no cgroup mount.
+		argv = append([]string{"nsenter", "--net=/run/netns/" + o.netns, "--"}, argv...)
+	}
+	s.cmd = exec.Command(argv[0], argv[1:]...)
 	s.cmd.Env = append(append(os.Environ(), "WARREN_API_KEY="+s.apiKey), o.env...)
 	s.cmd.Stdout = logFile
 	s.cmd.Stderr = logFile
@@ -144,9 +146,26 @@ func launchServer(t *testing.T, cfg config, o serverOpts) *server {
 	return s
 }
 
+// serveArgs are the `warren serve` arguments for o before its own args.
+func serveArgs(cfg config, o serverOpts, addr, dataDir string) []string {
+	args := []string{"serve", "--listen", addr, "--data-dir", dataDir, "--domain", cfg.domain}
+	if o.api {
+		return args // the API role runs no sandboxes
+	}
+	return append(args,
+		"--runtime", o.runtime,
+		"--bridge", fmt.Sprintf("we2e%d", o.index),
+		"--subnet", o.subnet,
+		// Pools are on by default; a test that wants one says so (a
+		// later flag wins), the others count sandboxes and host
+		// resources without pooled ones booting behind them.
+		"--pool-size=0",
+	)
+}
+
 // waitHealthy polls GET /health until it answers 200, the process exits or
 // timeout passes.
-func (s *server) waitHealthy(t *testing.T, timeout time.Duration) {
+func (s *server) waitHealthy(t testing.TB, timeout time.Duration) {
 	t.Helper()
 	start := time.Now()
 	// The CA of a --tls server exists only once it runs; health polling
@@ -228,7 +247,7 @@ func (s *server) checkNoSandboxes(t *testing.T) {
 
 // killSandboxes deletes whatever sandboxes are left, so that stopping the
 // server (which leaves sandboxes running by design) leaks nothing.
-func (s *server) killSandboxes(t *testing.T) {
+func (s *server) killSandboxes(t testing.TB) {
 	t.Helper()
 	select {
 	case <-s.exited:
@@ -255,7 +274,7 @@ func (s *server) killSandboxes(t *testing.T) {
 // stop sends SIGTERM to the server's PID and waits for a clean exit; a server
 // that does not exit in time is killed (again by PID) and fails t. It then
 // checks that nothing stays mounted under the data dir.
-func (s *server) stop(t *testing.T) {
+func (s *server) stop(t testing.TB) {
 	t.Helper()
 	s.terminate(t)
 	if mounts := detachMountsUnder(t, s.dataDir); len(mounts) > 0 {
@@ -268,7 +287,7 @@ func (s *server) stop(t *testing.T) {
 
 // report logs what a reader of a failed run needs, most important last: the
 // server's warnings and errors, the end of its log, and the failed tests.
-func (s *server) report(t *testing.T) {
+func (s *server) report(t testing.TB) {
 	t.Helper()
 	b, err := os.ReadFile(s.logPath)
 	if err != nil {
@@ -289,14 +308,14 @@ func (s *server) report(t *testing.T) {
 
 // stopLeavingSandboxes stops the server as an upgrade would: its sandboxes
 // keep running, with their mounts, for the next server to re-adopt.
-func (s *server) stopLeavingSandboxes(t *testing.T) {
+func (s *server) stopLeavingSandboxes(t testing.TB) {
 	t.Helper()
 	s.terminate(t)
 }
 
 // terminate sends SIGTERM to the server's PID and waits for a clean exit; a
 // server that does not exit in time is killed (again by PID) and fails t.
-func (s *server) terminate(t *testing.T) {
+func (s *server) terminate(t testing.TB) {
 	t.Helper()
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		t.Errorf("SIGTERM to warren serve (pid %d): %v", s.cmd.Process.Pid, err)
@@ -323,7 +342,7 @@ func (s *server) logTail(n int) string {
 
 // logPath is where the server for runtime rt logs: WARREN_E2E_LOG_DIR if set
 // (kept), else a temporary dir.
-func logPath(t *testing.T, cfg config, rt string) string {
+func logPath(t testing.TB, cfg config, rt string) string {
 	t.Helper()
 	dir := cfg.logDir
 	if dir == "" {
@@ -335,7 +354,7 @@ func logPath(t *testing.T, cfg config, rt string) string {
 }
 
 // newAPIKey makes an admin key in E2B's format: e2b_ and 40 hex characters.
-func newAPIKey(t *testing.T) string {
+func newAPIKey(t testing.TB) string {
 	t.Helper()
 	b := make([]byte, 20)
 	if _, err := rand.Read(b); err != nil {
@@ -344,7 +363,7 @@ func newAPIKey(t *testing.T) string {
 	return "e2b_" + hex.EncodeToString(b)
 }
 
-func freeLoopbackAddr(t *testing.T) string {
+func freeLoopbackAddr(t testing.TB) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

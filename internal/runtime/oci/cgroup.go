@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/mountinfo"
 
 	"golang.org/x/sys/unix"
@@ -46,7 +47,38 @@ func detectCgroups() (*cgroups, error) {
 	if cg.v2 && cg.unified == "" {
 		cg.unified = "/sys/fs/cgroup"
 	}
+	if missing := cg.missing(sandboxControllers); len(missing) > 0 {
+		// Else the server would start and report healthy, and every
+		// create fail in runc ("no cgroup mount found in mountinfo").
+		return nil, fmt.Errorf("cgroup controllers %s are not mounted under /sys/fs/cgroup in this mount namespace "+
+			"(a wrapper that remounts /sys, such as `ip netns exec`, hides the host's cgroup hierarchy; "+
+			"use `nsenter --net=…` or mount it): %w", strings.Join(missing, ", "), errdefs.ErrUnavailable)
+	}
 	return cg, nil
+}
+
+// sandboxControllers are the controllers every sandbox's limits use.
+var sandboxControllers = []string{"cpu", "memory", "pids"}
+
+// missing lists the controllers of want that no mounted hierarchy offers:
+// on v2 those absent from the root's cgroup.controllers (a cgroup2 mounted
+// on a v1 host has none), on v1 those without a hierarchy of their own.
+func (cg *cgroups) missing(want []string) []string {
+	have := cg.v1
+	if cg.v2 {
+		have = map[string]string{}
+		b, _ := os.ReadFile(filepath.Join(cg.unified, "cgroup.controllers"))
+		for _, c := range strings.Fields(string(b)) {
+			have[c] = cg.unified
+		}
+	}
+	var out []string
+	for _, c := range want {
+		if _, ok := have[c]; !ok {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // addMount records one mountinfo line if it is a cgroup hierarchy:

@@ -1,6 +1,7 @@
 package oci
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,6 +33,39 @@ func TestAddMountParsesHierarchies(t *testing.T) {
 	}
 	if len(cg.v1) != len(want) || cg.unified != "/sys/fs/cgroup/unified" {
 		t.Errorf("v1 = %v, unified = %q", cg.v1, cg.unified)
+	}
+}
+
+// TestCgroupsMissing: a server in a mount namespace without the host's
+// hierarchy (`ip netns exec` remounts /sys) must refuse to start rather
+// than fail every create.
+func TestCgroupsMissing(t *testing.T) {
+	t.Parallel()
+	v2 := func(controllers string) *cgroups {
+		dir := t.TempDir()
+		if controllers != "-" {
+			if err := os.WriteFile(filepath.Join(dir, "cgroup.controllers"), []byte(controllers), 0o444); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return &cgroups{v2: true, unified: dir, v1: map[string]string{}}
+	}
+	full := map[string]string{"cpu": "/c", "cpuacct": "/c", "memory": "/m", "pids": "/p"}
+	for _, tc := range []struct {
+		name string
+		cg   *cgroups
+		want string
+	}{
+		{"v1", &cgroups{v1: full}, "[]"},
+		{"v1 without pids", &cgroups{v1: map[string]string{"cpu": "/c", "memory": "/m"}}, "[pids]"},
+		{"nothing mounted", &cgroups{v1: map[string]string{}}, "[cpu memory pids]"},
+		{"v2", v2("cpuset cpu io memory pids\n"), "[]"},
+		{"cgroup2 on a v1 host", v2("\n"), "[cpu memory pids]"},
+		{"no cgroup.controllers", v2("-"), "[cpu memory pids]"},
+	} {
+		if got := fmt.Sprint(tc.cg.missing(sandboxControllers)); got != tc.want {
+			t.Errorf("%s: missing = %s, want %s", tc.name, got, tc.want)
+		}
 	}
 }
 
