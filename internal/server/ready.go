@@ -27,7 +27,14 @@ func printReady(cfg *Config, addr, key string, generated bool, caPath string) {
 	}
 	url := scheme + "://" + net.JoinHostPort(host, port)
 	w := os.Stdout
-	fmt.Fprintf(w, "\nwarren is ready on %s (runtime %s)\n\n", url, cfg.Runtime)
+	switch cfg.Role {
+	case RoleAPI:
+		fmt.Fprintf(w, "\nwarren's cluster API is ready on %s (sandboxes run on the nodes in the store)\n\n", url)
+	case RoleNode:
+		fmt.Fprintf(w, "\nwarren node %s is ready on %s (runtime %s)\n\n", cfg.NodeName, url, cfg.Runtime)
+	default:
+		fmt.Fprintf(w, "\nwarren is ready on %s (runtime %s)\n\n", url, cfg.Runtime)
+	}
 	if generated {
 		fmt.Fprintln(w, "A new admin API key was generated; it is shown only now:")
 	} else {
