@@ -9,7 +9,9 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/cluster"
+	"github.com/warren-sandbox/warren/internal/events"
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/telemetry"
 )
 
@@ -44,16 +46,7 @@ func runAPI(ctx context.Context, cfg Config) error {
 		return err
 	}
 	evs := newEvents(&cfg, st)
-	local := apiserver.New(apiserver.Options{
-		Store: st, Manager: cluster.Sandboxes{Store: st},
-		Domain: cfg.Domain, MaxTimeout: cfg.MaxTimeout,
-		MaxCPUCount: cfg.MaxCPUCount, MaxMemoryMB: cfg.MaxMemoryMB,
-		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
-		Events: evs, NodeDeadAfter: cfg.NodeDeadAfter,
-	})
-	api := cluster.New(cluster.Options{Store: st, Local: local, Domain: cfg.Domain,
-		DeadAfter: cfg.NodeDeadAfter, ReapEvery: cfg.HeartbeatInterval, Events: evs,
-		ObserveRequest: metrics.ObserveRequest})
+	api := newClusterAPI(&cfg, st, metrics, evs)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: cfg.IdleTimeout,
 		MaxHeaderBytes: maxHeaderBytes}
 	srvErr := make(chan error, 1)
@@ -76,4 +69,19 @@ func runAPI(ctx context.Context, cfg Config) error {
 	case <-time.After(10 * time.Second):
 	}
 	return nil
+}
+
+// newClusterAPI is the API role's handler: the cluster's routing over an
+// apiserver that answers from the store.
+func newClusterAPI(cfg *Config, st store.Store, metrics *telemetry.Registry, evs *events.Service) *cluster.API {
+	local := apiserver.New(apiserver.Options{
+		Store: st, Manager: cluster.Sandboxes{Store: st},
+		Domain: cfg.Domain, MaxTimeout: cfg.MaxTimeout,
+		MaxCPUCount: cfg.MaxCPUCount, MaxMemoryMB: cfg.MaxMemoryMB,
+		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
+		Events: evs, NodeDeadAfter: cfg.NodeDeadAfter,
+	})
+	return cluster.New(cluster.Options{Store: st, Local: local, Domain: cfg.Domain,
+		DeadAfter: cfg.NodeDeadAfter, ReapEvery: cfg.HeartbeatInterval, Events: evs,
+		ObserveRequest: metrics.ObserveRequest})
 }
