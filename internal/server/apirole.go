@@ -36,6 +36,7 @@ func runAPI(ctx context.Context, cfg Config) error {
 		return err
 	}
 	metrics := telemetry.New()
+	metrics.RegisterNodes(st.ListNodes, cfg.NodeDeadAfter)
 	_, stopMetrics, err := serveMetrics(ctx, cfg.MetricsListen, metrics.Handler())
 	if err != nil {
 		return err
