@@ -3,6 +3,8 @@ package cluster
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
@@ -69,4 +71,34 @@ func (a *API) recordLost(ctx context.Context, sb *store.Sandbox, n *store.Node) 
 	data, _ := json.Marshal(map[string]any{"reason": sandbox.KillNodeLost, "node": n.Name})
 	a.opts.Events.Record(ctx, &store.Event{Type: store.EventKilled, SandboxID: sb.ID, TemplateID: sb.TemplateID,
 		TeamID: store.TeamOf(sb.TeamID), Data: data})
+}
+
+// killOnDeadNode answers DELETE /sandboxes/{id} for a sandbox whose node
+// is not alive (a paused one, which the reaper keeps for its node's
+// return): the record goes, with a killed event, and the node destroys
+// what is left of it when it comes back. A machine that is gone for good
+// would otherwise leave its paused sandboxes listed for ever.
+func (a *API) killOnDeadNode(w http.ResponseWriter, r *http.Request, id string) {
+	ctx := r.Context()
+	sb, err := a.opts.Store.GetSandbox(ctx, id)
+	if err == nil {
+		err = a.opts.Store.DeleteSandbox(ctx, id)
+	}
+	if errdefs.IsNotFound(err) {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("sandbox %q not found", id))
+		return
+	}
+	if err != nil {
+		log.G(ctx).Error("forgetting a sandbox of a dead node", "sandbox", id, "err", err)
+		writeError(w, http.StatusInternalServerError, "forgetting the sandbox failed")
+		return
+	}
+	a.nodes.forget(id)
+	log.G(ctx).Info("sandbox of a dead node killed by request", "sandbox", id, "node", sb.Node)
+	if a.opts.Events != nil {
+		data, _ := json.Marshal(map[string]any{"reason": sandbox.KillRequested, "node": sb.Node})
+		a.opts.Events.Record(ctx, &store.Event{Type: store.EventKilled, SandboxID: sb.ID, TemplateID: sb.TemplateID,
+			TeamID: store.TeamOf(sb.TeamID), Data: data})
+	}
+	w.WriteHeader(http.StatusNoContent)
 }

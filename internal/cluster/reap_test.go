@@ -94,3 +94,44 @@ func TestReapCutsRequestsToADeadNode(t *testing.T) {
 		t.Fatal("the request to the dead node is still waiting after the reap")
 	}
 }
+
+// TestKillOnADeadNode: a paused sandbox of a dead node (kept by the
+// reaper for the node's return) can still be killed through the API.
+func TestKillOnADeadNode(t *testing.T) {
+	st := memstore.New()
+	ctx := context.Background()
+	dead := newFakeNode(t, st, "dead")
+	dead.register(t, false, time.Unix(1, 0))
+	for id, team := range map[string]string{"parked": "", "theirs": "other"} {
+		if err := st.CreateSandbox(ctx, &store.Sandbox{ID: id, Node: "dead", State: store.SandboxPaused, TeamID: team}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs := &recorder{}
+	api := newTestAPI(st, evs)
+	key := map[string]string{"X-API-KEY": teamKey(t, st, "")}
+	if code, body := do(t, api, "DELETE", "/sandboxes/theirs", "", key); code != http.StatusNotFound {
+		t.Errorf("kill of another team's: %d %v, want 404", code, body)
+	}
+	if code, body := do(t, api, "POST", "/sandboxes/parked/resume", "", key); code != http.StatusServiceUnavailable {
+		t.Errorf("resume on a dead node: %d %v, want 503", code, body)
+	}
+	if code, body := do(t, api, "DELETE", "/sandboxes/parked", "", key); code != http.StatusNoContent {
+		t.Fatalf("kill on a dead node: %d %v, want 204", code, body)
+	}
+	if _, err := st.GetSandbox(ctx, "parked"); !errdefs.IsNotFound(err) {
+		t.Errorf("killed sandbox still stored: %v", err)
+	}
+	if _, err := st.GetSandbox(ctx, "theirs"); err != nil {
+		t.Errorf("another team's sandbox gone: %v", err)
+	}
+	if code, _ := do(t, api, "DELETE", "/sandboxes/parked", "", key); code != http.StatusNotFound {
+		t.Errorf("second kill: %d, want 404", code)
+	}
+	if len(evs.evs) != 1 || evs.evs[0].SandboxID != "parked" || !strings.Contains(string(evs.evs[0].Data), `"reason":"request"`) {
+		t.Errorf("events %+v, want one killed event, reason request", evs.evs)
+	}
+	if len(dead.requests()) != 0 {
+		t.Errorf("the dead node got %v", dead.requests())
+	}
+}

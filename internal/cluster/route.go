@@ -106,6 +106,10 @@ func (a *API) sandboxRoute(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	node, err := a.ownerNode(r, id, func(team string) bool { return apiserver.Owns(k, team) })
+	if errors.Is(err, errdefs.ErrUnavailable) && r.Method == http.MethodDelete && r.URL.Path == "/sandboxes/"+id {
+		a.killOnDeadNode(w, r, id)
+		return
+	}
 	if err != nil {
 		writeError(w, statusOf(err), err.Error())
 		return
