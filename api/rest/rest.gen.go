@@ -1467,6 +1467,19 @@ type ClientInterface interface {
 	// Corresponds with GET /nodes (the `ListNodes` operationId).
 	ListNodes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// DeleteNode Forget a dead node and its sandboxes (warren, admin key only)
+	//
+	// warren: removes a node that stopped heartbeating (a machine gone
+	// for good) from the cluster: its record, and the records of the
+	// sandboxes it still held (the paused ones, which wait for their
+	// node), each with a `sandbox.lifecycle.killed` event whose reason is
+	// `node-lost`. Should the node come back, it registers again and
+	// destroys what it had. A node that is alive is refused (409): stop
+	// it first. Other keys get 403.
+	//
+	// Corresponds with DELETE /nodes/{name} (the `DeleteNode` operationId).
+	DeleteNode(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// OpenAPI This document
 	//
 	// Corresponds with GET /openapi.yaml (the `OpenAPI` operationId).
@@ -2122,6 +2135,29 @@ func (c *Client) Metrics(ctx context.Context, reqEditors ...RequestEditorFn) (*h
 // Corresponds with GET /nodes (the `ListNodes` operationId).
 func (c *Client) ListNodes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListNodesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteNode Forget a dead node and its sandboxes (warren, admin key only)
+//
+// warren: removes a node that stopped heartbeating (a machine gone
+// for good) from the cluster: its record, and the records of the
+// sandboxes it still held (the paused ones, which wait for their
+// node), each with a `sandbox.lifecycle.killed` event whose reason is
+// `node-lost`. Should the node come back, it registers again and
+// destroys what it had. A node that is alive is refused (409): stop
+// it first. Other keys get 403.
+//
+// Corresponds with DELETE /nodes/{name} (the `DeleteNode` operationId).
+func (c *Client) DeleteNode(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteNodeRequest(c.Server, name)
 	if err != nil {
 		return nil, err
 	}
@@ -3678,6 +3714,40 @@ func NewListNodesRequest(server string) (*http.Request, error) {
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDeleteNodeRequest constructs an http.Request for the DeleteNode method
+func NewDeleteNodeRequest(server string, name string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/nodes/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -5910,6 +5980,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /nodes (the `ListNodes` operationId).
 	ListNodesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListNodesResponse, error)
 
+	// DeleteNodeWithResponse Forget a dead node and its sandboxes (warren, admin key only)
+	//
+	// warren: removes a node that stopped heartbeating (a machine gone
+	// for good) from the cluster: its record, and the records of the
+	// sandboxes it still held (the paused ones, which wait for their
+	// node), each with a `sandbox.lifecycle.killed` event whose reason is
+	// `node-lost`. Should the node come back, it registers again and
+	// destroys what it had. A node that is alive is refused (409): stop
+	// it first. Other keys get 403.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /nodes/{name} (the `DeleteNode` operationId).
+	DeleteNodeWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*DeleteNodeResponse, error)
+
 	// OpenAPIWithResponse This document
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -7072,6 +7157,47 @@ func (r ListNodesResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListNodesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteNodeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteNodeResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteNodeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteNodeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteNodeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteNodeResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9145,6 +9271,27 @@ func (c *ClientWithResponses) ListNodesWithResponse(ctx context.Context, reqEdit
 	return ParseListNodesResponse(rsp)
 }
 
+// DeleteNodeWithResponse Forget a dead node and its sandboxes (warren, admin key only)
+//
+// warren: removes a node that stopped heartbeating (a machine gone
+// for good) from the cluster: its record, and the records of the
+// sandboxes it still held (the paused ones, which wait for their
+// node), each with a `sandbox.lifecycle.killed` event whose reason is
+// `node-lost`. Should the node come back, it registers again and
+// destroys what it had. A node that is alive is refused (409): stop
+// it first. Other keys get 403.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /nodes/{name} (the `DeleteNode` operationId).
+func (c *ClientWithResponses) DeleteNodeWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*DeleteNodeResponse, error) {
+	rsp, err := c.DeleteNode(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteNodeResponse(rsp)
+}
+
 // OpenAPIWithResponse This document
 //
 // Returns a wrapper object for the known response body format(s).
@@ -10372,6 +10519,35 @@ func ParseListNodesResponse(rsp *http.Response) (*ListNodesResponse, error) {
 			return nil, err
 		}
 		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteNodeResponse parses an HTTP response from a DeleteNodeWithResponse call
+func ParseDeleteNodeResponse(rsp *http.Response) (*DeleteNodeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteNodeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Error

@@ -21,6 +21,9 @@ import (
 type Events interface {
 	CheckURL(raw string) error
 	Sync(ctx context.Context)
+	// Record records an event the API makes itself (a forgotten node's
+	// sandboxes).
+	Record(ctx context.Context, e *store.Event)
 }
 
 // Paging of the events endpoints, as E2B's.

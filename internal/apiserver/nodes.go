@@ -1,11 +1,14 @@
 package apiserver
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
@@ -25,10 +28,7 @@ func (s *Server) listNodes(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, fmt.Errorf("listing nodes: %w", err))
 		return
 	}
-	deadAfter := s.opts.NodeDeadAfter
-	if deadAfter <= 0 {
-		deadAfter = DefaultNodeDeadAfter
-	}
+	deadAfter := s.nodeDeadAfter()
 	now := time.Now()
 	out := make([]rest.Node, 0, len(nodes))
 	for _, n := range nodes {
@@ -68,4 +68,65 @@ func (s *Server) serveLayer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.opts.Layers.ServeHTTP(w, r)
+}
+
+// deleteNode serves DELETE /nodes/{name}: a dead node's record goes, with
+// the records of the sandboxes it held (paused ones wait for their node;
+// a machine gone for good would keep them listed for ever), each with a
+// killed event, reason node-lost. A live node is refused: it would carry
+// on running what the store no longer has.
+func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request) {
+	if !isAdmin(r) {
+		writeError(w, http.StatusForbidden, "only the admin key (WARREN_API_KEY) forgets nodes")
+		return
+	}
+	ctx, name := r.Context(), r.PathValue("name")
+	n, err := s.opts.Store.GetNode(ctx, name)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	if now := time.Now(); n.Alive(now, s.nodeDeadAfter()) {
+		fail(w, r, errdefs.New(errdefs.ErrConflict, fmt.Sprintf(
+			"node %q is alive (its last heartbeat is %s old): stop it first", name, now.Sub(n.HeartbeatAt).Round(time.Second))))
+		return
+	}
+	sbs, err := s.opts.Store.ListSandboxesOnNode(ctx, name)
+	if err != nil {
+		fail(w, r, fmt.Errorf("listing the node's sandboxes: %w", err))
+		return
+	}
+	for _, sb := range sbs {
+		if err := s.opts.Store.DeleteSandbox(ctx, sb.ID); err != nil {
+			if errdefs.IsNotFound(err) {
+				continue
+			}
+			fail(w, r, fmt.Errorf("forgetting sandbox %s: %w", sb.ID, err))
+			return
+		}
+		s.recordNodeLost(ctx, sb)
+	}
+	if err := s.opts.Store.DeleteNode(ctx, name); err != nil && !errdefs.IsNotFound(err) {
+		fail(w, r, fmt.Errorf("forgetting node %s: %w", name, err))
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// recordNodeLost records sb's killed event, reason node-lost.
+func (s *Server) recordNodeLost(ctx context.Context, sb *store.Sandbox) {
+	if s.opts.Events == nil {
+		return
+	}
+	data, _ := json.Marshal(map[string]any{"reason": "node-lost", "node": sb.Node})
+	s.opts.Events.Record(ctx, &store.Event{Type: store.EventKilled, SandboxID: sb.ID, TemplateID: sb.TemplateID,
+		TeamID: store.TeamOf(sb.TeamID), Data: data})
+}
+
+// nodeDeadAfter is Options.NodeDeadAfter or its default.
+func (s *Server) nodeDeadAfter() time.Duration {
+	if s.opts.NodeDeadAfter <= 0 {
+		return DefaultNodeDeadAfter
+	}
+	return s.opts.NodeDeadAfter
 }

@@ -236,6 +236,7 @@ func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Opt
 	// Two nodes for GET /nodes: one beating, one silent for an hour.
 	check(st.PutNode(ctx, &store.Node{Name: "node-live", AdvertiseURL: "http://10.0.0.7:3000", CPUs: 8, HeartbeatAt: time.Now()}))
 	check(st.PutNode(ctx, &store.Node{Name: "node-gone", AdvertiseURL: "http://10.0.0.8:3000", HeartbeatAt: time.Now().Add(-time.Hour)}))
+	check(st.PutNode(ctx, &store.Node{Name: "node-retired", AdvertiseURL: "http://10.0.0.9:3000", HeartbeatAt: time.Now().Add(-time.Hour)}))
 	mopts := sandbox.Options{
 		Store: st, Backends: map[string]runtime.Backend{"fake": b}, DefaultBackend: "fake",
 		EnvdPath: envdBin, EnvdPort: ap.Port(), DefaultCPUCount: 1, DefaultMemoryMB: 128,

@@ -160,6 +160,7 @@ func (s *Server) routes() {
 	auth("GET /events/webhooks/{webhookID}/deliveries", sbRead, s.webhookDeliveries)
 	auth("GET /usage", apikey.ScopeSandboxesRead, s.usage)
 	auth("GET /nodes", apikey.ScopeSandboxesRead, s.listNodes)
+	auth("DELETE /nodes/{name}", apikey.ScopeSandboxesWrite, s.deleteNode)
 	auth("GET /internal/layers/{key}", tplRead, s.serveLayer)
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {

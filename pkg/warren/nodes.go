@@ -46,3 +46,11 @@ func (c *Client) Nodes(ctx context.Context) ([]Node, error) {
 	}
 	return out, nil
 }
+
+// DeleteNode forgets a node that stopped heartbeating (a machine gone for
+// good): its record and its sandboxes' (reported killed, reason
+// node-lost). A live node is ErrConflict; only the admin key may.
+func (c *Client) DeleteNode(ctx context.Context, name string) error {
+	resp, err := c.api.DeleteNodeWithResponse(ctx, name)
+	return answer(resp, err, http.StatusNoContent)
+}

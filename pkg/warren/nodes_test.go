@@ -52,3 +52,38 @@ func TestNodes(t *testing.T) {
 		t.Errorf("Nodes with a team's key: %v, want ErrUnauthorized", err)
 	}
 }
+
+// TestDeleteNode: DELETE /nodes/{name} becomes DeleteNode; a 409 is
+// ErrConflict.
+func TestDeleteNode(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch {
+		case r.Method != http.MethodDelete:
+			w.WriteHeader(405)
+		case r.URL.Path == "/nodes/gone":
+			w.WriteHeader(http.StatusNoContent)
+		case r.URL.Path == "/nodes/alive":
+			w.WriteHeader(409)
+			_, _ = w.Write([]byte(`{"code":409,"message":"node \"alive\" is alive: stop it first"}`))
+		default:
+			w.WriteHeader(404)
+			_, _ = w.Write([]byte(`{"code":404,"message":"node not found"}`))
+		}
+	}))
+	t.Cleanup(srv.Close)
+	c, err := New(Config{APIURL: srv.URL, APIKey: "e2b_admin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.DeleteNode(t.Context(), "gone"); err != nil {
+		t.Errorf("DeleteNode(gone): %v", err)
+	}
+	if err := c.DeleteNode(t.Context(), "alive"); !errors.Is(err, ErrConflict) {
+		t.Errorf("DeleteNode(alive): %v, want ErrConflict", err)
+	}
+	if err := c.DeleteNode(t.Context(), "nope"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("DeleteNode(nope): %v, want ErrNotFound", err)
+	}
+}
