@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/proxy"
 )
 
 // forwarder relays requests to nodes as they came: method, path, query,
@@ -86,11 +87,12 @@ func newForwarder() *forwarder {
 // forward relays r to the node at base.
 func (f *forwarder) forward(w http.ResponseWriter, r *http.Request, d *dest) {
 	// As the node's proxy does: keep reading a streamed request body after
-	// the response has begun.
-	_ = http.NewResponseController(w).EnableFullDuplex()
+	// the response has begun, and keep net/http off it once done.
 	ctx, cancel := context.WithCancelCause(context.WithValue(r.Context(), nodeKey{}, d))
+	out, finish := proxy.GuardBody(w, r.WithContext(ctx))
+	defer finish()
 	defer f.track(d.node, &cancel)()
-	f.rp.ServeHTTP(w, r.WithContext(ctx))
+	f.rp.ServeHTTP(w, out)
 }
 
 // track registers a relayed request's cancel under node until the

@@ -3,6 +3,7 @@ package proxy
 import (
 	"errors"
 	"io"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -65,4 +66,20 @@ func (g *guardedBody) finish() {
 	g.reading.Lock()
 	g.reading.Unlock()
 	_ = g.interrupt(time.Time{})
+}
+
+// GuardBody readies r for relaying to a backend over w: full duplex on
+// (a streamed body may still be sending when the answer starts) and the
+// body guarded as guardedBody says. Call finish once the relaying is done.
+// The cluster's API role relays this way too.
+func GuardBody(w http.ResponseWriter, r *http.Request) (out *http.Request, finish func()) {
+	rc := http.NewResponseController(w)
+	_ = rc.EnableFullDuplex()
+	if r.Body == nil || r.Body == http.NoBody {
+		return r, func() {}
+	}
+	g := &guardedBody{rc: r.Body, interrupt: rc.SetReadDeadline}
+	out = r.WithContext(r.Context())
+	out.Body = g
+	return out, g.finish
 }

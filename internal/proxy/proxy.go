@@ -178,15 +178,8 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, id string, por
 	// HTTP/1 servers stop request-body reads once the response starts
 	// unless told otherwise; a proxied stream may still be sending its body
 	// (or its final chunk) when the sandbox answers.
-	rc := http.NewResponseController(w)
-	_ = rc.EnableFullDuplex()
-	ctx := context.WithValue(r.Context(), targetKey{}, &routed{target: t, port: port})
-	out := r.WithContext(ctx)
-	if r.Body != nil && r.Body != http.NoBody {
-		g := &guardedBody{rc: r.Body, interrupt: rc.SetReadDeadline}
-		defer g.finish()
-		out.Body = g
-	}
+	out, finish := GuardBody(w, r.WithContext(context.WithValue(r.Context(), targetKey{}, &routed{target: t, port: port})))
+	defer finish()
 	h.rp.ServeHTTP(w, out)
 }
 
