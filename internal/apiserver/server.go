@@ -304,6 +304,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// WriteError answers with E2B's error body as every handler here does
+// (with Retry-After on a 429 or 503); the cluster's API role uses it too.
+func WriteError(w http.ResponseWriter, status int, msg string) { writeError(w, status, msg) }
+
 // retryAfter is the Retry-After, in whole seconds, of every 429 and 503:
 // JS SDK 2.51 retries a 429 only when the header is an integer.
 const retryAfter = "5"

@@ -97,13 +97,41 @@ func (r *recorder) Record(_ context.Context, e *store.Event) {
 	r.evs = append(r.evs, e)
 }
 
+// testDeadAfter is the test APIs' --node-dead-after.
+const testDeadAfter = 30 * time.Second
+
 // newTestAPI is an API over st whose Local answers 299 with its path.
-func newTestAPI(st store.Store, evs Recorder) *API {
+func newTestAPI(st store.Store, evs Recorder) *API { return newTestAPIAt(st, evs, nil) }
+
+// newTestAPIAt is newTestAPI on clock c (nil: the real one).
+func newTestAPIAt(st store.Store, evs Recorder, c *clock) *API {
 	local := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, 299, map[string]string{"local": r.URL.Path})
 	})
-	return New(Options{Store: st, Local: local, Domain: "sb.test", DeadAfter: 30 * time.Second,
-		ReapEvery: time.Second, Events: evs})
+	now := time.Now
+	if c != nil {
+		now = c.now
+	}
+	return New(Options{Store: st, Local: local, Domain: "sb.test", DeadAfter: testDeadAfter,
+		ReapEvery: time.Second, Events: evs, Now: now})
+}
+
+// clock is the real clock moved by advance.
+type clock struct {
+	mu   sync.Mutex
+	skew time.Duration
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.skew)
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	c.skew += d
+	c.mu.Unlock()
 }
 
 // do sends a request to h and returns the status and the decoded body.

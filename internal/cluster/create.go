@@ -46,15 +46,24 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) {
 	}
 	for i, node := range nodes {
 		last := i == len(nodes)-1
-		done := a.place.reserve(node.Name, n.memoryMB)
-		rec := &statusRecorder{ResponseWriter: w}
-		d, ok := a.sendCreate(rec, r, node, body, !last)
-		done(ok && rec.status == http.StatusCreated)
+		d := a.tryCreate(w, r, node, n, body, !last)
 		if d.failed == nil || !d.quiet {
 			return // answered, one way or the other
 		}
 		log.G(r.Context()).Info("create refused by a node, trying the next", "node", node.Name, "err", d.failed)
 	}
+}
+
+// tryCreate sends the create to node under a reservation, ended however
+// the relaying ends (a node dying mid-answer aborts the handler).
+func (a *API) tryCreate(w http.ResponseWriter, r *http.Request, node *store.Node, n need, body []byte, quiet bool) *dest {
+	done := a.place.reserve(node.Name, n.memoryMB)
+	rec := &statusRecorder{ResponseWriter: w}
+	made := false
+	defer func() { done(made) }()
+	d, ok := a.sendCreate(rec, r, node, body, quiet)
+	made = ok && rec.status == http.StatusCreated
+	return d
 }
 
 // sendCreate forwards the create to node; with quiet, a refusal that
@@ -80,16 +89,12 @@ func (a *API) createTargets(ctx context.Context, body []byte) (need, []*store.No
 	}
 	_ = json.Unmarshal(body, &req) // a malformed body is the node's to refuse
 	n := need{template: req.TemplateID, memoryMB: defaultMemoryMB}
-	only, source := "", ""
 	if snap, err := a.opts.Store.GetSnapshot(ctx, req.TemplateID); err == nil {
-		// A snapshot's files are on the node that took it: only there.
-		// Its heartbeat lists it; until then, its source sandbox's node is
-		// that node.
-		only, n.template, n.memoryMB = snap.ID, snap.ID, int64(snap.MemoryMB)
-		if sb, err := a.opts.Store.GetSandbox(ctx, snap.SandboxID); err == nil {
-			source = sb.Node
-		}
-	} else if tpl, err := a.opts.Store.GetTemplate(ctx, req.TemplateID); err == nil {
+		n.template, n.memoryMB = snap.ID, int64(snap.MemoryMB)
+		nodes, err := a.snapshotNodes(ctx, snap)
+		return n, nodes, err
+	}
+	if tpl, err := a.opts.Store.GetTemplate(ctx, req.TemplateID); err == nil {
 		n.template = tpl.ID
 		if tpl.MemoryMB > 0 {
 			n.memoryMB = int64(tpl.MemoryMB)
@@ -102,16 +107,29 @@ func (a *API) createTargets(ctx context.Context, body []byte) (need, []*store.No
 	if err != nil {
 		return n, nil, err
 	}
-	if only != "" {
-		nodes = slices.DeleteFunc(nodes, func(x *store.Node) bool { return x.Name != source && !slices.Contains(x.Templates, only) })
-		if len(nodes) == 0 {
-			return n, nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("snapshot %q is kept on a node that is not alive now", req.TemplateID))
-		}
-	}
 	if len(nodes) == 0 {
 		return n, nil, errdefs.New(errdefs.ErrUnavailable, "no node is alive to run sandboxes: start warren serve --role=node")
 	}
 	return n, nodes, nil
+}
+
+// snapshotNodes returns the alive node that holds snap's files: the one
+// whose heartbeat lists it or, until one does, the node of the sandbox it
+// was taken from.
+func (a *API) snapshotNodes(ctx context.Context, snap *store.Snapshot) ([]*store.Node, error) {
+	source := ""
+	if sb, err := a.opts.Store.GetSandbox(ctx, snap.SandboxID); err == nil {
+		source = sb.Node
+	}
+	nodes, err := a.place.candidates(ctx, need{template: snap.ID, memoryMB: int64(snap.MemoryMB)})
+	if err != nil {
+		return nil, err
+	}
+	nodes = slices.DeleteFunc(nodes, func(x *store.Node) bool { return x.Name != source && !slices.Contains(x.Templates, snap.ID) })
+	if len(nodes) == 0 {
+		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("snapshot %q is kept on a node that is not alive now", snap.ID))
+	}
+	return nodes, nil
 }
 
 // retryable says whether a node's answer to a create means "not here"

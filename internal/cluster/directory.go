@@ -24,6 +24,13 @@ const (
 
 // directory reads the cluster's nodes and which node runs a sandbox from
 // the store, keeping each for a short while.
+//
+// A node is alive while this process has seen its heartbeat change within
+// deadAfter, by this process's clock: the heartbeat's timestamp is the
+// node's clock, and a node whose clock is behind would otherwise look
+// dead (and have its sandboxes reaped) while it runs. A node first seen
+// with a heartbeat older than staleAfter (beyond any plausible skew) is
+// dead at once; any other first sight counts as a beat now.
 type directory struct {
 	st        store.Store
 	deadAfter time.Duration
@@ -33,8 +40,17 @@ type directory struct {
 	nodes   []*store.Node
 	readAt  time.Time
 	owners  map[string]owner
-	flights sync.Mutex // one ListNodes at a time
+	beats   map[string]beat // by node name
+	flights sync.Mutex      // one ListNodes at a time
 }
+
+// beat is the last heartbeat timestamp seen of a node and when (by this
+// process's clock) it was first seen.
+type beat struct{ stamp, seen time.Time }
+
+// staleAfter is the least heartbeat age that makes a node dead on first
+// sight, whatever the skew: deadAfter times ten, and at least 5 minutes.
+func (d *directory) staleAfter() time.Duration { return max(10*d.deadAfter, 5*time.Minute) }
 
 // owner is what routing needs of a sandbox's record.
 type owner struct {
@@ -43,15 +59,27 @@ type owner struct {
 }
 
 func newDirectory(st store.Store, deadAfter time.Duration, now func() time.Time) *directory {
-	return &directory{st: st, deadAfter: deadAfter, now: now, owners: map[string]owner{}}
+	return &directory{st: st, deadAfter: deadAfter, now: now, owners: map[string]owner{}, beats: map[string]beat{}}
 }
 
-// all returns every node record, at most nodesTTL old.
+// all returns every node record, at most nodesTTL old. While one
+// caller reads the store, the others get the last list if there is one:
+// a slow store must not hold every request up.
 func (d *directory) all(ctx context.Context) ([]*store.Node, error) {
-	d.flights.Lock()
+	d.mu.Lock()
+	cached, fresh := d.nodes, d.nodes != nil && d.now().Sub(d.readAt) < nodesTTL
+	d.mu.Unlock()
+	if fresh {
+		return cached, nil
+	}
+	if cached != nil && !d.flights.TryLock() {
+		return cached, nil
+	} else if cached == nil {
+		d.flights.Lock()
+	}
 	defer d.flights.Unlock()
 	d.mu.Lock()
-	if d.nodes != nil && d.now().Sub(d.readAt) < nodesTTL {
+	if d.nodes != nil && d.now().Sub(d.readAt) < nodesTTL { // read meanwhile
 		defer d.mu.Unlock()
 		return d.nodes, nil
 	}
@@ -62,8 +90,33 @@ func (d *directory) all(ctx context.Context) ([]*store.Node, error) {
 	}
 	d.mu.Lock()
 	d.nodes, d.readAt = nodes, d.now()
+	d.observe(nodes)
 	d.mu.Unlock()
 	return nodes, nil
+}
+
+// observe notes the heartbeats that changed; callers hold d.mu.
+func (d *directory) observe(nodes []*store.Node) {
+	now := d.now()
+	for _, n := range nodes {
+		prev, ok := d.beats[n.Name]
+		switch {
+		case ok && !n.HeartbeatAt.After(prev.stamp): // no new beat
+		case !ok && now.Sub(n.HeartbeatAt) > d.staleAfter():
+			d.beats[n.Name] = beat{stamp: n.HeartbeatAt, seen: n.HeartbeatAt}
+		default:
+			d.beats[n.Name] = beat{stamp: n.HeartbeatAt, seen: now}
+		}
+	}
+}
+
+// isAlive says whether node n's heartbeat was seen to change within
+// deadAfter.
+func (d *directory) isAlive(n *store.Node) bool {
+	d.mu.Lock()
+	b, ok := d.beats[n.Name]
+	d.mu.Unlock()
+	return ok && d.now().Sub(b.seen) <= d.deadAfter
 }
 
 // alive returns the nodes whose heartbeat is recent enough, oldest
@@ -73,10 +126,9 @@ func (d *directory) alive(ctx context.Context) ([]*store.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := d.now()
 	var out []*store.Node
 	for _, n := range nodes {
-		if n.Alive(now, d.deadAfter) {
+		if d.isAlive(n) {
 			out = append(out, n)
 		}
 	}
@@ -95,7 +147,7 @@ func (d *directory) node(ctx context.Context, name string) (*store.Node, bool, e
 	}
 	for _, n := range nodes {
 		if n.Name == name {
-			return n, n.Alive(d.now(), d.deadAfter), nil
+			return n, d.isAlive(n), nil
 		}
 	}
 	return nil, false, nil

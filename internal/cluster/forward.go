@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/proxy"
 )
@@ -67,6 +68,13 @@ func newForwarder() *forwarder {
 			pr.SetURL(d.base)
 			pr.Out.Host = pr.In.Host
 			pr.SetXForwarded()
+			// Behind a TLS ingress the client's scheme and host are the
+			// ingress's to tell (upload links are built from them).
+			for _, h := range []string{"X-Forwarded-Proto", "X-Forwarded-Host"} {
+				if v := pr.In.Header.Get(h); v != "" {
+					pr.Out.Header.Set(h, v)
+				}
+			}
 		},
 		Transport:     transport,
 		FlushInterval: -1,
@@ -143,10 +151,8 @@ func (f *forwarder) failed(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, http.StatusBadGateway, fmt.Sprintf("node %s did not answer: %v", d.node, err))
 }
 
-// writeError answers in E2B's error shape.
-func writeError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]any{"code": status, "message": msg})
-}
+// writeError answers in E2B's error shape, as the nodes do.
+func writeError(w http.ResponseWriter, status int, msg string) { apiserver.WriteError(w, status, msg) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -2,11 +2,15 @@ package cluster
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"sync"
+	"time"
 
+	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/log"
 )
 
@@ -18,6 +22,17 @@ const maxMetricsBody = 4 << 20
 // (each answers for the sandboxes it runs, skipping others) and merging
 // their answers.
 func (a *API) batchMetrics(w http.ResponseWriter, r *http.Request) {
+	// The nodes check the key too; checked here first so that a request
+	// without one costs no round of requests to every node.
+	k, err := apiserver.Principal(r, a.opts.Store)
+	if err != nil {
+		writeError(w, http.StatusUnauthorized, err.Error())
+		return
+	}
+	if !apikey.Allows(k, apikey.ScopeSandboxesRead, time.Now()) {
+		writeError(w, http.StatusForbidden, "this API key lacks the scope "+apikey.ScopeSandboxesRead)
+		return
+	}
 	alive, err := a.nodes.alive(r.Context())
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, err.Error())
@@ -26,7 +41,7 @@ func (a *API) batchMetrics(w http.ResponseWriter, r *http.Request) {
 	var (
 		mu     sync.Mutex
 		merged = map[string]json.RawMessage{}
-		failed error
+		failed []error
 		wg     sync.WaitGroup
 	)
 	for _, n := range alive {
@@ -37,7 +52,7 @@ func (a *API) batchMetrics(w http.ResponseWriter, r *http.Request) {
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				failed = fmt.Errorf("node %s: %w", n.Name, err)
+				failed = append(failed, fmt.Errorf("node %s: %w", n.Name, err))
 				return
 			}
 			for id, m := range part {
@@ -46,10 +61,14 @@ func (a *API) batchMetrics(w http.ResponseWriter, r *http.Request) {
 		}()
 	}
 	wg.Wait()
-	if failed != nil {
+	if len(alive) > 0 && len(failed) == len(alive) {
+		writeError(w, http.StatusBadGateway, "no node answered: "+errors.Join(failed...).Error())
+		return
+	}
+	if len(failed) > 0 {
 		// A node's sandboxes are missing from the answer, as a sandbox
 		// without a sample yet is: the rest is still worth having.
-		log.G(r.Context()).Warn("batch metrics", "err", failed)
+		log.G(r.Context()).Warn("batch metrics", "err", errors.Join(failed...))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sandboxes": merged})
 }

@@ -21,16 +21,15 @@ import (
 // reconciles. Several API processes may reap at once: a record is
 // deleted once, and only the one that deleted it records the event.
 func (a *API) reap(ctx context.Context) {
-	nodes, err := a.opts.Store.ListNodes(ctx)
+	nodes, err := a.nodes.all(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			log.G(ctx).Warn("reaper: listing nodes", "err", err)
 		}
 		return
 	}
-	now := a.opts.Now()
 	for _, n := range nodes {
-		if !n.Alive(now, a.opts.DeadAfter) {
+		if !a.nodes.isAlive(n) {
 			if cut := a.fwd.cut(n.Name); cut > 0 {
 				log.G(ctx).Warn("ended requests waiting on a dead node", "node", n.Name, "requests", cut)
 			}
@@ -48,6 +47,11 @@ func (a *API) reapNode(ctx context.Context, n *store.Node) {
 	}
 	for _, sb := range sbs {
 		if sb.State != store.SandboxRunning {
+			continue
+		}
+		// Read again just before: a node that came back may have paused it
+		// since the list (the store has no conditional delete).
+		if cur, err := a.opts.Store.GetSandbox(ctx, sb.ID); err != nil || cur.State != store.SandboxRunning || cur.Node != n.Name {
 			continue
 		}
 		if err := a.opts.Store.DeleteSandbox(ctx, sb.ID); err != nil {

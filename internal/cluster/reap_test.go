@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/memstore"
@@ -69,7 +70,8 @@ func TestReapCutsRequestsToADeadNode(t *testing.T) {
 	if err := st.CreateSandbox(ctx, &store.Sandbox{ID: "sb", Node: "silent", State: store.SandboxRunning}); err != nil {
 		t.Fatal(err)
 	}
-	api := newTestAPI(st, nil)
+	c := &clock{}
+	api := newTestAPIAt(st, nil, c)
 	key := map[string]string{"X-API-KEY": teamKey(t, st, "")}
 	type answer struct {
 		code int
@@ -83,7 +85,7 @@ func TestReapCutsRequestsToADeadNode(t *testing.T) {
 	for len(n.requests()) == 0 {
 		time.Sleep(10 * time.Millisecond)
 	}
-	n.register(t, false, time.Unix(1, 0))
+	c.advance(testDeadAfter + nodesTTL + time.Second) // no beat since
 	api.reap(ctx)
 	select {
 	case got := <-done:
@@ -116,6 +118,16 @@ func TestKillOnADeadNode(t *testing.T) {
 	if code, body := do(t, api, "POST", "/sandboxes/parked/resume", "", key); code != http.StatusServiceUnavailable {
 		t.Errorf("resume on a dead node: %d %v, want 503", code, body)
 	}
+	secret, rec, err := apikey.Create(apikey.Spec{Name: "reader", Scopes: []string{apikey.ScopeSandboxesRead}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.CreateAPIKey(ctx, rec); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := do(t, api, "DELETE", "/sandboxes/parked", "", map[string]string{"X-API-KEY": secret}); code != http.StatusForbidden {
+		t.Errorf("kill with a read-only key: %d %v, want 403", code, body)
+	}
 	if code, body := do(t, api, "DELETE", "/sandboxes/parked", "", key); code != http.StatusNoContent {
 		t.Fatalf("kill on a dead node: %d %v, want 204", code, body)
 	}
@@ -133,5 +145,42 @@ func TestKillOnADeadNode(t *testing.T) {
 	}
 	if len(dead.requests()) != 0 {
 		t.Errorf("the dead node got %v", dead.requests())
+	}
+}
+
+// TestReapIgnoresClockSkew: liveness is judged by when this process saw
+// a node's heartbeat change, on its own clock: a node whose clock is
+// behind (its stamps look old) keeps its sandboxes while it beats, and
+// loses them once it stops for longer than the bound.
+func TestReapIgnoresClockSkew(t *testing.T) {
+	for _, skew := range []time.Duration{-25 * time.Second, -2 * time.Minute, 3 * time.Minute} {
+		t.Run(skew.String(), func(t *testing.T) {
+			st := memstore.New()
+			ctx := context.Background()
+			c := &clock{}
+			api := newTestAPIAt(st, &recorder{}, c)
+			beat := func() {
+				if err := st.PutNode(ctx, &store.Node{Name: "n", AdvertiseURL: "http://n", HeartbeatAt: c.now().Add(skew)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			beat()
+			if err := st.CreateSandbox(ctx, &store.Sandbox{ID: "sb", Node: "n", State: store.SandboxRunning}); err != nil {
+				t.Fatal(err)
+			}
+			for range 10 { // 50 s of beats every 5 s
+				c.advance(5 * time.Second)
+				beat()
+				api.reap(ctx)
+			}
+			if _, err := st.GetSandbox(ctx, "sb"); err != nil {
+				t.Fatalf("a beating node's sandbox was reaped (node clock %v off): %v", skew, err)
+			}
+			c.advance(testDeadAfter + time.Second) // silent
+			api.reap(ctx)
+			if _, err := st.GetSandbox(ctx, "sb"); !errdefs.IsNotFound(err) {
+				t.Fatalf("a silent node's sandbox was kept (node clock %v off): %v", skew, err)
+			}
+		})
 	}
 }

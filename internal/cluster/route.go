@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
@@ -48,11 +50,11 @@ func (a *API) mux() *http.ServeMux {
 		// Builds run where their uploaded files are: on the builder node.
 		for _, p := range []string{
 			"POST /v3/templates", "/templates/{tid}/files/{hash}", "POST /v2/templates/{tid}/builds/{bid}",
-			"/templates/{tid}/builds/{bid}/{op}", "POST /templates/tags", "DELETE /templates/tags",
-			"DELETE /templates/{id}", "/images",
+			"/templates/{tid}/builds/{bid}/{op}", "POST /templates/tags", "DELETE /templates/tags", "/images",
 		} {
 			handle(p, a.toBuilder)
 		}
+		handle("DELETE /templates/{id}", a.deleteTemplate)
 		m.Handle("/", a.opts.Local) // which observes its own
 		a.muxed = m
 	})
@@ -107,6 +109,12 @@ func (a *API) sandboxRoute(w http.ResponseWriter, r *http.Request) {
 	}
 	node, err := a.ownerNode(r, id, func(team string) bool { return apiserver.Owns(k, team) })
 	if errors.Is(err, errdefs.ErrUnavailable) && r.Method == http.MethodDelete && r.URL.Path == "/sandboxes/"+id {
+		// Answered here, not by the node: the scope is checked here too.
+		if !apikey.Allows(k, apikey.ScopeSandboxesWrite, time.Now()) {
+			writeError(w, http.StatusForbidden, fmt.Sprintf("this API key is limited to %s; DELETE needs the scope %s",
+				strings.Join(k.Scopes, ", "), apikey.ScopeSandboxesWrite))
+			return
+		}
 		a.killOnDeadNode(w, r, id)
 		return
 	}
@@ -173,6 +181,28 @@ func (a *API) toBuilder(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d, err := destOf(alive[0])
+	if err != nil {
+		writeError(w, http.StatusBadGateway, err.Error())
+		return
+	}
+	a.fwd.forward(w, r, d)
+}
+
+// deleteTemplate sends DELETE /templates/{id} to the builder, unless the
+// id names a snapshot: that goes to the node that holds its files, which
+// frees them.
+func (a *API) deleteTemplate(w http.ResponseWriter, r *http.Request) {
+	snap, err := a.opts.Store.GetSnapshot(r.Context(), r.PathValue("id"))
+	if err != nil {
+		a.toBuilder(w, r)
+		return
+	}
+	nodes, err := a.snapshotNodes(r.Context(), snap)
+	if err != nil {
+		writeError(w, statusOf(err), err.Error())
+		return
+	}
+	d, err := destOf(nodes[0])
 	if err != nil {
 		writeError(w, http.StatusBadGateway, err.Error())
 		return

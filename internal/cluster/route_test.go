@@ -119,14 +119,18 @@ func TestCreateFromSnapshotGoesToItsNode(t *testing.T) {
 	if err := st.CreateSnapshot(ctx, &store.Snapshot{ID: "snap1", Names: []string{"mine"}, MemoryMB: 512, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	api := newTestAPI(st, nil)
+	c := &clock{}
+	api := newTestAPIAt(st, nil, c)
 	for range 3 {
 		if code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"mine"}`, nil); code != http.StatusCreated {
 			t.Fatalf("create from snapshot: %d %v", code, body)
 		}
 	}
-	if len(a.requests()) != 0 || len(b.requests()) != 3 {
-		t.Errorf("a got %v, b got %v: every create from b's snapshot must go to b", a.requests(), b.requests())
+	if code, body := do(t, api, "DELETE", "/templates/mine", "", nil); code != http.StatusOK {
+		t.Errorf("delete of the snapshot: %d %v", code, body)
+	}
+	if len(a.requests()) != 0 || len(b.requests()) != 4 {
+		t.Errorf("a got %v, b got %v: every create from b's snapshot, and its delete, must go to b", a.requests(), b.requests())
 	}
 	// Just taken: no heartbeat lists it yet, but its source runs on a.
 	if err := st.CreateSandbox(ctx, &store.Sandbox{ID: "src", Node: "a", State: store.SandboxRunning}); err != nil {
@@ -138,8 +142,9 @@ func TestCreateFromSnapshotGoesToItsNode(t *testing.T) {
 	if code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"snap2"}`, nil); code != http.StatusCreated || len(a.requests()) != 1 {
 		t.Errorf("create from a fresh snapshot: %d %v, a got %v; want it on its source's node", code, body, a.requests())
 	}
-	b.register(t, false, time.Unix(2, 0), "snap1")
-	time.Sleep(nodesTTL)
+	a.register(t, true, time.Unix(1, 0), "base")
+	c.advance(testDeadAfter + nodesTTL + time.Second) // b silent since; a just beat
+	a.register(t, true, time.Unix(1, 0), "base")
 	code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"snap1"}`, nil)
 	if code != http.StatusServiceUnavailable || !strings.Contains(body["message"].(string), "not alive") {
 		t.Errorf("snapshot on a dead node: %d %v, want 503", code, body)
@@ -225,6 +230,8 @@ func TestSandboxRouteErrors(t *testing.T) {
 		{"dead node traffic", "GET", "/", map[string]string{"E2b-Sandbox-Id": "lost", "E2b-Sandbox-Port": "80"}, 502, "not answering"},
 		{"bad port header", "GET", "/", map[string]string{"E2b-Sandbox-Id": "lost", "E2b-Sandbox-Port": "x"}, 400, "E2b-Sandbox-Port"},
 		{"signature of nothing", "GET", signedURL("other"), nil, 401, "matches no running sandbox"},
+		{"expired signature", "GET", "/files?path=a&signature=v1_x&signature_expiration=1000", nil, 401, "expired"},
+		{"malformed signature", "GET", "/files?path=a&signature=nope", nil, 401, "invalid signature"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -288,7 +295,11 @@ func TestBatchMetricsMergesNodes(t *testing.T) {
 			writeJSON(w, http.StatusOK, map[string]any{"sandboxes": map[string]any{"sb-" + name: map[string]int{"cpuCount": 1}}})
 		}
 	}
-	code, body := do(t, newTestAPI(st, nil), "GET", "/sandboxes/metrics?sandbox_ids=sb-a,sb-b", "", nil)
+	api := newTestAPI(st, nil)
+	if code, body := do(t, api, "GET", "/sandboxes/metrics?sandbox_ids=sb-a", "", nil); code != http.StatusUnauthorized {
+		t.Errorf("without a key: %d %v, want 401 before any node is asked", code, body)
+	}
+	code, body := do(t, api, "GET", "/sandboxes/metrics?sandbox_ids=sb-a,sb-b", "", map[string]string{"X-API-KEY": teamKey(t, st, "")})
 	got, _ := body["sandboxes"].(map[string]any)
 	var ids []string
 	for id := range got {

@@ -3,6 +3,8 @@ package cluster
 import (
 	"net/http"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/filesig"
 	"github.com/warren-sandbox/warren/internal/log"
@@ -16,6 +18,18 @@ import (
 // headers the SDK would have sent. envd checks the signature again.
 func (a *API) signedFile(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	// Refused before the store is read: each check below reads every
+	// running sandbox's token.
+	if sig := q.Get("signature"); !strings.HasPrefix(sig, "v1_") || len(sig) > 128 {
+		writeError(w, http.StatusUnauthorized, "invalid signature")
+		return
+	}
+	if exp := q.Get("signature_expiration"); exp != "" {
+		if secs, err := strconv.ParseInt(exp, 10, 64); err != nil || time.Unix(secs, 0).Before(time.Now()) {
+			writeError(w, http.StatusUnauthorized, "the signature has expired")
+			return
+		}
+	}
 	all, err := a.opts.Store.ListSandboxes(r.Context())
 	if err != nil {
 		log.G(r.Context()).Error("signed file URL: listing sandboxes", "err", err)
