@@ -72,7 +72,7 @@ func rootCommand() *cobra.Command {
 	} {
 		root.AddCommand(passthrough(c.name, c.args, c.short, c.group, c.run))
 	}
-	root.AddCommand(sandboxCommand(), loginCommand(), mcpCommand())
+	root.AddCommand(sandboxCommand(), nodesCommand(), loginCommand(), mcpCommand())
 	root.AddCommand(&cobra.Command{Use: "version", Short: "print the version", Args: cobra.NoArgs,
 		Run: func(*cobra.Command, []string) { fmt.Println("warren", version) }})
 	return root

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -24,7 +26,8 @@ import (
 // cut off (SIGSTOP, as a partition would): within the bound its running
 // sandboxes leave the list, answer 404 and have a killed event with reason
 // node-lost, A's keep working and new creates go to A. When B comes back
-// (SIGCONT) it destroys the sandboxes the cluster gave up.
+// (SIGCONT) it destroys the sandboxes the cluster gave up. `warren nodes`
+// shows B dead meanwhile and forgets it; it registers again on return.
 func TestAPIRole(t *testing.T) {
 	cfg := loadConfig(t)
 	url := pgtest.Start(t).NewDatabase(t)
@@ -94,11 +97,30 @@ func TestAPIRole(t *testing.T) {
 	}
 	wantNodeOf(ctx, t, st, later.ID, "node-a")
 	wantEcho(ctx, t, later, "after")
+	nodesCLI(t, cfg, api)
 
 	// B back: it destroys what the cluster gave up.
 	resume()
 	waitNoNetns(t, ob, lostIDs, 30*time.Second)
 	wantNodes(ctx, t, c, map[string]bool{"node-a": true, "node-b": true}, time.Minute)
+}
+
+// nodesCLI checks `warren nodes` with B silent: the table shows it dead,
+// A cannot be forgotten (alive) and B can (it registers again when it
+// comes back).
+func nodesCLI(t *testing.T, cfg config, api *server) {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := warrenCLI(t, cfg, api, dir, "nodes")
+	if err != nil || !regexp.MustCompile(`(?m)^node-a\s+alive`).MatchString(out) || !regexp.MustCompile(`(?m)^node-b\s+dead`).MatchString(out) {
+		t.Fatalf("warren nodes: %v\n%s", err, out)
+	}
+	if out, err := warrenCLI(t, cfg, api, dir, "nodes", "rm", "node-a"); err == nil || !strings.Contains(out, "is alive") {
+		t.Fatalf("warren nodes rm of a live node: %v\n%s", err, out)
+	}
+	if out, err := warrenCLI(t, cfg, api, dir, "nodes", "rm", "node-b"); err != nil {
+		t.Fatalf("warren nodes rm node-b: %v\n%s", err, out)
+	}
 }
 
 // useThroughAPI runs a command, writes and reads a file, and fetches it
