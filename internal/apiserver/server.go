@@ -238,6 +238,20 @@ func Principal(r *http.Request, st store.Store) (*store.APIKey, error) {
 	return k, nil
 }
 
+// Authorize is Principal, and then an ErrPermissionDenied error unless
+// the key holds scope now.
+func Authorize(r *http.Request, st store.Store, scope string) (*store.APIKey, error) {
+	k, err := Principal(r, st)
+	if err != nil {
+		return nil, err
+	}
+	if !apikey.Allows(k, scope, time.Now()) {
+		return nil, errdefs.New(errdefs.ErrPermissionDenied, fmt.Sprintf("this API key is limited to %s; %s %s needs the scope %s",
+			strings.Join(k.Scopes, ", "), r.Method, r.URL.Path, scope))
+	}
+	return k, nil
+}
+
 // Owns reports whether key k may act on what team owns.
 func Owns(k *store.APIKey, team string) bool {
 	return k.Admin || store.TeamOf(team) == store.TeamOf(k.TeamID)
@@ -251,15 +265,9 @@ func (s *Server) authenticate(scope string, next http.Handler) http.Handler {
 			writeError(w, http.StatusServiceUnavailable, "warren is starting: try again shortly")
 			return
 		}
-		k, err := Principal(r, s.opts.Store)
+		k, err := Authorize(r, s.opts.Store, scope)
 		if err != nil {
 			fail(w, r, err)
-			return
-		}
-		now := time.Now()
-		if !apikey.Allows(k, scope, now) {
-			writeError(w, http.StatusForbidden, fmt.Sprintf("this API key is limited to %s; %s %s needs the scope %s",
-				strings.Join(k.Scopes, ", "), r.Method, r.URL.Path, scope))
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCtx{}, k)))
@@ -303,6 +311,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
+
+// Fail answers err with the status its class maps to, as every handler
+// here does; the cluster's API role answers its own errors with it too.
+func Fail(w http.ResponseWriter, r *http.Request, err error) { fail(w, r, err) }
 
 // WriteError answers with E2B's error body as every handler here does
 // (with Retry-After on a 429 or 503); the cluster's API role uses it too.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 
+	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -41,7 +42,7 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) {
 	}
 	n, nodes, err := a.createTargets(r.Context(), body)
 	if err != nil {
-		writeError(w, statusOf(err), err.Error())
+		apiserver.Fail(w, r, err)
 		return
 	}
 	for i, node := range nodes {
@@ -151,16 +152,3 @@ func (s *statusRecorder) WriteHeader(code int) {
 }
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// statusOf is the HTTP status of an error class.
-func statusOf(err error) int {
-	switch {
-	case errdefs.IsNotFound(err):
-		return http.StatusNotFound
-	case errors.Is(err, errdefs.ErrUnavailable):
-		return http.StatusServiceUnavailable
-	case errors.Is(err, errdefs.ErrInvalidArgument):
-		return http.StatusBadRequest
-	}
-	return http.StatusInternalServerError
-}

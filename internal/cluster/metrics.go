@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"sync"
-	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/apiserver"
@@ -24,13 +23,8 @@ const maxMetricsBody = 4 << 20
 func (a *API) batchMetrics(w http.ResponseWriter, r *http.Request) {
 	// The nodes check the key too; checked here first so that a request
 	// without one costs no round of requests to every node.
-	k, err := apiserver.Principal(r, a.opts.Store)
-	if err != nil {
-		writeError(w, http.StatusUnauthorized, err.Error())
-		return
-	}
-	if !apikey.Allows(k, apikey.ScopeSandboxesRead, time.Now()) {
-		writeError(w, http.StatusForbidden, "this API key lacks the scope "+apikey.ScopeSandboxesRead)
+	if _, err := apiserver.Authorize(r, a.opts.Store, apikey.ScopeSandboxesRead); err != nil {
+		apiserver.Fail(w, r, err)
 		return
 	}
 	alive, err := a.nodes.alive(r.Context())

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
@@ -104,22 +103,21 @@ func (a *API) sandboxRoute(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	k, err := apiserver.Principal(r, a.opts.Store)
 	if err != nil {
-		writeError(w, http.StatusUnauthorized, err.Error())
+		apiserver.Fail(w, r, err)
 		return
 	}
 	node, err := a.ownerNode(r, id, func(team string) bool { return apiserver.Owns(k, team) })
 	if errors.Is(err, errdefs.ErrUnavailable) && r.Method == http.MethodDelete && r.URL.Path == "/sandboxes/"+id {
 		// Answered here, not by the node: the scope is checked here too.
-		if !apikey.Allows(k, apikey.ScopeSandboxesWrite, time.Now()) {
-			writeError(w, http.StatusForbidden, fmt.Sprintf("this API key is limited to %s; DELETE needs the scope %s",
-				strings.Join(k.Scopes, ", "), apikey.ScopeSandboxesWrite))
+		if _, err := apiserver.Authorize(r, a.opts.Store, apikey.ScopeSandboxesWrite); err != nil {
+			apiserver.Fail(w, r, err)
 			return
 		}
 		a.killOnDeadNode(w, r, id)
 		return
 	}
 	if err != nil {
-		writeError(w, statusOf(err), err.Error())
+		apiserver.Fail(w, r, err)
 		return
 	}
 	a.fwd.forward(w, r, node)
@@ -199,7 +197,7 @@ func (a *API) deleteTemplate(w http.ResponseWriter, r *http.Request) {
 	}
 	nodes, err := a.snapshotNodes(r.Context(), snap)
 	if err != nil {
-		writeError(w, statusOf(err), err.Error())
+		apiserver.Fail(w, r, err)
 		return
 	}
 	d, err := destOf(nodes[0])
