@@ -1,14 +1,14 @@
 package apiserver
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/events"
+	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
@@ -104,23 +104,15 @@ func (s *Server) deleteNode(w http.ResponseWriter, r *http.Request) {
 			fail(w, r, fmt.Errorf("forgetting sandbox %s: %w", sb.ID, err))
 			return
 		}
-		s.recordNodeLost(ctx, sb)
+		if s.opts.Events != nil {
+			s.opts.Events.Record(ctx, events.KilledOnNode(sb, sandbox.KillNodeLost))
+		}
 	}
 	if err := s.opts.Store.DeleteNode(ctx, name); err != nil && !errdefs.IsNotFound(err) {
 		fail(w, r, fmt.Errorf("forgetting node %s: %w", name, err))
 		return
 	}
 	w.WriteHeader(http.StatusNoContent)
-}
-
-// recordNodeLost records sb's killed event, reason node-lost.
-func (s *Server) recordNodeLost(ctx context.Context, sb *store.Sandbox) {
-	if s.opts.Events == nil {
-		return
-	}
-	data, _ := json.Marshal(map[string]any{"reason": "node-lost", "node": sb.Node})
-	s.opts.Events.Record(ctx, &store.Event{Type: store.EventKilled, SandboxID: sb.ID, TemplateID: sb.TemplateID,
-		TeamID: store.TeamOf(sb.TeamID), Data: data})
 }
 
 // nodeDeadAfter is Options.NodeDeadAfter or its default.

@@ -2,11 +2,11 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/events"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -63,18 +63,8 @@ func (a *API) reapNode(ctx context.Context, n *store.Node) {
 		a.nodes.forget(sb.ID)
 		log.G(ctx).Warn("sandbox lost with its node", "sandbox", sb.ID, "node", n.Name,
 			"last_heartbeat", n.HeartbeatAt)
-		a.recordLost(ctx, sb, n)
+		a.record(ctx, events.KilledOnNode(sb, sandbox.KillNodeLost))
 	}
-}
-
-// recordLost records sb's killed event, reason node-lost.
-func (a *API) recordLost(ctx context.Context, sb *store.Sandbox, n *store.Node) {
-	if a.opts.Events == nil {
-		return
-	}
-	data, _ := json.Marshal(map[string]any{"reason": sandbox.KillNodeLost, "node": n.Name})
-	a.opts.Events.Record(ctx, &store.Event{Type: store.EventKilled, SandboxID: sb.ID, TemplateID: sb.TemplateID,
-		TeamID: store.TeamOf(sb.TeamID), Data: data})
 }
 
 // killOnDeadNode answers DELETE /sandboxes/{id} for a sandbox whose node
@@ -99,10 +89,13 @@ func (a *API) killOnDeadNode(w http.ResponseWriter, r *http.Request, id string) 
 	}
 	a.nodes.forget(id)
 	log.G(ctx).Info("sandbox of a dead node killed by request", "sandbox", id, "node", sb.Node)
-	if a.opts.Events != nil {
-		data, _ := json.Marshal(map[string]any{"reason": sandbox.KillRequested, "node": sb.Node})
-		a.opts.Events.Record(ctx, &store.Event{Type: store.EventKilled, SandboxID: sb.ID, TemplateID: sb.TemplateID,
-			TeamID: store.TeamOf(sb.TeamID), Data: data})
-	}
+	a.record(ctx, events.KilledOnNode(sb, sandbox.KillRequested))
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// record records e, if events are recorded.
+func (a *API) record(ctx context.Context, e *store.Event) {
+	if a.opts.Events != nil {
+		a.opts.Events.Record(ctx, e)
+	}
 }

@@ -50,3 +50,12 @@ func Body(e *store.Event) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// KilledOnNode is sb's killed event as a process other than its node
+// records it (the cluster's API role reaping or killing on a dead node,
+// a forgotten node): eventData has the reason and the node it ran on.
+func KilledOnNode(sb *store.Sandbox, reason string) *store.Event {
+	data, _ := json.Marshal(map[string]any{"reason": reason, "node": sb.Node})
+	return &store.Event{Type: store.EventKilled, SandboxID: sb.ID, TemplateID: sb.TemplateID,
+		TeamID: store.TeamOf(sb.TeamID), Data: data}
+}
