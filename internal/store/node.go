@@ -2,7 +2,10 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
 )
 
 // Nodes keeps the cluster's node records (issue 17). A node upserts its
@@ -20,6 +23,12 @@ type Nodes interface {
 	// ListSandboxesOnNode is ListSandboxes restricted to the sandboxes
 	// whose Node is node ("" selects those of one-machine mode).
 	ListSandboxesOnNode(ctx context.Context, node string) ([]*Sandbox, error)
+	// MoveSandbox hands sandbox id from node from to node to, only if it
+	// is still on from, paused and parked (one conditional write, so two
+	// API processes moving at once move it once). ErrNotFound when no
+	// such record is; ErrConflict when it is not on from, not paused or
+	// not parked.
+	MoveSandbox(ctx context.Context, id, from, to string) error
 }
 
 // Node is one machine of a cluster as of its last heartbeat.
@@ -35,9 +44,32 @@ type Node struct {
 	ReservedCPUs     int
 	ReservedMemoryMB int64
 	Templates        []string // template ids whose rootfs it has cached
-	Version          string   // warren's version
-	StartedAt        time.Time
-	HeartbeatAt      time.Time
+	// ShareID names the shared storage the node parks paused sandboxes
+	// on ("" for none): nodes with the same ShareID see the same files,
+	// so one can take over what another parked.
+	ShareID     string
+	Version     string // warren's version
+	StartedAt   time.Time
+	HeartbeatAt time.Time
+}
+
+// MoveConflict is MoveSandbox's error for a sandbox it did not move, found
+// afterwards on node, in state, parked or not. The stores share it so that
+// the reason reads the same whichever one is behind the API.
+func MoveConflict(id, from, node, state string, parked bool) error {
+	var why string
+	switch {
+	case node != from:
+		why = fmt.Sprintf("it is on node %q", node)
+	case state != SandboxPaused:
+		why = fmt.Sprintf("it is %s, not paused", state)
+	case !parked:
+		why = "it is not parked"
+	default:
+		// The record became movable between the write and the read.
+		why = "it changed while being moved"
+	}
+	return fmt.Errorf("moving sandbox %q from node %q: %s: %w", id, from, why, errdefs.ErrConflict)
 }
 
 // Alive says whether n's last heartbeat is within deadAfter of now.

@@ -17,7 +17,11 @@ import (
 type Store interface {
 	CreateSandbox(ctx context.Context, s *Sandbox) error
 	GetSandbox(ctx context.Context, id string) (*Sandbox, error)
-	// UpdateSandbox replaces the stored record with s (matched by s.ID).
+	// UpdateSandbox replaces the stored record with s, matched by s.ID and
+	// s.Node: a record another node holds now (MoveSandbox) is not
+	// changed, and the error wraps ErrNotFound, as for a missing record.
+	// So a node that was taken for dead cannot overwrite a sandbox the
+	// cluster handed to another node.
 	UpdateSandbox(ctx context.Context, s *Sandbox) error
 	DeleteSandbox(ctx context.Context, id string) error
 	// ListSandboxes returns all sandboxes, newest StartedAt first.
@@ -118,6 +122,10 @@ type Sandbox struct {
 	// Node is the cluster node that runs the sandbox; "" in one-machine
 	// mode. A node re-adopts, times out and reaps only its own.
 	Node string
+	// Parked: paused, with a copy of its state on the cluster's shared
+	// storage (<shared dir>/parked/<id>) from which another node sharing
+	// it can take the sandbox over if its own node dies.
+	Parked bool
 }
 
 // Sandbox intents: what a sandbox was in the middle of.

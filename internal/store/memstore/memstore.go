@@ -129,7 +129,8 @@ func (m *Store) UpdateSandbox(ctx context.Context, s *store.Sandbox) error {
 		return err
 	}
 	defer m.mu.Unlock()
-	if _, ok := m.sandboxes[s.ID]; !ok {
+	// A record MoveSandbox handed to another node is not this writer's.
+	if cur, ok := m.sandboxes[s.ID]; !ok || cur.Node != s.Node {
 		return fmt.Errorf("updating sandbox %q: %w", s.ID, errdefs.ErrNotFound)
 	}
 	m.sandboxes[s.ID] = cloneSandbox(s)

@@ -72,6 +72,23 @@ func (m *Store) ListSandboxesOnNode(ctx context.Context, node string) ([]*store.
 	return slices.DeleteFunc(all, func(s *store.Sandbox) bool { return s.Node != node }), nil
 }
 
+// MoveSandbox implements store.Store.
+func (m *Store) MoveSandbox(ctx context.Context, id, from, to string) error {
+	if err := m.lock(); err != nil {
+		return err
+	}
+	defer m.mu.Unlock()
+	s, ok := m.sandboxes[id]
+	if !ok {
+		return fmt.Errorf("moving sandbox %q: %w", id, errdefs.ErrNotFound)
+	}
+	if s.Node != from || s.State != store.SandboxPaused || !s.Parked {
+		return store.MoveConflict(id, from, s.Node, s.State, s.Parked)
+	}
+	s.Node = to
+	return nil
+}
+
 func cloneNode(n *store.Node) *store.Node {
 	c := *n
 	c.Templates = cloneList(n.Templates)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -21,15 +22,17 @@ var sandboxCols = []string{
 	"metadata", "env_vars", "cpu_count", "memory_mb", "disk_mb", "ip",
 	"started_at", "end_at", "auto_pause", "auto_resume", "api_key_id",
 	"auto_pause_no_memory", "network_policy", "team_id", "paused_at", "intent",
-	"node",
+	"parked", "node",
 }
 
 var (
 	selectSandbox = "SELECT " + strings.Join(sandboxCols, ", ") + " FROM sandboxes"
 	insertSandbox = "INSERT INTO sandboxes (" + strings.Join(sandboxCols, ", ") +
 		") VALUES (" + placeholders(1, len(sandboxCols)) + ")"
+	// The node to match is one argument past sandboxCols.
 	updateSandbox = "UPDATE sandboxes SET (" + strings.Join(sandboxCols[1:], ", ") +
-		") = (" + placeholders(2, len(sandboxCols)-1) + ") WHERE id = $1"
+		") = (" + placeholders(2, len(sandboxCols)-1) + ") WHERE id = $1 AND node = $" +
+		strconv.Itoa(len(sandboxCols)+1)
 )
 
 // CreateSandbox implements store.Store.
@@ -55,13 +58,15 @@ func (s *Store) GetSandbox(ctx context.Context, id string) (*store.Sandbox, erro
 }
 
 // UpdateSandbox implements store.Store. It is one statement, so a
-// concurrent writer's update is never half applied; the last one wins.
+// concurrent writer's update is never half applied; the last one wins. It
+// matches on the node too: a record MoveSandbox handed to another node is
+// not this writer's any more.
 func (s *Store) UpdateSandbox(ctx context.Context, sb *store.Sandbox) error {
 	args, err := sandboxArgs(sb)
 	if err != nil {
 		return fmt.Errorf("updating sandbox: %w", err)
 	}
-	tag, err := s.pool.Exec(ctx, updateSandbox, args...)
+	tag, err := s.pool.Exec(ctx, updateSandbox, append(args, sb.Node)...)
 	return affectedOne(tag, err, fmt.Sprintf("updating sandbox %q", sb.ID))
 }
 
@@ -95,7 +100,7 @@ func sandboxArgs(sb *store.Sandbox) ([]any, error) {
 		e.json(sb.Metadata, "{}"), e.json(sb.EnvVars, "{}"), sb.CPUCount, sb.MemoryMB, sb.DiskMB, sb.IP,
 		e.time(sb.StartedAt), e.time(sb.EndAt), sb.AutoPause, sb.AutoResume, sb.APIKeyID,
 		sb.AutoPauseNoMemory, encodePolicy(&e, sb.Network), sb.TeamID, e.time(sb.PausedAt), sb.Intent,
-		sb.Node,
+		sb.Parked, sb.Node,
 	}
 	return args, e.err
 }
@@ -123,7 +128,7 @@ func scanSandbox(row pgx.Row) (*store.Sandbox, error) {
 		&meta, &env, &sb.CPUCount, &sb.MemoryMB, &sb.DiskMB, &sb.IP,
 		&started, &end, &sb.AutoPause, &sb.AutoResume, &sb.APIKeyID,
 		&sb.AutoPauseNoMemory, &policy, &sb.TeamID, &pausedAt, &sb.Intent,
-		&sb.Node,
+		&sb.Parked, &sb.Node,
 	)
 	if err != nil {
 		return nil, err

@@ -12,7 +12,7 @@ import (
 
 const (
 	nodeCols = `name, advertise_url, cpus, memory_mb, disk_mb, sandboxes, reserved_cpus,
-		reserved_memory_mb, templates, version, started_at, heartbeat_at`
+		reserved_memory_mb, templates, share_id, version, started_at, heartbeat_at`
 	selectNode = `SELECT ` + nodeCols + ` FROM nodes`
 )
 
@@ -26,13 +26,14 @@ func (s *Store) PutNode(ctx context.Context, n *store.Node) error {
 		return fmt.Errorf("putting node %q: %w", n.Name, err)
 	}
 	_, err = s.db.ExecContext(ctx, `INSERT INTO nodes (`+nodeCols+`)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET
 		advertise_url = excluded.advertise_url, cpus = excluded.cpus, memory_mb = excluded.memory_mb,
 		disk_mb = excluded.disk_mb, sandboxes = excluded.sandboxes, reserved_cpus = excluded.reserved_cpus,
 		reserved_memory_mb = excluded.reserved_memory_mb, templates = excluded.templates,
-		version = excluded.version, started_at = excluded.started_at, heartbeat_at = excluded.heartbeat_at`,
+		share_id = excluded.share_id, version = excluded.version, started_at = excluded.started_at,
+		heartbeat_at = excluded.heartbeat_at`,
 		n.Name, n.AdvertiseURL, n.CPUs, n.MemoryMB, n.DiskMB, n.Sandboxes, n.ReservedCPUs,
-		n.ReservedMemoryMB, tpls, n.Version, formatTime(n.StartedAt), formatTime(n.HeartbeatAt))
+		n.ReservedMemoryMB, tpls, n.ShareID, n.Version, formatTime(n.StartedAt), formatTime(n.HeartbeatAt))
 	if err != nil {
 		return fmt.Errorf("putting node %q: %w", n.Name, err)
 	}
@@ -81,13 +82,44 @@ func (s *Store) DeleteNode(ctx context.Context, name string) error {
 	return checkAffected(res, fmt.Sprintf("deleting node %q", name))
 }
 
+// MoveSandbox implements store.Store: one conditional UPDATE, so of two
+// movers only one finds the row still on from; the read after a miss only
+// tells which error to return.
+func (s *Store) MoveSandbox(ctx context.Context, id, from, to string) error {
+	res, err := s.db.ExecContext(ctx, `UPDATE sandboxes SET node = ?
+		WHERE id = ? AND node = ? AND state = ? AND parked`, to, id, from, store.SandboxPaused)
+	if err != nil {
+		return fmt.Errorf("moving sandbox %q: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("moving sandbox %q: %w", id, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	var (
+		node, state string
+		parked      bool
+	)
+	err = s.db.QueryRowContext(ctx, `SELECT node, state, parked FROM sandboxes WHERE id = ?`, id).
+		Scan(&node, &state, &parked)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("moving sandbox %q: %w", id, errdefs.ErrNotFound)
+	}
+	if err != nil {
+		return fmt.Errorf("moving sandbox %q: %w", id, err)
+	}
+	return store.MoveConflict(id, from, node, state, parked)
+}
+
 func scanNode(sc scanner) (*store.Node, error) {
 	var (
 		n                 store.Node
 		tpls, started, hb string
 	)
 	err := sc.Scan(&n.Name, &n.AdvertiseURL, &n.CPUs, &n.MemoryMB, &n.DiskMB, &n.Sandboxes,
-		&n.ReservedCPUs, &n.ReservedMemoryMB, &tpls, &n.Version, &started, &hb)
+		&n.ReservedCPUs, &n.ReservedMemoryMB, &tpls, &n.ShareID, &n.Version, &started, &hb)
 	if err != nil {
 		return nil, err
 	}

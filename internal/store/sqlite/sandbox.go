@@ -20,7 +20,7 @@ var sandboxCols = []string{
 	"metadata", "env_vars", "cpu_count", "memory_mb", "disk_mb", "ip",
 	"started_at", "end_at", "auto_pause", "auto_resume", "network", "api_key_id",
 	"auto_pause_no_memory", "network_policy", "team_id", "paused_at", "intent",
-	"node",
+	"parked", "node",
 }
 
 var (
@@ -28,7 +28,7 @@ var (
 	insertSandbox = "INSERT INTO sandboxes (" + strings.Join(sandboxCols, ", ") +
 		") VALUES (" + placeholders(len(sandboxCols)) + ")"
 	updateSandbox = "UPDATE sandboxes SET " + strings.Join(sandboxCols[1:], " = ?, ") +
-		" = ? WHERE id = ?"
+		" = ? WHERE id = ? AND node = ?"
 )
 
 // CreateSandbox implements store.Store.
@@ -65,8 +65,9 @@ func (s *Store) UpdateSandbox(ctx context.Context, sb *store.Sandbox) error {
 	if err != nil {
 		return fmt.Errorf("updating sandbox: %w", err)
 	}
-	// Columns after id, then id for the WHERE clause.
-	args = append(args[1:], args[0])
+	// Columns after id, then id and node for the WHERE clause: a record
+	// MoveSandbox handed to another node is not this writer's any more.
+	args = append(args[1:], sb.ID, sb.Node)
 	res, err := s.db.ExecContext(ctx, updateSandbox, args...)
 	if err != nil {
 		return fmt.Errorf("updating sandbox %q: %w", sb.ID, err)
@@ -137,7 +138,7 @@ func sandboxArgs(sb *store.Sandbox) ([]any, error) {
 		meta, env, sb.CPUCount, sb.MemoryMB, sb.DiskMB, sb.IP,
 		formatTime(sb.StartedAt), formatTime(sb.EndAt), sb.AutoPause, sb.AutoResume,
 		nil, sb.APIKeyID, sb.AutoPauseNoMemory, policy, sb.TeamID, pausedAt(sb.PausedAt),
-		sb.Intent, sb.Node,
+		sb.Intent, sb.Parked, sb.Node,
 	}, nil
 }
 
@@ -157,7 +158,7 @@ func scanSandbox(sc scanner) (*store.Sandbox, error) {
 		&meta, &env, &sb.CPUCount, &sb.MemoryMB, &sb.DiskMB, &sb.IP,
 		&startedAt, &endAt, &sb.AutoPause, &sb.AutoResume,
 		&legacy, &sb.APIKeyID, &sb.AutoPauseNoMemory, &policy, &sb.TeamID, &paused,
-		&sb.Intent, &sb.Node,
+		&sb.Intent, &sb.Parked, &sb.Node,
 	)
 	if err != nil {
 		return nil, err

@@ -20,6 +20,7 @@ func newNode(name string, hbMin int) *store.Node {
 		ReservedCPUs:     6,
 		ReservedMemoryMB: 3 << 10,
 		Templates:        []string{"base", "code-interpreter-v1"},
+		ShareID:          "nfs-1",
 		Version:          "0.1.0",
 		StartedAt:        at(0),
 		HeartbeatAt:      at(hbMin),

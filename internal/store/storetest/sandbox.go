@@ -35,6 +35,7 @@ func newSandbox(id string, startedMin int) *store.Sandbox {
 		AutoResume:         true,
 		Intent:             store.IntentPausing,
 		Node:               "node-a",
+		Parked:             true,
 		Network: netpolicy.Policy{
 			Egress: netpolicy.Egress{
 				AllowInternet: true,

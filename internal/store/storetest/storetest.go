@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Webhook", webhookTests},
 		{"Claim", claimTests},
 		{"Node", nodeTests},
+		{"Park", parkTests},
 		{"Concurrent", concurrentTests},
 		{"Race", raceTests},
 	}
