@@ -127,6 +127,7 @@ func serveFlagsCluster(fs *flag.FlagSet, c *server.Config) {
 	fs.StringVar(&c.NodeName, "node-name", host, "this node's name in the cluster (--role=node; default the hostname)")
 	fs.StringVar(&c.AdvertiseURL, "advertise-url", "", "the URL the API role reaches this node at, e.g. http://10.0.0.7:3000 (required with --role=node)")
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeat-interval", server.DefaultHeartbeatInterval, "how often a node writes its heartbeat (capacity and usage) to the store")
+	fs.StringVar(&c.SharedDir, "shared-dir", "", "storage every node mounts at this same path (NFS, a CSI volume; --role=node): paused sandboxes are parked there, and when a node dies the cluster hands them to another that sees the same storage")
 	fs.DurationVar(&c.NodeDeadAfter, "node-dead-after", server.DefaultNodeDeadAfter, "a node whose last heartbeat is older than this is reported dead (GET /nodes)")
 }
 

@@ -14,8 +14,9 @@ import (
 
 // reap reports the running sandboxes of every dead node killed: their
 // records leave the store (so lists and lookups stop showing them) and a
-// killed event says node-lost. Paused sandboxes stay: their state is on
-// the node's disk, and they resume when it comes back. A node that was
+// killed event says node-lost. Paused sandboxes parked on shared storage
+// go to a live node that shares it (handOver); other paused ones stay:
+// their state is on the node's disk, and they resume when it comes back. A node that was
 // only cut off finds its reaped sandboxes gone from the store on its next
 // heartbeat and destroys them; one that restarts does so as it
 // reconciles. Several API processes may reap at once: a record is
@@ -46,6 +47,10 @@ func (a *API) reapNode(ctx context.Context, n *store.Node) {
 		return
 	}
 	for _, sb := range sbs {
+		if sb.State == store.SandboxPaused && sb.Parked && n.ShareID != "" {
+			a.handOver(ctx, n, sb)
+			continue
+		}
 		if sb.State != store.SandboxRunning {
 			continue
 		}
@@ -64,6 +69,32 @@ func (a *API) reapNode(ctx context.Context, n *store.Node) {
 		log.G(ctx).Warn("sandbox lost with its node", "sandbox", sb.ID, "node", n.Name,
 			"last_heartbeat", n.HeartbeatAt)
 		a.record(ctx, events.KilledOnNode(sb, sandbox.KillNodeLost))
+	}
+}
+
+// handOver gives dead node n's parked sandbox sb to the live node with
+// the most free memory among those on the same shared storage, which
+// takes it over from there (sandbox.Manager.TakeOverParked) and resumes
+// it when asked. The move is conditional: with several API processes,
+// or a node that came back and resumed it, it happens at most once.
+func (a *API) handOver(ctx context.Context, n *store.Node, sb *store.Sandbox) {
+	nodes, err := a.place.candidates(ctx, need{template: sb.TemplateID, memoryMB: int64(sb.MemoryMB)})
+	if err != nil {
+		log.G(ctx).Warn("reaper: listing live nodes for a parked sandbox", "sandbox", sb.ID, "err", err)
+		return
+	}
+	for _, to := range nodes {
+		if to.Name == n.Name || to.ShareID != n.ShareID {
+			continue
+		}
+		err := a.opts.Store.MoveSandbox(ctx, sb.ID, n.Name, to.Name)
+		if err == nil {
+			a.nodes.forget(sb.ID)
+			log.G(ctx).Warn("parked sandbox of a dead node handed to another", "sandbox", sb.ID, "from", n.Name, "to", to.Name)
+		} else if !errdefs.IsNotFound(err) && !errdefs.IsConflict(err) {
+			log.G(ctx).Warn("reaper: handing over a parked sandbox", "sandbox", sb.ID, "err", err)
+		}
+		return
 	}
 }
 

@@ -85,6 +85,14 @@ type Backend interface {
 	// its state (running, paused or stopped) afterwards. The memory is
 	// included when the backend can checkpoint (Snapshot.Memory says).
 	Snapshot(ctx context.Context, id, dir string) (*Snapshot, error)
+	// Export writes a paused or stopped sandbox's own state into dir
+	// (which must not exist), for another host to rebuild the sandbox with
+	// Create (Spec.From, Spec.Stopped): its writable layer as ExportLayer,
+	// a tar in layer.Archive's format, and, when it is stopped with a
+	// memory image, that image in ExportMemory. The sandbox is left as it
+	// is. A running sandbox is errdefs.ErrFailedPrecondition: its disk
+	// would not be consistent.
+	Export(ctx context.Context, id, dir string) (*Export, error)
 
 	// Capabilities says what the backend can do beyond the basics.
 	Capabilities() Capabilities
@@ -133,6 +141,23 @@ type Snapshot struct {
 	Memory bool // the directory holds a memory image
 }
 
+// Entries of an Export's directory. The memory image is where a
+// Snapshot's is, so the directory is a Spec.From once the layer is
+// unpacked.
+const (
+	ExportLayer  = "layer.tar"
+	ExportMemory = "memory"
+)
+
+// Export describes what Export wrote.
+type Export struct {
+	// Memory: the directory holds the memory image.
+	Memory bool
+	// Layers are the read-only layers below the exported one, top first,
+	// as the sandbox stands on them on this host.
+	Layers []string
+}
+
 // Spec describes one sandbox to create.
 type Spec struct {
 	// ID is the sandbox id: [a-z0-9]+, unique on the host.
@@ -161,6 +186,11 @@ type Spec struct {
 	From *Snapshot
 	// ColdBoot boots Init even when From has a memory image.
 	ColdBoot bool
+	// Stopped builds the sandbox without starting it: it is left
+	// StateStopped, with From's memory image (unless ColdBoot) as the one
+	// Start restores. This is how a sandbox parked by another host is
+	// taken over in the state it was paused in.
+	Stopped bool
 	// Background boots the sandbox at the host's lowest CPU priority, so
 	// that it takes only CPU nobody else wants (a warm pool's refill),
 	// until Foreground gives it the normal priority.

@@ -20,7 +20,7 @@ func (m *Manager) Kill(ctx context.Context, id string) error {
 
 // kill is Kill for reason (Kill*).
 func (m *Manager) kill(ctx context.Context, id, reason string) error {
-	e, err := m.get(id)
+	e, err := m.getOrTakeOver(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -50,17 +50,26 @@ func (m *Manager) killLocked(ctx context.Context, e *entry, reason string) (retE
 	// Should this write fail the kill goes on: a crash before the record
 	// is deleted then leaves a sandbox without processes, which a restart
 	// forgets too.
+	movedAway := false
 	if err := m.setIntent(ctx, e, store.IntentKilling); err != nil {
-		log.G(ctx).Warn("killing sandbox", "sandbox", e.sb.ID, "err", err)
+		if movedAway = m.movedAway(ctx, e, err); !movedAway {
+			log.G(ctx).Warn("killing sandbox", "sandbox", e.sb.ID, "err", err)
+		}
 	}
 	crashpoint.Hit("kill.intent")
 	if err := e.backend.Destroy(ctx, e.sb.ID); err != nil {
 		log.G(ctx).Error("destroying sandbox", "sandbox", e.sb.ID, "err", err)
 	}
 	crashpoint.Hit("kill.destroyed")
+	if movedAway {
+		// The record, its parked state and its events are the other node's.
+		log.G(ctx).Warn("destroyed this node's copy of a sandbox the cluster handed to another node", "sandbox", e.sb.ID)
+		return nil
+	}
 	if err := m.opts.Store.DeleteSandbox(ctx, e.sb.ID); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("forgetting sandbox: %w", err)
 	}
+	m.removeParked(e.sb.ID)
 	m.emitKilled(ctx, e, reason)
 	log.G(ctx).Info("sandbox killed", "sandbox", e.sb.ID)
 	if m.hasSnapshotDirs() {
@@ -149,7 +158,7 @@ func (m *Manager) expire(id string) {
 // memory false a paused sandbox boots afresh from its disk instead of
 // continuing its processes.
 func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration, memory bool) (sb *store.Sandbox, resumed bool, err error) {
-	e, err := m.get(id)
+	e, err := m.getOrTakeOver(ctx, id)
 	if err != nil {
 		return nil, false, err
 	}
@@ -221,6 +230,7 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) (r
 	}
 	m.emit(ctx, e.sb, e.exec, store.EventPaused, map[string]any{"execution": executionData(e)})
 	log.G(ctx).Info("sandbox paused", "sandbox", e.sb.ID, "memory", keepMemory, "took", time.Since(start))
+	m.parkLater(e)
 	return nil
 }
 
@@ -243,18 +253,22 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 		return fmt.Errorf("resuming sandbox: %w", err)
 	}
 	// The new end goes with the intent: a sandbox found running after a
-	// crash lives as long as this resume asked.
-	prevEnd := e.sb.EndAt
-	e.sb.EndAt = time.Now().UTC().Add(timeout)
+	// crash lives as long as this resume asked. So does the end of its
+	// parked copy, which a running sandbox leaves behind at once.
+	prevEnd, parked := e.sb.EndAt, e.sb.Parked
+	e.sb.EndAt, e.sb.Parked = time.Now().UTC().Add(timeout), false
 	if err := m.setIntent(ctx, e, store.IntentResuming); err != nil {
-		e.sb.EndAt = prevEnd
+		e.sb.EndAt, e.sb.Parked = prevEnd, parked
 		return err
 	}
 	crashpoint.Hit("resume.intent")
 	if err := m.resumeBackend(ctx, e, inst, memory); err != nil {
-		e.sb.EndAt = prevEnd
+		e.sb.EndAt, e.sb.Parked = prevEnd, parked
 		m.dropIntent(ctx, e)
 		return err
+	}
+	if parked {
+		m.removeParked(e.sb.ID)
 	}
 	e.sb.State, e.sb.Intent = store.SandboxRunning, ""
 	e.sb.PausedAt = time.Time{}
@@ -340,6 +354,7 @@ func (m *Manager) checkpointPaused(id string) {
 		return
 	}
 	log.G(ctx).Info("paused sandbox checkpointed to disk", "sandbox", id, "took", time.Since(start))
+	m.parkLater(e) // with its memory now
 }
 
 func stopTimer(t **time.Timer) {

@@ -51,7 +51,14 @@ func (m *Manager) dropIfLost(ctx context.Context, e *entry) (bool, error) {
 	if e.killed {
 		return false, nil
 	}
-	if _, err := m.opts.Store.GetSandbox(ctx, e.sb.ID); !errdefs.IsNotFound(err) {
+	cur, err := m.opts.Store.GetSandbox(ctx, e.sb.ID)
+	if err == nil && cur.Node != m.opts.NodeName {
+		// Parked, and handed to another node meanwhile: only this
+		// node's copy goes (killLocked sees the record is not its own).
+		log.G(ctx).Warn("destroying this node's copy of a sandbox the cluster handed to another node while this one was silent", "sandbox", e.sb.ID, "node", cur.Node)
+		return true, m.killLocked(ctx, e, KillNodeLost)
+	}
+	if !errdefs.IsNotFound(err) {
 		return false, err // still recorded (nil), or the store failed
 	}
 	log.G(ctx).Warn("destroying a sandbox the cluster reported lost while this node was silent", "sandbox", e.sb.ID)

@@ -67,6 +67,11 @@ type Options struct {
 	DomainEgress bool
 	// SnapshotDir holds snapshots (one directory each); "" disables them.
 	SnapshotDir string
+	// SharedDir, on a cluster node, is storage every node of the cluster
+	// mounts at this path (--shared-dir): a paused sandbox is parked
+	// there (park.go) so that another node can take it over when this
+	// one dies. "" parks nothing.
+	SharedDir string
 	// EnvdPort is where the manager reaches envd at a sandbox's address;
 	// wire.EnvdPort unless a test points it at a stand-in.
 	EnvdPort uint16
@@ -129,6 +134,11 @@ type Manager struct {
 	// snapshot directories holds it for writing. Order: snapMu, then an
 	// entry's mu.
 	snapMu sync.RWMutex
+
+	// takeMu serialises taking over sandboxes parked by another node
+	// (takeover.go), so a request and the heartbeat's sweep cannot both
+	// rebuild one. Order: takeMu, then snapMu.
+	takeMu sync.Mutex
 
 	// ended keeps the last log lines of recently killed sandboxes.
 	ended endedLogs
@@ -216,7 +226,7 @@ func (m *Manager) get(id string) (*entry, error) {
 
 // Get returns a copy of the sandbox's record.
 func (m *Manager) Get(ctx context.Context, id string) (*store.Sandbox, error) {
-	e, err := m.get(id)
+	e, err := m.getOrTakeOver(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -33,6 +33,9 @@ type heartbeat struct {
 	// dropLost destroys the sandboxes the cluster reported lost while
 	// this node was silent (sandbox.Manager.DropLost).
 	dropLost func(context.Context) (int, error)
+	// takeOver takes over the parked sandboxes the cluster handed to
+	// this node (sandbox.Manager.TakeOverParked).
+	takeOver func(context.Context) (int, error)
 }
 
 // newHeartbeat is the heartbeat of the node cfg describes; cached tells
@@ -41,7 +44,7 @@ func newHeartbeat(cfg *Config, st store.Store, mgr *sandbox.Manager, cached func
 	return &heartbeat{
 		st: st,
 		self: store.Node{Name: cfg.NodeName, AdvertiseURL: cfg.AdvertiseURL, Version: cfg.Version,
-			StartedAt: time.Now().UTC()},
+			ShareID: cfg.ShareID, StartedAt: time.Now().UTC()},
 		interval: cfg.HeartbeatInterval,
 		census:   mgr.Census,
 		cached:   cached,
@@ -49,6 +52,7 @@ func newHeartbeat(cfg *Config, st store.Store, mgr *sandbox.Manager, cached func
 		now:      time.Now,
 		dataDir:  cfg.DataDir,
 		dropLost: mgr.DropLost,
+		takeOver: mgr.TakeOverParked,
 	}
 }
 
@@ -61,15 +65,28 @@ func (h *heartbeat) run(ctx context.Context) {
 	for {
 		if err := h.beat(ctx); err != nil && ctx.Err() == nil {
 			log.G(ctx).Warn("node heartbeat", "err", err)
-		} else if err == nil && h.dropLost != nil {
-			if _, err := h.dropLost(ctx); err != nil && ctx.Err() == nil {
-				log.G(ctx).Warn("destroying sandboxes the cluster reported lost", "err", err)
-			}
+		} else if err == nil {
+			h.settle(ctx)
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		}
+	}
+}
+
+// settle brings this node in line with what the cluster decided while
+// it was not looking: lost sandboxes destroyed, handed ones taken over.
+func (h *heartbeat) settle(ctx context.Context) {
+	if h.dropLost != nil {
+		if _, err := h.dropLost(ctx); err != nil && ctx.Err() == nil {
+			log.G(ctx).Warn("destroying sandboxes the cluster reported lost", "err", err)
+		}
+	}
+	if h.takeOver != nil {
+		if _, err := h.takeOver(ctx); err != nil && ctx.Err() == nil {
+			log.G(ctx).Warn("taking over parked sandboxes", "err", err)
 		}
 	}
 }
@@ -169,6 +186,15 @@ func hostCapacity(dataDir string) (cpus int, memoryMB, diskMB int64, err error) 
 // nodeName is the name the manager stamps on its sandboxes: the node's in
 // a cluster, "" for the one-machine server (whose hostname may change
 // without orphaning anything).
+// sharedDir is where this server parks paused sandboxes: nowhere but on
+// a node.
+func sharedDir(cfg *Config) string {
+	if cfg.IsNode() {
+		return cfg.SharedDir
+	}
+	return ""
+}
+
 func nodeName(cfg *Config) string {
 	if cfg.IsNode() {
 		return cfg.NodeName

@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/url"
+	"path/filepath"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/store/postgres"
@@ -33,6 +34,11 @@ type Cluster struct {
 	HeartbeatInterval, NodeDeadAfter time.Duration
 	// Version is warren's, as a node reports it.
 	Version string
+	// SharedDir is storage every node mounts at the same path
+	// (--shared-dir, nodes only): paused sandboxes are parked there, and
+	// a node takes over what a dead one parked. ShareID is read from it
+	// at start (openShare) and tells nodes that see the same files.
+	SharedDir, ShareID string
 }
 
 // IsNode says whether this server runs as a cluster node.
@@ -50,6 +56,9 @@ func (c *Config) validateRole(bad badFlag) {
 		}
 	default:
 		bad("role", "must be all, node or api, not %q", c.Role)
+	}
+	if c.SharedDir != "" && (c.Role != RoleNode || !filepath.IsAbs(c.SharedDir)) {
+		bad("shared-dir", "%q must be an absolute path, and only a node (--role=node) parks sandboxes", c.SharedDir)
 	}
 	if c.HeartbeatInterval <= 0 {
 		bad("heartbeat-interval", "must be positive")

@@ -102,6 +102,13 @@ func preflight(ctx context.Context, cfg *Config) error {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("creating data dir: %w", err)
 	}
+	if cfg.SharedDir != "" {
+		id, err := openShare(cfg.SharedDir)
+		if err != nil {
+			return err
+		}
+		cfg.ShareID = id
+	}
 	// The runtimes' orphans become warren's to reap, so a stopped runsc
 	// sandbox is gone when its processes exit, not when PID 1 gets to it.
 	if err := subreaper.Start(ctx); err != nil {

@@ -86,6 +86,7 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		ObserveOp:         metrics.ObserveOp,
 		Events:            evs,
 		NodeName:          nodeName(cfg),
+		SharedDir:         sharedDir(cfg),
 		LocalTemplate:     layers.localTemplate(),
 	})
 	if err != nil {

@@ -45,6 +45,7 @@ const (
 	OpSetNetwork    Op = "setnetwork"
 	OpLogs          Op = "logs"
 	OpForeground    Op = "foreground"
+	OpExport        Op = "export"
 )
 
 // Backend is the fake. The zero value is not usable; call New.
@@ -226,6 +227,10 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (*runtime.Insta
 	}
 	if spec.From != nil {
 		st.inst.Layers = slices.Clone(spec.From.Layers)
+	}
+	if spec.Stopped {
+		st.inst.State, st.inst.Pid = runtime.StateStopped, 0
+		st.inst.Checkpointed = spec.From != nil && spec.From.Memory && !spec.ColdBoot
 	}
 	b.instances[spec.ID] = st
 	return copyInstance(&st.inst), nil

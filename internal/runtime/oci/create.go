@@ -61,7 +61,10 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (_ *runtime.Ins
 	if err != nil {
 		return nil, err
 	}
-	log.G(ctx).Debug("sandbox created", "ip", att.IP, "pid", pid, "steps", t.String())
+	log.G(ctx).Debug("sandbox created", "ip", att.IP, "pid", pid, "stopped", spec.Stopped, "steps", t.String())
+	if spec.Stopped {
+		return rec.instance(runtime.StateStopped, 0), nil
+	}
 	return rec.instance(runtime.StateRunning, pid), nil
 }
 
@@ -110,19 +113,6 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 	}
 	t.Done("rootfs")
 	cu.add("deleting container", func(ctx context.Context) error { return b.deleteContainer(ctx, spec.ID) })
-	var (
-		pid int
-		err error
-	)
-	if spec.From != nil && spec.From.Memory && !spec.ColdBoot {
-		pid, err = b.restore(ctx, spec.ID, filepath.Join(spec.From.Dir, snapshotMemory))
-	} else {
-		pid, err = b.start(ctx, spec.ID, spec.Background)
-	}
-	if err != nil {
-		return nil, 0, err
-	}
-	t.Done("runtime")
 	rec := &record{
 		ID:        spec.ID,
 		Backend:   b.name,
@@ -135,6 +125,30 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 		DiskMB:    spec.Resources.DiskMB,
 		Layers:    layers,
 	}
+	memory := spec.From != nil && spec.From.Memory && !spec.ColdBoot
+	var (
+		pid int
+		err error
+	)
+	switch {
+	case spec.Stopped:
+		// As Stop leaves it: Start restores the image or boots.
+		rec.Stopped = true
+		if memory {
+			if err := linkOrCopyDir(filepath.Join(spec.From.Dir, snapshotMemory), filepath.Join(dir, imageDir)); err != nil {
+				return nil, 0, fmt.Errorf("taking the memory image: %w", err)
+			}
+			rec.Checkpointed = true
+		}
+	case memory:
+		pid, err = b.restore(ctx, spec.ID, filepath.Join(spec.From.Dir, snapshotMemory))
+	default:
+		pid, err = b.start(ctx, spec.ID, spec.Background)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	t.Done("runtime")
 	if err := writeRecord(dir, rec); err != nil {
 		return nil, 0, err
 	}

@@ -88,6 +88,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) runtime.Backend, opts ...Op
 		{"Churn", s.testChurn, false},
 		{"StopStart", s.testStopStart, false},
 		{"Snapshot", s.testSnapshot, false},
+		{"Export", s.testExport, false},
 		{"ManyLayers", s.testManyLayers, false},
 		{"ConcurrentCreates", s.testConcurrentCreates, false},
 		{"Logs", s.testLogs, false},
