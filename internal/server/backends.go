@@ -31,13 +31,14 @@ var backendKinds = []backendKind{
 func openOCI(name string) func(context.Context, *Config, string, *network.Manager) (runtime.Backend, error) {
 	return func(ctx context.Context, cfg *Config, bin string, netMgr *network.Manager) (runtime.Backend, error) {
 		return oci.New(ctx, oci.Options{
-			Runtime:    name,
-			Binary:     bin,
-			StateRoot:  filepath.Join(cfg.DataDir, "sandboxes", name),
-			RunRoot:    runRoot(cfg.DataDir),
-			Network:    netMgr,
-			DiskQuota:  cfg.DiskQuota,
-			RunscFlags: cfg.RunscFlags,
+			Runtime:      name,
+			Binary:       bin,
+			StateRoot:    filepath.Join(cfg.DataDir, "sandboxes", name),
+			RunRoot:      runRoot(cfg.DataDir),
+			CgroupParent: cgroupParent(cfg),
+			Network:      netMgr,
+			DiskQuota:    cfg.DiskQuota,
+			RunscFlags:   cfg.RunscFlags,
 		})
 	}
 }
@@ -56,4 +57,16 @@ func backendNames() string {
 		names[i] = k.name
 	}
 	return strings.Join(names, ", ")
+}
+
+// cgroupParent is the cgroup under which this server's sandboxes get
+// theirs. A node's is its own: a sandbox taken over from another node
+// keeps its id, and were two nodes on one machine (the one-machine
+// proof, a test) to share the parent, destroying the old node's copy
+// would kill the new one's processes with their common cgroup.
+func cgroupParent(cfg *Config) string {
+	if cfg.IsNode() {
+		return "/warren-" + cfg.NodeName
+	}
+	return "/warren"
 }

@@ -75,11 +75,23 @@ func (c *Config) validateNode(bad badFlag) {
 	if !postgres.IsURL(c.Store) {
 		bad("store", "--role=node needs the cluster's shared store, a postgres:// URL (default $%s); SQLite in the data dir is one machine's", StoreEnv)
 	}
-	if c.NodeName == "" {
-		bad("node-name", "must not be empty with --role=node")
+	if !validNodeName(c.NodeName) {
+		bad("node-name", "%q must be 1 to 63 letters, digits, '.', '-' or '_' with --role=node (it names the node's cgroup too)", c.NodeName)
 	}
 	u, err := url.Parse(c.AdvertiseURL)
 	if c.AdvertiseURL == "" || err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("advertise-url", "%q must be the http(s) URL the API role reaches this node at (e.g. http://10.0.0.7:3000)", c.AdvertiseURL)
 	}
+}
+
+func validNodeName(s string) bool {
+	if s == "" || len(s) > 63 || s == "." || s == ".." {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -176,14 +176,15 @@ func (c *cluster) wantAlive(t testing.TB, cl *warren.Client, dead map[string]boo
 }
 
 // leftOf lists what of sandbox id is still on this host: its runtime
-// state dir (under /run/warren/<data dir hash>/<runtime>/), its cgroup,
+// state dir (under /run/warren/<data dir hash>/<runtime>/), its cgroup
+// (under the node's own parent, warren-<name>),
 // its netns file and its state dir in nd's data dir.
 func leftOf(nd *clusterNode, id string) []string {
 	var left []string
 	for _, pattern := range []string{
 		"/run/warren/*/*/" + id,
-		"/sys/fs/cgroup/warren/" + id,
-		"/sys/fs/cgroup/*/warren/" + id,
+		"/sys/fs/cgroup/warren-" + nd.name + "/" + id,
+		"/sys/fs/cgroup/*/warren-" + nd.name + "/" + id,
 		fmt.Sprintf("/run/netns/we2e%d-%s", nd.opts.index, id),
 		filepath.Join(nd.opts.dataDir, "sandboxes", "*", id),
 	} {

@@ -26,15 +26,22 @@ import (
 // keeps working on A.
 func TestParkedResumesElsewhere(t *testing.T) {
 	cfg := loadConfig(t)
-	url := pgtest.Start(t).NewDatabase(t)
+	pg := pgtest.Start(t)
+	for i, rt := range cfg.runtimes {
+		t.Run(rt, func(t *testing.T) { parkedResumesElsewhere(t, cfg, pg.NewDatabase(t), rt, 194+3*i) })
+	}
+}
+
+func parkedResumesElsewhere(t *testing.T, cfg config, url, runtime string, index int) {
 	key := newAPIKey(t)
 	shared := t.TempDir()
 	park := []string{"--shared-dir=" + shared, "--checkpoint-after=0"}
-	oa, ob := nodeOpts(t, cfg, 194, "node-a", url, key), nodeOpts(t, cfg, 195, "node-b", url, key)
+	oa, ob := nodeOpts(t, cfg, index, "node-a", url, key), nodeOpts(t, cfg, index+1, "node-b", url, key)
+	oa.runtime, ob.runtime = runtime, runtime
 	oa.args, ob.args = append(oa.args, park...), append(ob.args, park...)
 	launchServer(t, cfg, oa)
 	b := launchServer(t, cfg, ob)
-	api := launchServer(t, cfg, serverOpts{index: 196, runtime: cfg.runtimes[0], apiKey: key,
+	api := launchServer(t, cfg, serverOpts{index: index + 2, runtime: runtime, apiKey: key,
 		args: []string{"--role=api", "--store", url, "--heartbeat-interval=" + nodesHeartbeat.String(),
 			"--node-dead-after=" + nodesDeadAfter.String()}})
 	ctx := t.Context()
@@ -47,7 +54,7 @@ func TestParkedResumesElsewhere(t *testing.T) {
 	defer st.Close()
 
 	sb := createOn(ctx, t, c, st, "node-b")
-	memory := cfg.runtimes[0] == "runsc"
+	memory := runtime == "runsc"
 	prepareParked(ctx, t, sb)
 	if err := c.Pause(ctx, sb.ID, true); err != nil {
 		t.Fatalf("pause: %v", err)
@@ -138,10 +145,12 @@ func checkParked(ctx context.Context, t *testing.T, sb *warren.Sandbox, memory b
 	if data, err := sb.Files.Read(ctx, "parked.txt", warren.FileOptions{}); err != nil || string(data) != "kept across nodes" {
 		t.Errorf("file after the move: %q, %v", data, err)
 	}
+	// By its command line: after a cold boot the same pid may be another
+	// process's.
 	var res *warren.CommandResult
 	err := testutil.Poll(10*time.Second, 200*time.Millisecond, func() error {
 		var err error
-		res, err = sb.Commands.Run(ctx, "kill -0 $(cat sleeper.pid) && echo alive || echo gone", warren.CommandOptions{})
+		res, err = sb.Commands.Run(ctx, "grep -qa 'sleep' /proc/$(cat sleeper.pid)/cmdline 2>/dev/null && echo alive || echo gone", warren.CommandOptions{})
 		return err
 	})
 	if err != nil {
