@@ -104,6 +104,11 @@ apiKey: {existingSecret: my-key}`,
 		},
 	},
 	{
+		name:   "shared storage",
+		values: "node: {sharedVolume: {nfs: {server: nfs.example.com, path: /exports/warren}}, sharedDir: /srv/shared}",
+		check:  checkSharedStorage,
+	},
+	{
 		name:   "LoadBalancer",
 		values: "api: {replicas: 3, service: {type: LoadBalancer, loadBalancerSourceRanges: [203.0.113.0/24]}}",
 		check: func(t *testing.T, s *set) {
@@ -261,5 +266,29 @@ func TestChartValuesDocumented(t *testing.T) {
 		if i < 0 || !strings.HasPrefix(before[len(before)-1], "#") {
 			t.Errorf("value %s has no comment right before it in values.yaml", k)
 		}
+	}
+}
+
+// checkSharedStorage: the node pods mount the shared volume where
+// --shared-dir says; with the default values they do neither.
+func checkSharedStorage(t *testing.T, s *set) {
+	nodes := 0
+	for _, w := range workloads(s) {
+		if !strings.HasSuffix(w.name, "-node") {
+			continue
+		}
+		nodes++
+		c := w.pod.Spec.Containers[0]
+		if !slices.Contains(c.Args, "--shared-dir=/srv/shared") {
+			t.Errorf("%s: args %v, want --shared-dir=/srv/shared", w.name, c.Args)
+		}
+		mounted := slices.ContainsFunc(c.VolumeMounts, func(m corev1.VolumeMount) bool { return m.Name == "shared" && m.MountPath == "/srv/shared" })
+		i := slices.IndexFunc(w.pod.Spec.Volumes, func(v corev1.Volume) bool { return v.Name == "shared" })
+		if !mounted || i < 0 || w.pod.Spec.Volumes[i].NFS == nil || w.pod.Spec.Volumes[i].NFS.Server != "nfs.example.com" {
+			t.Errorf("%s: the shared NFS volume is not mounted at /srv/shared: %+v", w.name, w.pod.Spec.Volumes)
+		}
+	}
+	if nodes != 1 {
+		t.Errorf("%d node workloads, want 1", nodes)
 	}
 }

@@ -184,3 +184,44 @@ func TestReapIgnoresClockSkew(t *testing.T) {
 		})
 	}
 }
+
+// TestReapHandsOverParked: a dead node's parked sandboxes go to a live
+// node on the same shared storage (never to one on other storage, even
+// with more room); paused ones that are not parked, and parked ones of a
+// node without shared storage, wait for their node. Two API processes
+// hand each over once.
+func TestReapHandsOverParked(t *testing.T) {
+	st := memstore.New()
+	ctx := context.Background()
+	now := time.Now()
+	for _, n := range []*store.Node{
+		{Name: "dead", ShareID: "s1", MemoryMB: 8192, HeartbeatAt: now.Add(-time.Hour)},
+		{Name: "lonely", MemoryMB: 8192, HeartbeatAt: now.Add(-time.Hour)},
+		{Name: "roomy", ShareID: "s2", MemoryMB: 65536, HeartbeatAt: now},
+		{Name: "same", ShareID: "s1", MemoryMB: 4096, HeartbeatAt: now},
+	} {
+		n.AdvertiseURL, n.CPUs = "http://"+n.Name, 4
+		if err := st.PutNode(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sbs := []*store.Sandbox{
+		{ID: "parked", Node: "dead", State: store.SandboxPaused, Parked: true, MemoryMB: 512},
+		{ID: "paused", Node: "dead", State: store.SandboxPaused, MemoryMB: 512},
+		{ID: "alone", Node: "lonely", State: store.SandboxPaused, Parked: true, MemoryMB: 512},
+	}
+	for _, sb := range sbs {
+		if err := st.CreateSandbox(ctx, sb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a1, a2 := newTestAPI(st, &recorder{}), newTestAPI(st, &recorder{})
+	a1.reap(ctx)
+	a2.reap(ctx)
+	for id, want := range map[string]string{"parked": "same", "paused": "dead", "alone": "lonely"} {
+		sb, err := st.GetSandbox(ctx, id)
+		if err != nil || sb.Node != want || sb.State != store.SandboxPaused {
+			t.Errorf("sandbox %s after the reap: %+v, %v; want paused on %s", id, sb, err, want)
+		}
+	}
+}
