@@ -125,26 +125,7 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 		DiskMB:    spec.Resources.DiskMB,
 		Layers:    layers,
 	}
-	memory := spec.From != nil && spec.From.Memory && !spec.ColdBoot
-	var (
-		pid int
-		err error
-	)
-	switch {
-	case spec.Stopped:
-		// As Stop leaves it: Start restores the image or boots.
-		rec.Stopped = true
-		if memory {
-			if err := linkOrCopyDir(filepath.Join(spec.From.Dir, snapshotMemory), filepath.Join(dir, imageDir)); err != nil {
-				return nil, 0, fmt.Errorf("taking the memory image: %w", err)
-			}
-			rec.Checkpointed = true
-		}
-	case memory:
-		pid, err = b.restore(ctx, spec.ID, filepath.Join(spec.From.Dir, snapshotMemory))
-	default:
-		pid, err = b.start(ctx, spec.ID, spec.Background)
-	}
+	pid, err := b.launchNew(ctx, spec, rec)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -153,6 +134,29 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 		return nil, 0, err
 	}
 	return rec, pid, nil
+}
+
+// launchNew starts a new container as spec says (booted, or restored
+// from From's memory image) and returns its init's pid; with
+// spec.Stopped it starts nothing and leaves rec as Stop would, with the
+// image for Start to restore.
+func (b *Backend) launchNew(ctx context.Context, spec runtime.Spec, rec *record) (int, error) {
+	memory := spec.From != nil && spec.From.Memory && !spec.ColdBoot
+	switch {
+	case spec.Stopped:
+		rec.Stopped = true
+		if memory {
+			if err := linkOrCopyDir(filepath.Join(spec.From.Dir, snapshotMemory), filepath.Join(b.dir(spec.ID), imageDir)); err != nil {
+				return 0, fmt.Errorf("taking the memory image: %w", err)
+			}
+			rec.Checkpointed = true
+		}
+		return 0, nil
+	case memory:
+		return b.restore(ctx, spec.ID, filepath.Join(spec.From.Dir, snapshotMemory))
+	default:
+		return b.start(ctx, spec.ID, spec.Background)
+	}
 }
 
 // start runs the container detached with its stdio in init.log and returns
