@@ -31,16 +31,9 @@ import (
 func TestAPIRole(t *testing.T) {
 	cfg := loadConfig(t)
 	url := pgtest.Start(t).NewDatabase(t)
-	key := newAPIKey(t)
-	oa, ob := nodeOpts(t, cfg, 175, "node-a", url, key), nodeOpts(t, cfg, 176, "node-b", url, key)
-	launchServer(t, cfg, oa)
-	b := launchServer(t, cfg, ob)
-	api := launchServer(t, cfg, serverOpts{index: 177, runtime: cfg.runtimes[0], apiKey: key,
-		args: []string{"--role=api", "--store", url, "--heartbeat-interval=" + nodesHeartbeat.String(),
-			"--node-dead-after=" + nodesDeadAfter.String()}})
+	ob, b, api := twoNodesAndAPI(t, cfg, url, 175, cfg.runtimes[0])
 	ctx := t.Context()
 	c := goClient(t, cfg, api)
-	wantNodes(ctx, t, c, map[string]bool{"node-a": true, "node-b": true}, time.Minute)
 	st, err := postgres.Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)
@@ -103,6 +96,25 @@ func TestAPIRole(t *testing.T) {
 	resume()
 	waitNoNetns(t, ob, lostIDs, 30*time.Second)
 	wantNodes(ctx, t, c, map[string]bool{"node-a": true, "node-b": true}, time.Minute)
+}
+
+// twoNodesAndAPI starts node-a and node-b on runtime (server indexes
+// index and index+1), each with extra flags nodeArgs, and an API in
+// front of them (index+2), and waits until the API sees both alive. It
+// returns node B's options and process, and the API's.
+func twoNodesAndAPI(t *testing.T, cfg config, url string, index int, runtime string, nodeArgs ...string) (serverOpts, *server, *server) {
+	t.Helper()
+	key := newAPIKey(t)
+	oa, ob := nodeOpts(t, cfg, index, "node-a", url, key), nodeOpts(t, cfg, index+1, "node-b", url, key)
+	oa.runtime, ob.runtime = runtime, runtime
+	oa.args, ob.args = append(oa.args, nodeArgs...), append(ob.args, nodeArgs...)
+	launchServer(t, cfg, oa)
+	b := launchServer(t, cfg, ob)
+	api := launchServer(t, cfg, serverOpts{index: index + 2, runtime: runtime, apiKey: key,
+		args: []string{"--role=api", "--store", url, "--heartbeat-interval=" + nodesHeartbeat.String(),
+			"--node-dead-after=" + nodesDeadAfter.String()}})
+	wantNodes(t.Context(), t, goClient(t, cfg, api), map[string]bool{"node-a": true, "node-b": true}, time.Minute)
+	return ob, b, api
 }
 
 // nodesCLI checks `warren nodes` with B silent: the table shows it dead,

@@ -33,20 +33,10 @@ func TestParkedResumesElsewhere(t *testing.T) {
 }
 
 func parkedResumesElsewhere(t *testing.T, cfg config, url, runtime string, index int) {
-	key := newAPIKey(t)
 	shared := t.TempDir()
-	park := []string{"--shared-dir=" + shared, "--checkpoint-after=0"}
-	oa, ob := nodeOpts(t, cfg, index, "node-a", url, key), nodeOpts(t, cfg, index+1, "node-b", url, key)
-	oa.runtime, ob.runtime = runtime, runtime
-	oa.args, ob.args = append(oa.args, park...), append(ob.args, park...)
-	launchServer(t, cfg, oa)
-	b := launchServer(t, cfg, ob)
-	api := launchServer(t, cfg, serverOpts{index: index + 2, runtime: runtime, apiKey: key,
-		args: []string{"--role=api", "--store", url, "--heartbeat-interval=" + nodesHeartbeat.String(),
-			"--node-dead-after=" + nodesDeadAfter.String()}})
+	ob, b, api := twoNodesAndAPI(t, cfg, url, index, runtime, "--shared-dir="+shared, "--checkpoint-after=0")
 	ctx := t.Context()
 	c := goClient(t, cfg, api)
-	wantNodes(ctx, t, c, map[string]bool{"node-a": true, "node-b": true}, time.Minute)
 	st, err := postgres.Open(ctx, url)
 	if err != nil {
 		t.Fatal(err)
