@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/proxy"
@@ -102,17 +101,10 @@ func (s *connSet) closeAll() int {
 	return n
 }
 
-// cutForCheckpoint closes the sandbox's proxied connections and gives the
-// sandbox a moment to see them end: a connection still open inside when
-// runsc checkpoints is migrated with the sandbox, and one migrated
-// connection leaves the restored network stack deaf after the following
-// checkpoint (seen with this gVisor).
+// cutForCheckpoint closes the sandbox's proxied connections and waits
+// for the sandbox to close its ends (settle.go).
 func (e *entry) cutForCheckpoint() {
 	if e.conns.closeAll() > 0 {
-		time.Sleep(checkpointSettle)
+		settleClosed(e.ip)
 	}
 }
-
-// checkpointSettle is long enough for envd to read the FINs of closed
-// connections and close its ends, on loopback-speed links.
-const checkpointSettle = 50 * time.Millisecond
