@@ -16,7 +16,7 @@ import (
 // resumed first when it was created with autoResume, otherwise it is
 // reported unavailable.
 func (m *Manager) Resolve(ctx context.Context, id string) (*proxy.Target, error) {
-	e, err := m.get(id)
+	e, err := m.getOrTakeOver(ctx, id)
 	if err != nil {
 		return nil, err
 	}
