@@ -28,7 +28,7 @@ func (m *Manager) Fork(ctx context.Context, id string, count int, timeout time.D
 	if count < 1 || count > MaxForks {
 		return nil, errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("count must be between 1 and %d", MaxForks))
 	}
-	e, err := m.get(id)
+	e, err := m.getOrTakeOver(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -20,7 +21,15 @@ func (m *Manager) Kill(ctx context.Context, id string) error {
 
 // kill is Kill for reason (Kill*).
 func (m *Manager) kill(ctx context.Context, id, reason string) error {
-	e, err := m.getOrTakeOver(ctx, id)
+	e, err := m.get(id)
+	if errdefs.IsNotFound(err) && m.opts.SharedDir != "" {
+		// Handed here parked and not taken over: no need to rebuild it
+		// (and a parked state that cannot be rebuilt can still go).
+		if err = m.killHanded(ctx, id, reason); !errors.Is(err, errAgain) {
+			return err
+		}
+		e, err = m.get(id)
+	}
 	if err != nil {
 		return err
 	}
@@ -50,20 +59,26 @@ func (m *Manager) killLocked(ctx context.Context, e *entry, reason string) (retE
 	// Should this write fail the kill goes on: a crash before the record
 	// is deleted then leaves a sandbox without processes, which a restart
 	// forgets too.
-	movedAway := false
+	// Not parked from now on: a request meanwhile must not take the
+	// sandbox over again from its parked state.
+	e.sb.Parked = false
+	notOurs := false
 	if err := m.setIntent(ctx, e, store.IntentKilling); err != nil {
-		if movedAway = m.movedAway(ctx, e, err); !movedAway {
-			log.G(ctx).Warn("killing sandbox", "sandbox", e.sb.ID, "err", err)
-		}
+		// On a node, a record that is not found is gone (the API reaped
+		// it) or on another node (handed over while this one was taken
+		// for dead): either way its record, parked state and events are
+		// not this node's to touch.
+		notOurs = m.opts.NodeName != "" && errdefs.IsNotFound(err)
+		log.G(ctx).Warn("killing sandbox", "sandbox", e.sb.ID, "err", err)
 	}
 	crashpoint.Hit("kill.intent")
 	if err := e.backend.Destroy(ctx, e.sb.ID); err != nil {
 		log.G(ctx).Error("destroying sandbox", "sandbox", e.sb.ID, "err", err)
 	}
 	crashpoint.Hit("kill.destroyed")
-	if movedAway {
-		// The record, its parked state and its events are the other node's.
-		log.G(ctx).Warn("destroyed this node's copy of a sandbox the cluster handed to another node", "sandbox", e.sb.ID)
+	if notOurs {
+		log.G(ctx).Warn("destroyed this node's copy of a sandbox the cluster no longer has here", "sandbox", e.sb.ID)
+		m.collectLater()
 		return nil
 	}
 	if err := m.opts.Store.DeleteSandbox(ctx, e.sb.ID); err != nil && !errdefs.IsNotFound(err) {
@@ -80,7 +95,7 @@ func (m *Manager) killLocked(ctx context.Context, e *entry, reason string) (retE
 
 // SetTimeout makes the sandbox end `d` from now, shortening or lengthening.
 func (m *Manager) SetTimeout(ctx context.Context, id string, d time.Duration) error {
-	e, err := m.get(id)
+	e, err := m.getOrTakeOver(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -97,7 +112,7 @@ func (m *Manager) SetTimeout(ctx context.Context, id string, d time.Duration) er
 
 // Refresh extends the sandbox's life to at least `d` from now.
 func (m *Manager) Refresh(ctx context.Context, id string, d time.Duration) error {
-	e, err := m.get(id)
+	e, err := m.getOrTakeOver(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -181,7 +196,7 @@ func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration,
 // while paused), frozen in memory otherwise (runc). Without, they end and
 // a resume boots from the disk. ErrConflict if it is already paused.
 func (m *Manager) Pause(ctx context.Context, id string, keepMemory bool) error {
-	e, err := m.get(id)
+	e, err := m.getOrTakeOver(ctx, id)
 	if err != nil {
 		return err
 	}

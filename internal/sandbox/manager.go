@@ -135,10 +135,9 @@ type Manager struct {
 	// entry's mu.
 	snapMu sync.RWMutex
 
-	// takeMu serialises taking over sandboxes parked by another node
-	// (takeover.go), so a request and the heartbeat's sweep cannot both
-	// rebuild one. Order: takeMu, then snapMu.
-	takeMu sync.Mutex
+	// parking is the state of parking and taking over (takeover.go);
+	// guarded by mu.
+	parking parkState
 
 	// ended keeps the last log lines of recently killed sandboxes.
 	ended endedLogs
@@ -200,6 +199,7 @@ func New(opts Options) (*Manager, error) {
 		client:  newEnvdClient(),
 		live:    make(map[string]*entry),
 		pending: make(map[string]usage),
+		parking: parkState{taking: map[string]chan struct{}{}, retryAt: map[string]time.Time{}},
 		history: newMetricsHistory(opts.MetricsInterval, opts.MetricsRetention, maxSamples),
 	}
 	if opts.PoolSize > 0 {

@@ -16,7 +16,7 @@ func (m *Manager) UpdateNetwork(ctx context.Context, id string, egress netpolicy
 	if err := m.checkDomains(egress); err != nil {
 		return err
 	}
-	e, err := m.get(id)
+	e, err := m.getOrTakeOver(ctx, id)
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/errdefs"
+	"golang.org/x/sys/unix"
+
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -82,13 +83,14 @@ func (m *Manager) park(id string) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.killed || e.sb.State != store.SandboxPaused {
+	if e.killed || e.sb.State != store.SandboxPaused || (e.sb.Parked && !m.reparkable(ctx, e)) {
 		return
 	}
 	start := time.Now()
 	parked, err := m.parkLocked(ctx, e)
+	m.noteAttempt(id, err)
 	if err != nil {
-		log.G(ctx).Warn("parking a paused sandbox on shared storage; it stays on this node only", "err", err)
+		log.G(ctx).Warn("parking a paused sandbox on shared storage; it stays on this node only until a later try", "err", err)
 		return
 	}
 	if parked {
@@ -192,8 +194,14 @@ func writeSynced(path string, fill func(io.Writer) error) error {
 }
 
 // replaceDir renames the whole directory tmp to dst, replacing an older
-// dst: a reader sees the old directory or the new one, never a mix.
+// dst: a reader sees the old directory or the new one, never a mix, and
+// (where the filesystem can exchange two names at once) never neither.
 func replaceDir(tmp, dst string) error {
+	err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, dst, unix.RENAME_EXCHANGE)
+	if err == nil {
+		_ = os.RemoveAll(tmp) // the old one, now
+		return nil
+	}
 	old := ""
 	if _, err := os.Stat(dst); err == nil {
 		old = tmp + ".old"
@@ -227,14 +235,19 @@ func (m *Manager) removeParked(id string) {
 	go func() { _ = os.RemoveAll(gone) }()
 }
 
-// movedAway says whether err, from writing e's record, is because the
-// cluster handed the sandbox to another node (store.MoveSandbox) while
-// this one was taken for dead: the write was refused as not found, and
-// the record names another node.
-func (m *Manager) movedAway(ctx context.Context, e *entry, err error) bool {
-	if m.opts.NodeName == "" || !errdefs.IsNotFound(err) {
+
+// reparkable says whether parked sandbox e's parked copy is worth
+// writing again: it is missing or damaged, or it lacks the memory image
+// e now has on disk (a runsc sandbox checkpointed after its first park).
+// The caller holds e.mu.
+func (m *Manager) reparkable(ctx context.Context, e *entry) bool {
+	man, err := readManifest(m.parkedPath(e.sb.ID), e.sb.ID)
+	if err != nil {
+		return true
+	}
+	if man.Memory {
 		return false
 	}
-	cur, gerr := m.opts.Store.GetSandbox(ctx, e.sb.ID)
-	return gerr == nil && cur.Node != m.opts.NodeName
+	inst, err := e.backend.Inspect(ctx, e.sb.ID)
+	return err == nil && inst.Checkpointed
 }

@@ -25,7 +25,7 @@ func (m *Manager) Snapshot(ctx context.Context, id, name string) (*store.Snapsho
 			return nil, err
 		}
 	}
-	e, err := m.get(id)
+	e, err := m.getOrTakeOver(ctx, id)
 	if err != nil {
 		return nil, err
 	}

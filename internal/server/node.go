@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/log"
@@ -36,6 +37,8 @@ type heartbeat struct {
 	// takeOver takes over the parked sandboxes the cluster handed to
 	// this node (sandbox.Manager.TakeOverParked).
 	takeOver func(context.Context) (int, error)
+	// settling: a settle is running; the next beat does not start another.
+	settling atomic.Bool
 }
 
 // newHeartbeat is the heartbeat of the node cfg describes; cached tells
@@ -65,8 +68,14 @@ func (h *heartbeat) run(ctx context.Context) {
 	for {
 		if err := h.beat(ctx); err != nil && ctx.Err() == nil {
 			log.G(ctx).Warn("node heartbeat", "err", err)
-		} else if err == nil {
-			h.settle(ctx)
+		} else if err == nil && h.settling.CompareAndSwap(false, true) {
+			// Off the beat: settling waits for sandboxes busy with a
+			// long resume and rebuilds taken-over ones, and a beat that
+			// waited for that would get the node taken for dead.
+			go func() {
+				defer h.settling.Store(false)
+				h.settle(ctx)
+			}()
 		}
 		select {
 		case <-ctx.Done():
