@@ -235,7 +235,6 @@ func (m *Manager) removeParked(id string) {
 	go func() { _ = os.RemoveAll(gone) }()
 }
 
-
 // reparkable says whether parked sandbox e's parked copy is worth
 // writing again: it is missing or damaged, or it lacks the memory image
 // e now has on disk (a runsc sandbox checkpointed after its first park).
