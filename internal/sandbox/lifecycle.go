@@ -49,28 +49,14 @@ func (m *Manager) killLocked(ctx context.Context, e *entry, reason string) (retE
 		e.timer.Stop()
 	}
 	stopTimer(&e.ckTimer)
+	ctx = context.WithoutCancel(ctx)
 	// Before it leaves live: a logs request finds one or the other.
-	m.keepEndedLog(context.WithoutCancel(ctx), e)
+	m.keepEndedLog(ctx, e)
+	notOurs := m.markKilling(ctx, e)
 	m.mu.Lock()
 	delete(m.live, e.sb.ID)
 	m.mu.Unlock()
 	e.conns.closeAll()
-	ctx = context.WithoutCancel(ctx)
-	// Should this write fail the kill goes on: a crash before the record
-	// is deleted then leaves a sandbox without processes, which a restart
-	// forgets too.
-	// Not parked from now on: a request meanwhile must not take the
-	// sandbox over again from its parked state.
-	e.sb.Parked = false
-	notOurs := false
-	if err := m.setIntent(ctx, e, store.IntentKilling); err != nil {
-		// On a node, a record that is not found is gone (the API reaped
-		// it) or on another node (handed over while this one was taken
-		// for dead): either way its record, parked state and events are
-		// not this node's to touch.
-		notOurs = m.opts.NodeName != "" && errdefs.IsNotFound(err)
-		log.G(ctx).Warn("killing sandbox", "sandbox", e.sb.ID, "err", err)
-	}
 	crashpoint.Hit("kill.intent")
 	if err := e.backend.Destroy(ctx, e.sb.ID); err != nil {
 		log.G(ctx).Error("destroying sandbox", "sandbox", e.sb.ID, "err", err)
@@ -91,6 +77,26 @@ func (m *Manager) killLocked(ctx context.Context, e *entry, reason string) (retE
 		m.collectLater() // it may have stood on a deleted snapshot's layer
 	}
 	return nil
+}
+
+// markKilling records the kill's intent, and the sandbox as no longer
+// parked, while it is still live: until then a request for it finds the
+// entry, and from then on none takes it over from its parked state. It
+// reports whether the record is not this node's any more. Should the
+// write fail otherwise, the kill goes on: a crash before the record is
+// deleted leaves a sandbox without processes, which a restart forgets.
+func (m *Manager) markKilling(ctx context.Context, e *entry) (notOurs bool) {
+	e.sb.Parked = false
+	err := m.setIntent(ctx, e, store.IntentKilling)
+	if err == nil {
+		return false
+	}
+	log.G(ctx).Warn("killing sandbox", "sandbox", e.sb.ID, "err", err)
+	// On a node, a record not found is gone (the API reaped it) or on
+	// another node (handed over while this one was taken for dead):
+	// either way its record, parked state and events are not this
+	// node's to touch.
+	return m.opts.NodeName != "" && errdefs.IsNotFound(err)
 }
 
 // SetTimeout makes the sandbox end `d` from now, shortening or lengthening.

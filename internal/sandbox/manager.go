@@ -199,7 +199,7 @@ func New(opts Options) (*Manager, error) {
 		client:  newEnvdClient(),
 		live:    make(map[string]*entry),
 		pending: make(map[string]usage),
-		parking: parkState{taking: map[string]chan struct{}{}, retryAt: map[string]time.Time{}},
+		parking: parkState{taking: map[string]chan struct{}{}, retryAt: map[string]time.Time{}, failedFor: map[string]error{}},
 		history: newMetricsHistory(opts.MetricsInterval, opts.MetricsRetention, maxSamples),
 	}
 	if opts.PoolSize > 0 {

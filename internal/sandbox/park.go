@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/overlay"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/template/layer"
@@ -72,16 +73,25 @@ func (m *Manager) parkLater(e *entry) {
 		return
 	}
 	id := e.sb.ID
-	go m.park(id)
+	go m.park(id, true) // it waits for the caller, which holds e.mu
 }
 
-func (m *Manager) park(id string) {
+// park parks sandbox id if it is paused and not parked (or its parked
+// copy is worth replacing). Without wait it gives up at once when the
+// sandbox is busy: the sweep tries again later.
+func (m *Manager) park(id string, wait bool) {
 	ctx := log.With(context.Background(), "sandbox", id)
 	e, err := m.get(id)
 	if err != nil {
 		return
 	}
-	e.mu.Lock()
+	if !wait {
+		if !e.mu.TryLock() {
+			return
+		}
+	} else {
+		e.mu.Lock()
+	}
 	defer e.mu.Unlock()
 	if e.killed || e.sb.State != store.SandboxPaused || (e.sb.Parked && !m.reparkable(ctx, e)) {
 		return
@@ -110,12 +120,19 @@ func (m *Manager) parkLocked(ctx context.Context, e *entry) (bool, error) {
 	if inst.State == runtime.StatePaused && e.backend.Capabilities().Checkpoint {
 		return false, nil
 	}
+	if overlay.Check(len(inst.Layers)+1) != nil {
+		return false, nil // a stack no node could rebuild (its top becomes a layer too)
+	}
 	root := filepath.Join(m.opts.SharedDir, parkedDir)
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return false, fmt.Errorf("creating %s: %w", root, err)
 	}
 	tmp := filepath.Join(root, "."+id+"-"+newID()[:8]+parkPartSuffix)
 	if err := m.writeParked(ctx, e, tmp); err != nil {
+		_ = os.RemoveAll(tmp)
+		return false, err
+	}
+	if err := m.stillOurs(ctx, id); err != nil {
 		_ = os.RemoveAll(tmp)
 		return false, err
 	}
@@ -210,6 +227,9 @@ func replaceDir(tmp, dst string) error {
 		}
 	}
 	if err := os.Rename(tmp, dst); err != nil {
+		if old != "" {
+			_ = os.Rename(old, dst) // the old state is better than none
+		}
 		return fmt.Errorf("publishing the parked state: %w", err)
 	}
 	if old != "" {
@@ -249,4 +269,21 @@ func (m *Manager) reparkable(ctx context.Context, e *entry) bool {
 	}
 	inst, err := e.backend.Inspect(ctx, e.sb.ID)
 	return err == nil && inst.Checkpointed
+}
+
+// stillOurs checks, just before a parked copy is published, that the
+// record is still this node's: a node taken for dead while it exported
+// must not publish over the state of the node now holding the sandbox.
+func (m *Manager) stillOurs(ctx context.Context, id string) error {
+	if m.opts.NodeName == "" {
+		return nil
+	}
+	sb, err := m.opts.Store.GetSandbox(ctx, id)
+	if err != nil {
+		return err
+	}
+	if sb.Node != m.opts.NodeName {
+		return fmt.Errorf("sandbox %s is on node %s now", id, sb.Node)
+	}
+	return nil
 }

@@ -25,11 +25,26 @@ var errAgain = errors.New("sandbox taken over meanwhile")
 func (m *Manager) noteAttempt(id string, err error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	delete(m.parking.failedFor, id)
 	if err == nil {
 		delete(m.parking.retryAt, id)
 		return
 	}
 	m.parking.retryAt[id] = time.Now().Add(retryAfter)
+	if errors.Is(err, errdefs.ErrFailedPrecondition) {
+		m.parking.failedFor[id] = err
+	}
+}
+
+// failedForGood returns the error that ended the last take-over of
+// sandbox id, if trying again cannot cure it and retryAt is not yet.
+func (m *Manager) failedForGood(id string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.parking.failedFor[id]; err != nil && time.Now().Before(m.parking.retryAt[id]) {
+		return err
+	}
+	return nil
 }
 
 // dueForRetry says whether the sweep may try sandbox id now.
@@ -52,6 +67,7 @@ func (m *Manager) sweepDue() bool {
 	for id, at := range m.parking.retryAt {
 		if time.Since(at) > time.Hour {
 			delete(m.parking.retryAt, id) // long gone
+			delete(m.parking.failedFor, id)
 		}
 	}
 	return true
@@ -70,7 +86,7 @@ func (m *Manager) parkUnparked() {
 	m.mu.Unlock()
 	for _, id := range ids {
 		if m.dueForRetry(id) {
-			go m.park(id) // it checks the state and the flag under e.mu
+			go m.park(id, false) // it checks the state and the flag under e.mu
 		}
 	}
 }

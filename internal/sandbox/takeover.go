@@ -24,8 +24,13 @@ type parkState struct {
 	// before it was), closed when that ends: one at a time per id.
 	taking map[string]chan struct{}
 	// retryAt: a sandbox whose take-over (or park) failed is not tried
-	// again by the sweep before then; a request still tries at once.
+	// again by the sweep before then. A request tries at once unless the
+	// failure was for good (failedFor).
 	retryAt map[string]time.Time
+	// failedFor holds the take-over errors that trying again cannot
+	// cure (a parked state that is damaged, a runtime this node lacks),
+	// answered to requests until retryAt without rebuilding anything.
+	failedFor map[string]error
 	// swept is when the sweep last collected and re-parked.
 	swept time.Time
 }
@@ -34,6 +39,9 @@ type parkState struct {
 const (
 	retryAfter = time.Minute // after a failed take-over or park
 	sweepEvery = time.Minute // collecting parked dirs, parking again
+	// takeOverTimeout bounds one take-over, whoever asked for it: it
+	// does not end with the request that started it.
+	takeOverTimeout = 30 * time.Minute
 )
 
 // TakeOverParked takes over the parked sandboxes the cluster handed to
@@ -136,11 +144,16 @@ func (m *Manager) takeOver(ctx context.Context, id string) (retErr error) {
 	if _, err := m.handedHere(ctx, id); err != nil {
 		return err // the common case, a miss: no lock taken
 	}
+	if err := m.failedForGood(id); err != nil {
+		return err
+	}
 	release, err := m.lockTaking(ctx, id)
 	if err != nil {
 		return err
 	}
 	defer release()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), takeOverTimeout)
+	defer cancel()
 	if _, err := m.get(id); err == nil {
 		return nil
 	}

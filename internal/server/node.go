@@ -89,8 +89,11 @@ func (h *heartbeat) run(ctx context.Context) {
 // it was not looking: lost sandboxes destroyed, handed ones taken over.
 func (h *heartbeat) settle(ctx context.Context) {
 	if h.dropLost != nil {
-		if _, err := h.dropLost(ctx); err != nil && ctx.Err() == nil {
-			log.G(ctx).Warn("destroying sandboxes the cluster reported lost", "err", err)
+		if _, err := h.dropLost(ctx); err != nil {
+			if ctx.Err() == nil {
+				log.G(ctx).Warn("destroying sandboxes the cluster reported lost", "err", err)
+			}
+			return // not sure what is still this node's: take nothing over
 		}
 	}
 	if h.takeOver != nil {
@@ -192,9 +195,6 @@ func hostCapacity(dataDir string) (cpus int, memoryMB, diskMB int64, err error) 
 	return goruntime.NumCPU(), int64(mem), int64(disk), nil
 }
 
-// nodeName is the name the manager stamps on its sandboxes: the node's in
-// a cluster, "" for the one-machine server (whose hostname may change
-// without orphaning anything).
 // sharedDir is where this server parks paused sandboxes: nowhere but on
 // a node.
 func sharedDir(cfg *Config) string {
@@ -204,6 +204,9 @@ func sharedDir(cfg *Config) string {
 	return ""
 }
 
+// nodeName is the name the manager stamps on its sandboxes: the node's in
+// a cluster, "" for the one-machine server (whose hostname may change
+// without orphaning anything).
 func nodeName(cfg *Config) string {
 	if cfg.IsNode() {
 		return cfg.NodeName
