@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/warren-sandbox/warren/internal/durable"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/overlay"
 	"github.com/warren-sandbox/warren/internal/runtime"
@@ -166,7 +167,7 @@ func (m *Manager) writeParked(ctx context.Context, e *entry, dir string) error {
 			return fmt.Errorf("snapshot layer %s lies below the template's layers", l)
 		}
 		name := fmt.Sprintf("layer-%d.tar", man.Layers)
-		if err := archiveTo(ctx, l, filepath.Join(dir, name)); err != nil {
+		if err := durable.WriteFile(filepath.Join(dir, name), func(w io.Writer) error { return layer.Archive(ctx, w, l) }); err != nil {
 			return fmt.Errorf("archiving snapshot layer %s: %w", l, err)
 		}
 		man.Layers++
@@ -175,7 +176,7 @@ func (m *Manager) writeParked(ctx context.Context, e *entry, dir string) error {
 	if err != nil {
 		return err
 	}
-	return writeSynced(filepath.Join(dir, parkManifest), func(w io.Writer) error {
+	return durable.WriteFile(filepath.Join(dir, parkManifest), func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
@@ -189,25 +190,6 @@ func (m *Manager) inSnapshotDir(l string) bool {
 	}
 	rel, err := filepath.Rel(m.opts.SnapshotDir, l)
 	return err == nil && rel != "." && !strings.HasPrefix(rel, "..")
-}
-
-// archiveTo writes layer directory src as a tar file at dst.
-func archiveTo(ctx context.Context, src, dst string) error {
-	return writeSynced(dst, func(w io.Writer) error { return layer.Archive(ctx, w, src) })
-}
-
-// writeSynced creates path, fills it and syncs it: another node reads it
-// after this one may have died.
-func writeSynced(path string, fill func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	err = fill(f)
-	if err == nil {
-		err = f.Sync()
-	}
-	return errors.Join(err, f.Close())
 }
 
 // replaceDir renames the whole directory tmp to dst, replacing an older

@@ -3,13 +3,12 @@ package sandbox
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/durable"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/overlay"
@@ -259,47 +258,13 @@ func (m *Manager) unpackParked(ctx context.Context, dir string, man *manifest) (
 		}
 	}
 	if man.Memory {
-		// Copied here, outside any lock, so that the runtime only links it.
-		if err := copyFiles(filepath.Join(dir, runtime.ExportMemory), filepath.Join(out[0], runtime.ExportMemory)); err != nil {
+		// Copied here, outside any lock, so that the runtime only links it
+		// (synced: the instance's image is this copy once linked).
+		if err := durable.CopyDir(filepath.Join(dir, runtime.ExportMemory), filepath.Join(out[0], runtime.ExportMemory)); err != nil {
 			return out, errdefs.New(errdefs.ErrFailedPrecondition, fmt.Sprintf("the parked memory image of sandbox %s cannot be read (%v); it cannot be resumed, only killed", man.ID, err))
 		}
 	}
 	return out, nil
-}
-
-// copyFiles copies the regular files of directory src (a memory image is
-// flat) into the new directory dst.
-func copyFiles(src, dst string) error {
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return err
-	}
-	if err := os.Mkdir(dst, 0o700); err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", e.Name())
-		}
-		if err := copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(out, in)
-	return errors.Join(err, out.Close())
 }
 
 // intoSnapshotDir moves staged snapshot directories into the snapshot

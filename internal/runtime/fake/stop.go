@@ -135,33 +135,29 @@ func (b *Backend) Network(id string) (netpolicy.Egress, bool) {
 // empty memory image when the sandbox is checkpointed), so callers can
 // carry and clean up what a real export leaves.
 func (b *Backend) Export(ctx context.Context, id, dst string) (*runtime.Export, error) {
-	if err := b.begin(ctx, OpExport, id); err != nil {
-		return nil, err
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	st, ok := b.instances[id]
-	if !ok {
-		return nil, fmt.Errorf("sandbox %s: %w", id, errdefs.ErrNotFound)
-	}
-	if st.inst.State == runtime.StateRunning {
-		return nil, fmt.Errorf("exporting sandbox %s: it is running: %w", id, errdefs.ErrFailedPrecondition)
-	}
-	if err := os.Mkdir(dst, 0o700); err != nil {
-		return nil, fmt.Errorf("creating export dir: %w", err)
-	}
-	var empty bytes.Buffer
-	if err := tar.NewWriter(&empty).Close(); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dst, runtime.ExportLayer), empty.Bytes(), 0o600); err != nil {
-		return nil, err
-	}
-	out := &runtime.Export{Layers: slices.Clone(st.inst.Layers), Memory: st.inst.Checkpointed}
-	if out.Memory {
-		if err := os.Mkdir(filepath.Join(dst, runtime.ExportMemory), 0o700); err != nil {
-			return nil, err
+	var out *runtime.Export
+	err := b.update(ctx, OpExport, id, func(st *instanceState) error {
+		if st.inst.State == runtime.StateRunning {
+			return fmt.Errorf("exporting sandbox %s: it is running: %w", id, errdefs.ErrFailedPrecondition)
 		}
+		if err := os.Mkdir(dst, 0o700); err != nil {
+			return fmt.Errorf("creating export dir: %w", err)
+		}
+		var empty bytes.Buffer
+		if err := tar.NewWriter(&empty).Close(); err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, runtime.ExportLayer), empty.Bytes(), 0o600); err != nil {
+			return err
+		}
+		out = &runtime.Export{Layers: slices.Clone(st.inst.Layers), Memory: st.inst.Checkpointed}
+		if out.Memory {
+			return os.Mkdir(filepath.Join(dst, runtime.ExportMemory), 0o700)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/warren-sandbox/warren/internal/durable"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/template/layer"
@@ -52,14 +53,14 @@ func (b *Backend) Export(ctx context.Context, id, dst string) (_ *runtime.Export
 		}
 	}()
 	upper, _ := layerDirs(dir)
-	if err := writeFileSynced(filepath.Join(dst, runtime.ExportLayer), func(w io.Writer) error {
+	if err := durable.WriteFile(filepath.Join(dst, runtime.ExportLayer), func(w io.Writer) error {
 		return layer.Archive(ctx, w, upper)
 	}); err != nil {
 		return nil, fmt.Errorf("exporting the writable layer of %s: %w", id, err)
 	}
 	out := &runtime.Export{Layers: slices.Clone(rec.Layers)}
 	if inst.State == runtime.StateStopped && rec.Checkpointed {
-		if err := copyFlatDir(filepath.Join(dir, imageDir), filepath.Join(dst, runtime.ExportMemory)); err != nil {
+		if err := durable.CopyDir(filepath.Join(dir, imageDir), filepath.Join(dst, runtime.ExportMemory)); err != nil {
 			return nil, fmt.Errorf("exporting the memory image of %s: %w", id, err)
 		}
 		out.Memory = true
@@ -67,56 +68,7 @@ func (b *Backend) Export(ctx context.Context, id, dst string) (_ *runtime.Export
 	return out, nil
 }
 
-// copyFlatDir copies the regular files of src (a memory image is a flat
-// directory) into the new directory dst. Hard links would be free but
-// cannot cross filesystems, which is the point of an export.
-func copyFlatDir(src, dst string) error {
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		return err
-	}
-	if err := os.Mkdir(dst, 0o700); err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			return fmt.Errorf("%s is not a regular file", filepath.Join(src, e.Name()))
-		}
-		in, err := os.Open(filepath.Join(src, e.Name()))
-		if err != nil {
-			return err
-		}
-		err = writeFileSynced(filepath.Join(dst, e.Name()), func(w io.Writer) error {
-			_, err := io.Copy(w, in)
-			return err
-		})
-		in.Close()
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeFileSynced creates path, fills it with fill and syncs it: another
-// host reads it after this one may have died.
-func writeFileSynced(path string, fill func(io.Writer) error) error {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := fill(f); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
-}
-
-// linkOrCopyDir is linkDir, or copyFlatDir where src is on another
+// linkOrCopyDir is linkDir, or a copy where src is on another
 // filesystem.
 func linkOrCopyDir(src, dst string) error {
 	err := linkDir(src, dst)
@@ -124,7 +76,7 @@ func linkOrCopyDir(src, dst string) error {
 		return nil
 	}
 	_ = os.RemoveAll(dst)
-	if cerr := copyFlatDir(src, dst); cerr != nil {
+	if cerr := durable.CopyDir(src, dst); cerr != nil {
 		_ = os.RemoveAll(dst)
 		return errors.Join(err, cerr)
 	}
