@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/overlay"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -41,6 +43,17 @@ func (e *env) envdIP(t *testing.T) netip.Addr {
 	return netip.MustParseAddr(sb.IP)
 }
 
+// parkedSandbox creates a sandbox on e's node, pauses it with its memory
+// and waits until it is recorded parked.
+func parkedSandbox(t *testing.T, e *env) *store.Sandbox {
+	t.Helper()
+	sb := e.create(t, CreateRequest{})
+	if err := e.m.Pause(e.ctx, sb.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	return waitParked(t, e.st, sb.ID)
+}
+
 // waitParked waits until sandbox id is recorded parked.
 func waitParked(t *testing.T, st store.Store, id string) *store.Sandbox {
 	t.Helper()
@@ -62,11 +75,7 @@ func waitParked(t *testing.T, st store.Store, id string) *store.Sandbox {
 func TestParkAndTakeOver(t *testing.T) {
 	t.Parallel()
 	e, b, bBackend, shared := twoNodes(t)
-	sb := e.create(t, CreateRequest{})
-	if err := e.m.Pause(e.ctx, sb.ID, true); err != nil {
-		t.Fatal(err)
-	}
-	waitParked(t, e.st, sb.ID)
+	sb := parkedSandbox(t, e)
 	dir := filepath.Join(shared, parkedDir, sb.ID)
 	if _, err := readManifest(dir, sb.ID); err != nil {
 		t.Fatalf("parked dir: %v", err)
@@ -180,5 +189,28 @@ func TestTakeOverRefusesOthers(t *testing.T) {
 	}
 	if list, _ := bBackend.List(e.ctx); len(list) != 0 {
 		t.Errorf("b holds %d instances after a failed take-over", len(list))
+	}
+}
+
+// TestParkTooManyLayers: a sandbox on overlay.MaxLayers lowers, which no
+// node could rebuild (its top becomes one more layer), is not parked: it
+// waits for its own node instead of being handed over to die.
+func TestParkTooManyLayers(t *testing.T) {
+	t.Parallel()
+	e, _, _, _ := twoNodes(t)
+	layers := make([]string, overlay.MaxLayers)
+	for i := range layers {
+		layers[i] = fmt.Sprintf("%s/l%d", e.rootfs, i)
+	}
+	if err := e.st.PutTemplate(e.ctx, &store.Template{ID: "deep", RootfsPath: e.rootfs, Layers: layers}); err != nil {
+		t.Fatal(err)
+	}
+	sb := e.create(t, CreateRequest{TemplateID: "deep"})
+	if err := e.m.Pause(e.ctx, sb.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if rec, _ := e.st.GetSandbox(e.ctx, sb.ID); rec.Parked {
+		t.Fatalf("a sandbox no node can rebuild is recorded parked (the reaper hands it over; it can then only be killed)")
 	}
 }

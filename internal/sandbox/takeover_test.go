@@ -20,11 +20,7 @@ import (
 func TestReconcileKeepsHandedOverParked(t *testing.T) {
 	t.Parallel()
 	e, b, _, shared := twoNodes(t)
-	sb := e.create(t, CreateRequest{})
-	if err := e.m.Pause(e.ctx, sb.ID, true); err != nil {
-		t.Fatal(err)
-	}
-	waitParked(t, e.st, sb.ID)
+	sb := parkedSandbox(t, e)
 	if err := e.st.MoveSandbox(e.ctx, sb.ID, "a", "b"); err != nil {
 		t.Fatal(err)
 	}
@@ -48,51 +44,79 @@ func TestReconcileKeepsHandedOverParked(t *testing.T) {
 	}
 }
 
-// hookStore calls onDelete before its first DeleteSandbox.
+// hookStore runs onKillIntent before the first UpdateSandbox that
+// records a kill's intent, and onDelete before the first DeleteSandbox.
 type hookStore struct {
 	store.Store
-	once     sync.Once
-	onDelete func()
+	intentOnce, deleteOnce sync.Once
+	onKillIntent, onDelete func()
+}
+
+func (s *hookStore) UpdateSandbox(ctx context.Context, sb *store.Sandbox) error {
+	if sb.Intent == store.IntentKilling && s.onKillIntent != nil {
+		s.intentOnce.Do(s.onKillIntent)
+	}
+	return s.Store.UpdateSandbox(ctx, sb)
 }
 
 func (s *hookStore) DeleteSandbox(ctx context.Context, id string) error {
-	s.once.Do(func() {
-		if s.onDelete != nil {
-			s.onDelete()
-		}
-	})
+	if s.onDelete != nil {
+		s.deleteOnce.Do(s.onDelete)
+	}
 	return s.Store.DeleteSandbox(ctx, id)
 }
 
-// TestKillRacesTakeOver: a request for a parked sandbox during its kill
-// (after it left live, before its record is deleted) does not take it
-// over again: nothing outlives the kill.
+// TestKillRacesTakeOver: a take-over (a request, the sweep) in the middle
+// of a parked sandbox's kill does nothing: while the kill writes its
+// intent the sandbox is still live, and once it has left the live set its
+// record no longer reads as parked. Nothing outlives the kill.
 func TestKillRacesTakeOver(t *testing.T) {
 	t.Parallel()
-	hs := &hookStore{}
-	e := newEnvWith(t, func(o *Options) {
-		o.NodeName, o.SharedDir = "a", t.TempDir()
-		hs.Store = o.Store
-		o.Store = hs
-	})
-	sb := e.create(t, CreateRequest{})
-	if err := e.m.Pause(e.ctx, sb.ID, true); err != nil {
-		t.Fatal(err)
-	}
-	waitParked(t, e.st, sb.ID)
-	var getErr error
-	hs.onDelete = func() { _, getErr = e.m.Get(e.ctx, sb.ID) } // a concurrent GET
-	if err := e.m.Kill(e.ctx, sb.ID); err != nil {
-		t.Fatal(err)
-	}
-	if !errdefs.IsNotFound(getErr) {
-		t.Errorf("Get during the kill: %v, want not found", getErr)
-	}
-	if _, err := e.m.get(sb.ID); err == nil {
-		t.Errorf("sandbox still live after its kill (taken over again by a concurrent Get)")
-	}
-	if n := e.instances(t); n != 0 {
-		t.Errorf("%d instances after the kill", n)
+	for _, tc := range []struct {
+		name string
+		// hook sets the moment in the kill and what runs there.
+		hook func(hs *hookStore, during func())
+		// during is the concurrent call; ok judges its result.
+		during func(e *env, id string) error
+		ok     func(error) bool
+	}{
+		{
+			name:   "while its intent is written",
+			hook:   func(hs *hookStore, during func()) { hs.onKillIntent = during },
+			during: func(e *env, id string) error { return e.m.takeOver(e.ctx, id) },
+			ok:     func(err error) bool { return err == nil || errdefs.IsNotFound(err) },
+		},
+		{
+			name:   "before its record is deleted",
+			hook:   func(hs *hookStore, during func()) { hs.onDelete = during },
+			during: func(e *env, id string) error { _, err := e.m.Get(e.ctx, id); return err },
+			ok:     errdefs.IsNotFound,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			hs := &hookStore{}
+			e := newEnvWith(t, func(o *Options) {
+				o.NodeName, o.SharedDir = "a", t.TempDir()
+				hs.Store = o.Store
+				o.Store = hs
+			})
+			sb := parkedSandbox(t, e)
+			var duringErr error
+			tc.hook(hs, func() { duringErr = tc.during(e, sb.ID) })
+			if err := e.m.Kill(e.ctx, sb.ID); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.ok(duringErr) {
+				t.Errorf("the call during the kill: %v", duringErr)
+			}
+			if _, err := e.m.get(sb.ID); err == nil {
+				t.Errorf("sandbox still live after its kill (taken over again)")
+			}
+			if n := e.instances(t); n != 0 {
+				t.Errorf("%d instances after the kill", n)
+			}
+		})
 	}
 }
 
@@ -102,11 +126,7 @@ func TestKillRacesTakeOver(t *testing.T) {
 func TestKillHandedParked(t *testing.T) {
 	t.Parallel()
 	e, b, _, shared := twoNodes(t)
-	sb := e.create(t, CreateRequest{})
-	if err := e.m.Pause(e.ctx, sb.ID, true); err != nil {
-		t.Fatal(err)
-	}
-	waitParked(t, e.st, sb.ID)
+	sb := parkedSandbox(t, e)
 	if err := e.st.MoveSandbox(e.ctx, sb.ID, "a", "b"); err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +156,7 @@ func TestKillHandedParked(t *testing.T) {
 func TestSweepSkipsBusySandboxes(t *testing.T) {
 	t.Parallel()
 	e := newEnvWith(t, func(o *Options) { o.NodeName, o.SharedDir = "a", t.TempDir() })
-	sb := e.create(t, CreateRequest{})
-	if err := e.m.Pause(e.ctx, sb.ID, true); err != nil {
-		t.Fatal(err)
-	}
-	waitParked(t, e.st, sb.ID)
+	sb := parkedSandbox(t, e)
 	release := make(chan struct{})
 	inResume := make(chan struct{})
 	e.b.SetHook(func(ctx context.Context, op fake.Op, id string) error {
