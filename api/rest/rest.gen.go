@@ -310,6 +310,39 @@ func (e GetSandboxLogsParamsDirection) Valid() bool {
 	}
 }
 
+// Admission defines model for Admission.
+type Admission struct {
+	// Admitted starts that waited and then ran
+	Admitted int64 `json:"admitted"`
+
+	// Cancelled starts whose client left while they waited
+	Cancelled int64 `json:"cancelled"`
+
+	// Full starts refused (503) at once because the queue was full
+	Full int64 `json:"full"`
+
+	// OldestWaitMs how long the oldest waiting start has waited
+	OldestWaitMs int64 `json:"oldestWaitMs"`
+
+	// Running starts under way
+	Running int `json:"running"`
+
+	// Slots starts that may run at once now (one while the sandboxes are short of CPU)
+	Slots int `json:"slots"`
+
+	// TimedOut starts refused (503) after waiting their whole bound
+	TimedOut int64 `json:"timedOut"`
+
+	// WaitedTotalMs the total wait of the admitted ones
+	WaitedTotalMs int64 `json:"waitedTotalMs"`
+
+	// Waiting starts waiting for their turn
+	Waiting int `json:"waiting"`
+
+	// WaitingForTeam of those, the caller's team's
+	WaitingForTeam int `json:"waitingForTeam"`
+}
+
 // BuildLogEntry defines model for BuildLogEntry.
 type BuildLogEntry struct {
 	Level     LogLevel  `json:"level"`
@@ -1307,6 +1340,17 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// GetAdmission The start queue (warren)
+	//
+	// warren: cold creates, resumes and forks wait their turn here while
+	// the machine is busy (docs/operations.md, "When the machine is
+	// busy"). Its levels now and its counts since the server started;
+	// `waitingForTeam` is the caller's own team's share. A cluster's API
+	// role has no queue (each node has its own): 404 there.
+	//
+	// Corresponds with GET /admission (the `GetAdmission` operationId).
+	GetAdmission(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListAPIKeys performs a GET /api-keys (the `ListAPIKeys` operationId) request.
 	ListAPIKeys(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -1763,6 +1807,27 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v3/templates (the `RequestBuild` operationId).
 	RequestBuild(ctx context.Context, body RequestBuildJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// GetAdmission The start queue (warren)
+//
+// warren: cold creates, resumes and forks wait their turn here while
+// the machine is busy (docs/operations.md, "When the machine is
+// busy"). Its levels now and its counts since the server started;
+// `waitingForTeam` is the caller's own team's share. A cluster's API
+// role has no queue (each node has its own): 404 there.
+//
+// Corresponds with GET /admission (the `GetAdmission` operationId).
+func (c *Client) GetAdmission(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAdmissionRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListAPIKeys performs a GET /api-keys (the `ListAPIKeys` operationId) request.
@@ -2970,6 +3035,33 @@ func (c *Client) RequestBuild(ctx context.Context, body RequestBuildJSONRequestB
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewGetAdmissionRequest constructs an http.Request for the GetAdmission method
+func NewGetAdmissionRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/admission")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListAPIKeysRequest constructs an http.Request for the ListAPIKeys method
@@ -5790,6 +5882,19 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetAdmissionWithResponse The start queue (warren)
+	//
+	// warren: cold creates, resumes and forks wait their turn here while
+	// the machine is busy (docs/operations.md, "When the machine is
+	// busy"). Its levels now and its counts since the server started;
+	// `waitingForTeam` is the caller's own team's share. A cluster's API
+	// role has no queue (each node has its own): 404 there.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /admission (the `GetAdmission` operationId).
+	GetAdmissionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAdmissionResponse, error)
+
 	// ListAPIKeysWithResponse performs a GET /api-keys (the `ListAPIKeys` operationId) request.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6326,6 +6431,54 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v3/templates (the `RequestBuild` operationId).
 	RequestBuildWithResponse(ctx context.Context, body RequestBuildJSONRequestBody, reqEditors ...RequestEditorFn) (*RequestBuildResponse, error)
+}
+
+type GetAdmissionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Admission
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAdmissionResponse) GetJSON200() *Admission {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetAdmissionResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAdmissionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAdmissionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAdmissionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAdmissionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 type ListAPIKeysResponse struct {
@@ -8949,6 +9102,25 @@ func (r RequestBuildResponse) ContentType() string {
 	return ""
 }
 
+// GetAdmissionWithResponse The start queue (warren)
+//
+// warren: cold creates, resumes and forks wait their turn here while
+// the machine is busy (docs/operations.md, "When the machine is
+// busy"). Its levels now and its counts since the server started;
+// `waitingForTeam` is the caller's own team's share. A cluster's API
+// role has no queue (each node has its own): 404 there.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /admission (the `GetAdmission` operationId).
+func (c *ClientWithResponses) GetAdmissionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetAdmissionResponse, error) {
+	rsp, err := c.GetAdmission(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAdmissionResponse(rsp)
+}
+
 // ListAPIKeysWithResponse performs a GET /api-keys (the `ListAPIKeys` operationId) request.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -9934,6 +10106,39 @@ func (c *ClientWithResponses) RequestBuildWithResponse(ctx context.Context, body
 		return nil, err
 	}
 	return ParseRequestBuildResponse(rsp)
+}
+
+// ParseGetAdmissionResponse parses an HTTP response from a GetAdmissionWithResponse call
+func ParseGetAdmissionResponse(rsp *http.Response) (*GetAdmissionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAdmissionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Admission
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
 }
 
 // ParseListAPIKeysResponse parses an HTTP response from a ListAPIKeysWithResponse call

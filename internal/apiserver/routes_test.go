@@ -1,6 +1,7 @@
 package apiserver
 
 import (
+	"github.com/warren-sandbox/warren/internal/admission"
 	"github.com/warren-sandbox/warren/internal/telemetry"
 
 	"context"
@@ -271,6 +272,9 @@ func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Opt
 		Builder: bld, Images: fakeImages{}, ScratchDir: t.TempDir(),
 		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
 		Events: evs,
+		Starts: func() admission.Stats {
+			return admission.Stats{Running: 1, Waiting: 3, Slots: 2, WaitingByTeam: map[string]int{"default": 2, "other": 1}}
+		},
 		Layers: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, "layer "+r.PathValue("key"))
 		}),

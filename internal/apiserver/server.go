@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"github.com/warren-sandbox/warren/api"
 	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/internal/admission"
 	"io"
 	"net/http"
 	"strings"
@@ -54,6 +55,9 @@ type Options struct {
 	// NodeDeadAfter: GET /nodes reports a node dead whose heartbeat is
 	// older (--node-dead-after); 0 means DefaultNodeDeadAfter.
 	NodeDeadAfter time.Duration
+	// Starts reports the start queue (GET /admission); nil, as on a
+	// cluster's API role, answers 404.
+	Starts func() admission.Stats
 	// Layers serves GET /internal/layers/{key} to the cluster's other
 	// nodes (layershare.Resolver); nil, as in one-machine mode, answers
 	// 404.
@@ -160,6 +164,7 @@ func (s *Server) routes() {
 	auth("GET /events/webhooks/{webhookID}/deliveries", sbRead, s.webhookDeliveries)
 	auth("GET /usage", apikey.ScopeSandboxesRead, s.usage)
 	auth("GET /nodes", apikey.ScopeSandboxesRead, s.listNodes)
+	auth("GET /admission", apikey.ScopeSandboxesRead, s.getAdmission)
 	auth("DELETE /nodes/{name}", apikey.ScopeSandboxesWrite, s.deleteNode)
 	auth("GET /internal/layers/{key}", tplRead, s.serveLayer)
 

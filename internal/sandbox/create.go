@@ -83,18 +83,7 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("template '%s' needs runtime %q, which this server does not run", req.TemplateID, backendName))
 	}
 	sb := newRecord(req, tpl, snap, backendName, m.opts)
-	// A pooled sandbox already holds its memory and disk and costs the
-	// CPUs little more to hand over, so only a cold start asks whether
-	// the host can take one more: a pool booting in the background keeps
-	// CPU pressure high, by design, and must not make creates that it
-	// would serve fail.
-	pooled := m.pools != nil && snap == nil
-	var key poolKey
-	if pooled {
-		key = keyFor(sb, tpl)
-	}
-	warm := pooled && m.pools.has(key)
-	release, err := m.admit(ctx, sb.TeamID, sb.CPUCount, sb.MemoryMB, sb.DiskMB, !warm)
+	release, err := m.admit(ctx, sb.TeamID, sb.CPUCount, sb.MemoryMB)
 	if err != nil {
 		return nil, err
 	}
@@ -109,16 +98,16 @@ func (m *Manager) create(ctx context.Context, req CreateRequest, tpl *store.Temp
 		// allowPublicTraffic: false: every port but envd's wants this token.
 		sb.TrafficAccessToken = newToken()
 	}
-	if pooled {
-		if m.claimWarm(ctx, sb, key, tpl, backend) {
-			return copySandbox(sb), nil
-		}
-		if warm { // another create took the last pooled sandbox meanwhile
-			if err := m.hostAdmits(ctx, sb.MemoryMB, sb.DiskMB); err != nil {
-				return nil, err
-			}
-		}
+	// A pooled sandbox already holds its memory and disk and costs the
+	// CPUs little more to hand over: only a cold start waits its turn.
+	if m.pools != nil && snap == nil && m.claimWarm(ctx, sb, keyFor(sb, tpl), tpl, backend) {
+		return copySandbox(sb), nil
 	}
+	done, err := m.startTurn(ctx, OpCreate, sb.TeamID, sb.MemoryMB, sb.DiskMB)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	ctx = log.With(ctx, "sandbox", sb.ID, "template", tpl.ID, "runtime", backendName)
 	if tpl, err = m.localTemplate(ctx, tpl); err != nil {
 		return nil, err

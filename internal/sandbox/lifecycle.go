@@ -262,11 +262,16 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 	start := time.Now()
 	defer func() { m.observe(OpResume, e.sb.Backend, start, retErr) }()
 	if !e.running.Load() {
-		release, err := m.admit(ctx, e.sb.TeamID, e.sb.CPUCount, e.sb.MemoryMB, 0, true)
+		release, err := m.admit(ctx, e.sb.TeamID, e.sb.CPUCount, e.sb.MemoryMB)
 		if err != nil {
 			return err
 		}
 		defer release()
+		done, err := m.startTurn(ctx, OpResume, e.sb.TeamID, e.sb.MemoryMB, 0)
+		if err != nil {
+			return err
+		}
+		defer done()
 	}
 	stopTimer(&e.ckTimer)
 	inst, err := e.backend.Inspect(ctx, e.sb.ID)

@@ -35,13 +35,12 @@ type Options struct {
 	// HostMemoryMB and HostDiskFreeMB report what the host has left
 	// (MemAvailableMB, DiskFreeMB); nil skips that check.
 	HostMemoryMB, HostDiskFreeMB func() (int, error)
-	// HostCPUPressure reports how saturated the CPUs are (PSI cpu some
-	// avg10, %); at MaxCPUPressure or above a create or resume is refused
-	// (503) rather than admitted to slow every sandbox down. 0: no limit.
-	HostCPUPressure func() (float64, error)
-	MaxCPUPressure  float64
-	Backends        map[string]runtime.Backend // by name
-	DefaultBackend  string
+	// Starts queues what boots or restores a sandbox (cold creates,
+	// resumes, forks' creates) while the machine is busy
+	// (admission.Queue); nil starts everything at once.
+	Starts         StartQueue
+	Backends       map[string]runtime.Backend // by name
+	DefaultBackend string
 	// EnvdPath is the host path of the static envd binary bound into sandboxes.
 	EnvdPath string
 	// Binds are further host files bound read-only into every sandbox (the
@@ -113,6 +112,13 @@ type Options struct {
 	// node that built the template. Nil uses the paths as recorded (one
 	// machine).
 	LocalTemplate func(ctx context.Context, tpl *store.Template) (*store.Template, error)
+}
+
+// StartQueue hands out turns to start sandboxes: Acquire waits for one
+// (or refuses with ErrResourceExhausted past its bound) and returns the
+// func that ends it.
+type StartQueue interface {
+	Acquire(ctx context.Context, op, team string) (done func(), err error)
 }
 
 // Manager owns the lifecycle of every sandbox on this host.

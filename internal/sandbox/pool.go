@@ -178,14 +178,6 @@ func (p *pools) take(key poolKey, policy netpolicy.Policy) *warmSandbox {
 	return w
 }
 
-// has reports whether key's pool holds a ready sandbox.
-func (p *pools) has(key poolKey) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	ps := p.byKey[key]
-	return ps != nil && len(ps.ready) > 0
-}
-
 // state returns key's pool, made if new; callers hold p.mu.
 func (p *pools) state(key poolKey, policy netpolicy.Policy) *poolState {
 	ps := p.byKey[key]

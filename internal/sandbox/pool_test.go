@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/admission"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -195,30 +196,36 @@ func TestPoolTarget(t *testing.T) {
 	}
 }
 
-// TestPoolClaimUnderPressure: with the host's CPUs saturated (as a pool
-// booting in the background keeps them), a create that a pooled sandbox
-// serves goes through, while a cold one is refused.
-func TestPoolClaimUnderPressure(t *testing.T) {
+// TestPoolClaimSkipsTheQueue: while every start's turn is taken (a busy
+// machine), a create that a pooled sandbox serves goes through at once,
+// while a cold one waits for a turn and is refused when none comes.
+func TestPoolClaimSkipsTheQueue(t *testing.T) {
 	t.Parallel()
-	var pressure atomic.Int64
+	starts := admission.New(admission.Options{Slots: 1, MaxWait: 200 * time.Millisecond})
 	e := newEnvWith(t, func(o *Options) {
 		o.PoolSize, o.PoolMin, o.PoolTemplates = 1, 1, []string{"base"}
-		o.MaxCPUPressure = 90
-		o.HostCPUPressure = func() (float64, error) { return float64(pressure.Load()), nil }
+		o.Starts = starts
 	})
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()
 	go e.m.RunPools(ctx)
 	waitPool(t, e.m, 1)
-	pressure.Store(99)
+	cancel() // no refill: the next cold create needs a turn
+	held, err := starts.Acquire(e.ctx, "test", "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held()
 	req := CreateRequest{TemplateID: "base", Timeout: time.Minute, Network: netpolicy.Policy{Egress: netpolicy.Egress{AllowInternet: true}}}
 	if _, err := e.m.Create(e.ctx, req); err != nil {
-		t.Fatalf("a create the pool serves, under CPU pressure: %v", err)
+		t.Fatalf("a create the pool serves, with no turn free: %v", err)
 	}
-	cancel() // no refill: the next create is cold
 	req.CPUCount = 2
 	if _, err := e.m.Create(e.ctx, req); !errors.Is(err, errdefs.ErrResourceExhausted) {
-		t.Fatalf("a cold create under CPU pressure: %v, want resource exhausted", err)
+		t.Fatalf("a cold create with no turn free for its whole wait: %v, want resource exhausted", err)
+	}
+	if st := starts.Stats(); st.TimedOut != 1 || st.Running != 1 {
+		t.Fatalf("queue after the refused create: %+v", st)
 	}
 }
 
@@ -232,8 +239,6 @@ func TestPoolRefillNeedsHostRoom(t *testing.T) {
 	e := newEnvWith(t, func(o *Options) {
 		o.PoolSize, o.PoolMin, o.PoolTemplates = 1, 1, []string{"base"}
 		o.HostMemoryMB = func() (int, error) { return int(availMB.Load()), nil }
-		o.MaxCPUPressure = 90
-		o.HostCPUPressure = func() (float64, error) { return 99, nil }
 	})
 	ctx, cancel := context.WithCancel(e.ctx)
 	defer cancel()

@@ -29,19 +29,14 @@ func (u usage) plus(v usage) usage {
 }
 
 // admit checks that team may run one more sandbox of cpus and memoryMB
-// and reserves it until release; with host, also that the host can hold
-// it (hostAdmits). Creates and resumes go through it; paused sandboxes
-// count for nothing.
-func (m *Manager) admit(ctx context.Context, team string, cpus, memoryMB, diskMB int, host bool) (release func(), err error) {
+// and reserves it until release. Creates and resumes go through it;
+// paused sandboxes count for nothing. A start that boots anything goes
+// through startTurn as well.
+func (m *Manager) admit(ctx context.Context, team string, cpus, memoryMB int) (release func(), err error) {
 	q := Quota{}
 	if m.opts.Quota != nil {
 		if q, err = m.opts.Quota(ctx, store.TeamOf(team)); err != nil {
 			return nil, fmt.Errorf("reading the quota of team %s: %w", team, err)
-		}
-	}
-	if host {
-		if err := m.hostAdmits(ctx, memoryMB, diskMB); err != nil {
-			return nil, err
 		}
 	}
 	want := usage{1, memoryMB, cpus}
@@ -109,28 +104,35 @@ func (q Quota) check(team string, u, want usage) error {
 	return nil
 }
 
-// hostAdmits refuses a sandbox the host could not hold: its memory limit
-// beyond what the host has available, or its disk beyond the free space of
-// the data dir. Refusing now beats an OOM kill or a full disk later.
-func (m *Manager) hostAdmits(ctx context.Context, memoryMB, diskMB int) error {
+// startTurn makes a start that boots or restores a sandbox (op: create,
+// resume) wait for its turn in the start queue (Options.Starts), then
+// checks that the host can hold the sandbox. A busy machine makes the
+// start wait; only a wait past its bound, or a host without the memory or
+// disk, refuses it. Whatever passes holds its turn until done is called.
+func (m *Manager) startTurn(ctx context.Context, op, team string, memoryMB, diskMB int) (done func(), err error) {
+	// What cannot be done now is refused before waiting for nothing.
 	if err := m.hostRoom(ctx, memoryMB, diskMB); err != nil {
-		return err
+		return nil, err
 	}
-	if m.opts.HostCPUPressure != nil && m.opts.MaxCPUPressure > 0 {
-		if p, err := m.opts.HostCPUPressure(); err != nil {
-			log.G(ctx).Debug("reading the host's CPU pressure", "err", err)
-		} else if p >= m.opts.MaxCPUPressure {
-			return errdefs.New(errdefs.ErrResourceExhausted, fmt.Sprintf(
-				"the host's CPUs are saturated (tasks waited for a CPU %.0f %% of the last 10 s; the limit is %.0f %%): try later", p, m.opts.MaxCPUPressure))
+	done = func() {}
+	if m.opts.Starts != nil {
+		if done, err = m.opts.Starts.Acquire(ctx, op, store.TeamOf(team)); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	// Others may have taken the memory meanwhile.
+	if err := m.hostRoom(ctx, memoryMB, diskMB); err != nil {
+		done()
+		return nil, err
+	}
+	return done, nil
 }
 
-// hostRoom says whether the host has the memory and disk for one more
-// sandbox. Pool refills ask it too (but not about CPU pressure, which
-// their own background boots raise by design), so that a pool never takes
-// the last memory a create would be refused for.
+// hostRoom refuses a sandbox the host could not hold: its memory limit
+// beyond what the host has available, or its disk beyond the free space
+// of the data dir. Refusing now beats an OOM kill or a full disk later.
+// Pool refills ask it too, so that a pool never takes the last memory a
+// create would be refused for.
 func (m *Manager) hostRoom(ctx context.Context, memoryMB, diskMB int) error {
 	if m.opts.HostMemoryMB != nil {
 		if avail, err := m.opts.HostMemoryMB(); err != nil {
@@ -194,19 +196,4 @@ func DiskFreeMB(dir string) (int, error) {
 		return 0, fmt.Errorf("statfs %s: %w", dir, err)
 	}
 	return int(st.Bavail * uint64(st.Bsize) >> 20), nil
-}
-
-// CPUPressure reads the share of the last 10 s in which some task waited
-// for a CPU (PSI's cpu "some avg10", in %).
-func CPUPressure() (float64, error) {
-	data, err := os.ReadFile("/proc/pressure/cpu")
-	if err != nil {
-		return 0, err
-	}
-	for _, f := range strings.Fields(string(data)) {
-		if v, ok := strings.CutPrefix(f, "avg10="); ok {
-			return strconv.ParseFloat(v, 64)
-		}
-	}
-	return 0, fmt.Errorf("no avg10 in /proc/pressure/cpu")
 }

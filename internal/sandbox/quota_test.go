@@ -3,8 +3,9 @@ package sandbox
 import (
 	"context"
 	"errors"
-	"os"
-	"strings"
+	"fmt"
+	"github.com/warren-sandbox/warren/internal/admission"
+	"github.com/warren-sandbox/warren/internal/testutil"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -188,31 +189,48 @@ func TestRetention(t *testing.T) {
 	}
 }
 
-// TestCPUPressureAdmission: while the host's CPUs are saturated a create
-// is refused with a clear error, and admitted again once they are not.
-func TestCPUPressureAdmission(t *testing.T) {
+// TestStartsWaitTheirTurn: a cold create with no turn free waits for one
+// instead of failing, and starts once a turn ends; a resume waits the
+// same way. Each holds its turn only while it starts.
+func TestStartsWaitTheirTurn(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	pressure := 97.5
-	e := newEnvWith(t, func(o *Options) {
-		o.MaxCPUPressure = 90
-		o.HostCPUPressure = func() (float64, error) { mu.Lock(); defer mu.Unlock(); return pressure, nil }
+	starts := admission.New(admission.Options{Slots: 1, MaxWait: time.Minute})
+	e := newEnvWith(t, func(o *Options) { o.Starts = starts })
+	paused := e.create(t, CreateRequest{})
+	if err := e.m.Pause(e.ctx, paused.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	held, err := starts.Acquire(e.ctx, "test", "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := make(chan error, 1)
+	go func() {
+		_, err := e.m.Create(e.ctx, CreateRequest{TemplateID: "base", Timeout: time.Minute})
+		created <- err
+	}()
+	resumed := make(chan error, 1)
+	go func() { _, _, err := e.m.Connect(e.ctx, paused.ID, time.Minute, true); resumed <- err }()
+	testutil.Eventually(t, 10*time.Second, func() error {
+		if st := starts.Stats(); st.Waiting != 2 {
+			return fmt.Errorf("%d starts waiting, want 2", st.Waiting)
+		}
+		return nil
 	})
-	_, err := e.m.Create(e.ctx, CreateRequest{TemplateID: "base", Timeout: 60e9})
-	if !errors.Is(err, errdefs.ErrResourceExhausted) || !strings.Contains(err.Error(), "saturated") {
-		t.Fatalf("create at 97.5 %% CPU pressure: %v, want resource exhausted", err)
+	select {
+	case err := <-created:
+		t.Fatalf("the create ended while no turn was free: %v", err)
+	case err := <-resumed:
+		t.Fatalf("the resume ended while no turn was free: %v", err)
+	case <-time.After(100 * time.Millisecond):
 	}
-	mu.Lock()
-	pressure = 40
-	mu.Unlock()
-	e.create(t, CreateRequest{})
-}
-
-func TestCPUPressureReads(t *testing.T) {
-	if _, err := os.Stat("/proc/pressure/cpu"); err != nil {
-		t.Skip("no PSI on this host")
+	held()
+	for _, ch := range []chan error{created, resumed} {
+		if err := <-ch; err != nil {
+			t.Fatalf("a start after the turn was freed: %v", err)
+		}
 	}
-	if p, err := CPUPressure(); err != nil || p < 0 || p > 100 {
-		t.Fatalf("CPUPressure() = %v, %v", p, err)
+	if st := starts.Stats(); st.Running != 0 || st.Waiting != 0 || st.Admitted != 2 {
+		t.Fatalf("queue after both starts: %+v", st)
 	}
 }

@@ -92,9 +92,16 @@ type Config struct {
 	// PoolTemplates are pre-warmed: their pools (for default settings)
 	// are filled from the start and kept at PoolMin (--pool-templates).
 	PoolTemplates []string
-	// MaxCPUPressure refuses creates and resumes while the host's CPU
-	// pressure (PSI some avg10, %) is at least this; 0: never.
-	MaxCPUPressure float64
+	// StartWait bounds how long a cold create, resume or fork waits for
+	// its turn while the machine is busy (--start-wait); StartSlots is how
+	// many start at once (--start-slots; 0: one per CPU); StartQueue how
+	// many may wait (--start-queue); StartPressure the CPU pressure of
+	// the sandboxes' own cgroups (PSI some avg10, %) at which starts go
+	// one at a time (--start-pressure; 0: never).
+	StartWait     time.Duration
+	StartSlots    int
+	StartQueue    int
+	StartPressure float64
 	// EventsRetention: lifecycle events (and their webhook deliveries)
 	// older than this are pruned (--events-retention; 0: kept).
 	EventsRetention time.Duration
@@ -186,8 +193,14 @@ func (c *Config) validateNumbers(bad badFlag) {
 	if c.PoolMin < 0 || c.PoolMemoryMB < 0 {
 		bad("pool-min", "%d and --pool-memory-mb %d must not be negative", c.PoolMin, c.PoolMemoryMB)
 	}
-	if c.MaxCPUPressure < 0 || c.MaxCPUPressure > 100 {
-		bad("max-cpu-pressure", "%v must be between 0 and 100", c.MaxCPUPressure)
+	if c.StartPressure < 0 || c.StartPressure > 100 {
+		bad("start-pressure", "%v must be between 0 and 100", c.StartPressure)
+	}
+	if c.StartSlots < 0 || c.StartQueue < 0 {
+		bad("start-slots", "%d and --start-queue %d must not be negative", c.StartSlots, c.StartQueue)
+	}
+	if c.StartWait < 0 {
+		bad("start-wait", "%v must not be negative", c.StartWait)
 	}
 	for _, d := range []struct {
 		flag string

@@ -189,7 +189,7 @@ func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemet
 	if err != nil {
 		return nil, err
 	}
-	mgr, netMgr, err := setup(ctx, cfg, st, metrics, evs, layers)
+	mgr, netMgr, starts, err := setup(ctx, cfg, st, metrics, evs, layers)
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +210,7 @@ func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemet
 		MaxCPUCount: cfg.MaxCPUCount, MaxMemoryMB: cfg.MaxMemoryMB,
 		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
 		Events: evs, NodeDeadAfter: cfg.NodeDeadAfter, Layers: layers.handler(),
+		Starts: starts.Stats,
 	})
 	return &parts{net: netMgr, mgr: mgr, builder: b, api: api, events: evs, layers: layers}, nil
 }

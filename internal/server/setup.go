@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/admission"
 	"net"
 	"net/netip"
 	"os"
@@ -21,12 +22,12 @@ import (
 )
 
 // setup builds everything sandboxes need: the network, the runtime backends
-// and the base template, then the manager, which re-adopts what a previous
+// and the base template, the queue starts wait in, then the manager, which re-adopts what a previous
 // run left behind. On a node it boots templates from its own layers.
-func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry, evs sandbox.EventRecorder, layers *nodeLayers) (*sandbox.Manager, *network.Manager, error) {
+func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry, evs sandbox.EventRecorder, layers *nodeLayers) (*sandbox.Manager, *network.Manager, *admission.Queue, error) {
 	subnet, err := netip.ParsePrefix(cfg.Subnet)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--subnet: %w", err)
+		return nil, nil, nil, fmt.Errorf("--subnet: %w", err)
 	}
 	netMgr, err := network.New(ctx, network.Options{
 		Bridge: cfg.Bridge, Subnet: subnet,
@@ -39,11 +40,11 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		EgressAllow: cfg.EgressAllow,
 	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("setting up the sandbox network: %w", err)
+		return nil, nil, nil, fmt.Errorf("setting up the sandbox network: %w", err)
 	}
 	backends, err := newBackends(ctx, cfg, netMgr)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	// With every backend's sandboxes re-reserved, what is left on the
 	// bridge belongs to no sandbox (a crash mid-create): remove it.
@@ -53,8 +54,10 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		log.G(ctx).Info("removed leaked sandbox network state", "items", removed)
 	}
 	if err := ensureTemplates(ctx, cfg, st); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	starts := newStarts(cfg, backends, metrics)
+	metrics.RegisterStarts(starts.Stats)
 	mgr, err := sandbox.New(sandbox.Options{
 		Store:            st,
 		Backends:         backends,
@@ -80,8 +83,7 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		PausedRetention:   cfg.PausedRetention,
 		SnapshotRetention: cfg.SnapshotRetention,
 		HostMemoryMB:      sandbox.MemAvailableMB,
-		HostCPUPressure:   sandbox.CPUPressure,
-		MaxCPUPressure:    cfg.MaxCPUPressure,
+		Starts:            starts,
 		HostDiskFreeMB:    func() (int, error) { return sandbox.DiskFreeMB(cfg.DataDir) },
 		ObserveOp:         metrics.ObserveOp,
 		Events:            evs,
@@ -90,12 +92,12 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		LocalTemplate:     layers.localTemplate(),
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if err := mgr.Reconcile(ctx); err != nil {
-		return nil, nil, fmt.Errorf("re-adopting sandboxes: %w", err)
+		return nil, nil, nil, fmt.Errorf("re-adopting sandboxes: %w", err)
 	}
-	return mgr, netMgr, nil
+	return mgr, netMgr, starts, nil
 }
 
 // newBackends makes every backend whose binary is installed; the default

@@ -16,9 +16,10 @@ import (
 
 // Registry is one server's metrics.
 type Registry struct {
-	reg  *prometheus.Registry
-	ops  *ops
-	http *httpMetrics
+	reg    *prometheus.Registry
+	ops    *ops
+	http   *httpMetrics
+	starts starts
 }
 
 // New returns a registry with the Go runtime and process collectors and

@@ -1,0 +1,249 @@
+// Package admission makes the work that brings a sandbox up on this
+// machine (a cold create, a resume, a fork) wait its turn while the
+// machine is busy, instead of refusing it. A busy minute makes such work
+// slower, not failed: it is refused only when it has waited its whole
+// bound, or when the queue itself is full.
+//
+// The queue runs a few starts at once (Options.Slots, one per CPU by
+// default) and only one while warren's own sandboxes are short of CPU
+// (Options.Pressure, the CPU pressure of their cgroups, not of the whole
+// host): a boot then takes its turn after the sandboxes already running.
+// Waiting starts are served round-robin between teams, oldest first
+// within a team, so one team's burst cannot starve another's single
+// create.
+package admission
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxWait      = 30 * time.Second
+	DefaultMaxQueue     = 1024
+	DefaultHighPressure = 50
+)
+
+// Options configure a Queue; zero values take the defaults.
+type Options struct {
+	// Slots is how many starts run at once while the sandboxes have the
+	// CPU they want (default: the host's CPUs).
+	Slots int
+	// MaxWait bounds how long a start waits for its turn; a request's
+	// own deadline, when sooner, bounds it too.
+	MaxWait time.Duration
+	// MaxQueue bounds how many starts wait at once; past it a start is
+	// refused without waiting.
+	MaxQueue int
+	// Pressure reports how much warren's sandboxes waited for a CPU
+	// lately (PSI "some" avg10 of their cgroup, %); nil when unknown,
+	// and then Slots always apply.
+	Pressure func() (float64, error)
+	// HighPressure is the Pressure at which starts run one at a time.
+	HighPressure float64
+	// Observe, when set, is told of every start that had to wait, or was
+	// refused, and how long it waited.
+	Observe func(op string, waited time.Duration, outcome Outcome)
+}
+
+// Outcome is how a wait ended.
+type Outcome string
+
+// The outcomes Observe is told of.
+const (
+	Admitted  Outcome = "admitted"  // its turn came
+	TimedOut  Outcome = "timed_out" // waited its whole bound: refused
+	Full      Outcome = "full"      // the queue was full: refused at once
+	Cancelled Outcome = "cancelled" // the request went away while waiting
+)
+
+// Queue admits starts; the zero value is not usable, use New.
+type Queue struct {
+	opts Options
+
+	mu      sync.Mutex
+	running int
+	waiting int
+	teams   map[string][]*waiter // each team's waiters, oldest first
+	ring    []string             // teams with waiters, in serving order
+	counts  map[Outcome]uint64
+	waited  time.Duration // total wait of admitted starts that waited
+	limit   int           // the slots in force at the last dispatch
+}
+
+type waiter struct {
+	op, team string
+	since    time.Time
+	ready    chan struct{}
+	granted  bool
+}
+
+// New returns a queue with opts, defaults filled in.
+func New(opts Options) *Queue {
+	if opts.Slots <= 0 {
+		opts.Slots = runtime.NumCPU()
+	}
+	if opts.MaxWait <= 0 {
+		opts.MaxWait = DefaultMaxWait
+	}
+	if opts.MaxQueue <= 0 {
+		opts.MaxQueue = DefaultMaxQueue
+	}
+	if opts.HighPressure <= 0 {
+		opts.HighPressure = DefaultHighPressure
+	}
+	return &Queue{opts: opts, teams: map[string][]*waiter{}, counts: map[Outcome]uint64{}, limit: opts.Slots}
+}
+
+// Acquire waits for a turn to run op (create, resume, fork) for team and
+// returns the func that ends it. It fails with ErrResourceExhausted when
+// the turn did not come within the bound or the queue is full, and with
+// the context's error when ctx ends first.
+func (q *Queue) Acquire(ctx context.Context, op, team string) (release func(), err error) {
+	q.mu.Lock()
+	if q.waiting == 0 && q.running < q.slots() {
+		q.running++
+		q.mu.Unlock()
+		return q.releaser(), nil
+	}
+	if q.waiting >= q.opts.MaxQueue {
+		q.counts[Full]++
+		q.mu.Unlock()
+		q.observe(op, 0, Full)
+		return nil, busy(fmt.Sprintf("the machine is busy: %d starts are already waiting for their turn, the most it queues; try again later", q.opts.MaxQueue))
+	}
+	w := &waiter{op: op, team: team, since: time.Now(), ready: make(chan struct{})}
+	q.enqueue(w)
+	q.mu.Unlock()
+
+	timer := time.NewTimer(q.opts.MaxWait)
+	defer timer.Stop()
+	var outcome Outcome
+	select {
+	case <-w.ready:
+		outcome = Admitted
+	case <-timer.C:
+		outcome = TimedOut
+	case <-ctx.Done():
+		outcome = Cancelled
+	}
+	waited := time.Since(w.since)
+	q.mu.Lock()
+	if outcome != Admitted && w.granted {
+		outcome = Admitted // the turn came as the wait ended: take it
+	}
+	if outcome != Admitted {
+		q.dequeue(w)
+	} else {
+		q.waited += waited
+	}
+	q.counts[outcome]++
+	q.mu.Unlock()
+	q.observe(op, waited, outcome)
+	switch outcome {
+	case Admitted:
+		return q.releaser(), nil
+	case Cancelled:
+		return nil, fmt.Errorf("waiting for a turn to %s: %w", op, ctx.Err())
+	}
+	return nil, busy(fmt.Sprintf("the machine is busy: this %s waited %s for its turn and did not get it; try again later",
+		op, waited.Round(time.Second)))
+}
+
+// releaser returns the func that ends a turn, once however often called.
+func (q *Queue) releaser() func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			q.running--
+			q.dispatch()
+		})
+	}
+}
+
+// enqueue adds w behind its team's waiters; the caller holds mu.
+func (q *Queue) enqueue(w *waiter) {
+	if len(q.teams[w.team]) == 0 {
+		q.ring = append(q.ring, w.team)
+	}
+	q.teams[w.team] = append(q.teams[w.team], w)
+	q.waiting++
+	// A turn may be free though others wait: the pressure fell since the
+	// last release, say.
+	q.dispatch()
+}
+
+// dequeue removes a waiter that gave up; the caller holds mu.
+func (q *Queue) dequeue(w *waiter) {
+	ws := q.teams[w.team]
+	for i, x := range ws {
+		if x == w {
+			q.teams[w.team] = append(ws[:i:i], ws[i+1:]...)
+			q.waiting--
+			break
+		}
+	}
+	if len(q.teams[w.team]) == 0 {
+		q.dropTeam(w.team)
+	}
+}
+
+// dispatch hands free turns to waiters, one team after another; the
+// caller holds mu.
+func (q *Queue) dispatch() {
+	for q.waiting > 0 && q.running < q.slots() {
+		team := q.ring[0]
+		ws := q.teams[team]
+		w := ws[0]
+		q.teams[team] = ws[1:]
+		q.ring = q.ring[1:]
+		if len(q.teams[team]) > 0 {
+			q.ring = append(q.ring, team) // its next waiter goes after the other teams'
+		} else {
+			delete(q.teams, team)
+		}
+		q.waiting--
+		q.running++
+		w.granted = true
+		close(w.ready)
+	}
+}
+
+func (q *Queue) dropTeam(team string) {
+	delete(q.teams, team)
+	for i, t := range q.ring {
+		if t == team {
+			q.ring = append(q.ring[:i:i], q.ring[i+1:]...)
+			return
+		}
+	}
+}
+
+// slots is how many starts may run now: Slots, or one while the
+// sandboxes are short of CPU. The caller holds mu.
+func (q *Queue) slots() int {
+	q.limit = q.opts.Slots
+	if q.opts.Pressure != nil {
+		if p, err := q.opts.Pressure(); err == nil && p >= q.opts.HighPressure {
+			q.limit = 1
+		}
+	}
+	return q.limit
+}
+
+func (q *Queue) observe(op string, waited time.Duration, o Outcome) {
+	if q.opts.Observe != nil {
+		q.opts.Observe(op, waited, o)
+	}
+}
+
+// busy is a refusal: the edge answers 503 with Retry-After.
+func busy(msg string) error { return errdefs.New(errdefs.ErrResourceExhausted, msg) }
