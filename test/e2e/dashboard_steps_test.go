@@ -162,6 +162,8 @@ func (b *browser) pauseResumeKill(id string) {
 		chromedp.Click(chromedp.CSS("#action-kill")))
 	b.until("the list", `location.hash === '#/sandboxes' && !!document.querySelector('#sandbox-list table, #sandbox-list .empty')`, 30*time.Second)
 	b.until("the sandbox gone", fmt.Sprintf(`!document.querySelector('a[data-sandbox=%q]')`, id), 10*time.Second)
+	// The sandbox above was a cold start: the queue shows it never waited.
+	b.until("the start queue", `/^Start queue: \d+ starting, none waiting, \d+ at once · since start \d+ waited their turn.*, 0 refused$/.test(document.querySelector('#start-queue')?.textContent)`, 10*time.Second)
 }
 
 // showsError opens a sandbox that is gone: the page shows the API's

@@ -29,6 +29,28 @@ function row(sb) {
   ];
 }
 
+// queueText describes the start queue (GET /admission): what waits now
+// and how waits ended since the server started.
+export function queueText(q) {
+  const waitS = (ms) => `${Math.round(ms / 100) / 10} s`;
+  const now = q.waiting
+    ? `${q.waiting} waiting (${q.waitingForTeam} of this team's; oldest ${waitS(q.oldestWaitMs)})`
+    : 'none waiting';
+  const avg = q.admitted ? `, ${waitS(q.waitedTotalMs / q.admitted)} on average` : '';
+  return `Start queue: ${q.running} starting, ${now}, ${q.slots} at once · ` +
+    `since start ${q.admitted} waited their turn${avg}, ${q.timedOut + q.full} refused`;
+}
+
+// loadQueue shows the start queue in el; a server without one (a
+// cluster's API role) shows nothing.
+async function loadQueue(el) {
+  try {
+    el.textContent = queueText(await api('GET', '/admission'));
+  } catch (e) {
+    el.textContent = '';
+  }
+}
+
 // seq numbers the loads, so an answer to an older filter never replaces a
 // newer one's.
 let seq = 0;
@@ -65,11 +87,12 @@ export async function render(main) {
   };
   meta.addEventListener('input', apply);
   state.addEventListener('change', apply);
+  const queue = h('p', {class: 'muted small', id: 'start-queue'});
   replace(main,
     h('div', {class: 'page-head'}, h('h1', {}, 'Sandboxes'), stamp),
     h('div', {class: 'toolbar'}, h('label', {}, 'Filter ', meta), h('label', {}, 'State ', state), hint),
-    out);
-  await load(out, stamp);
-  const timer = setInterval(() => load(out, stamp), REFRESH_MS);
+    out, queue);
+  await Promise.all([load(out, stamp), loadQueue(queue)]);
+  const timer = setInterval(() => { load(out, stamp); loadQueue(queue); }, REFRESH_MS);
   return () => clearInterval(timer);
 }
