@@ -36,6 +36,8 @@ type Config struct {
 	PlotDir string
 	// Density, when Max is set, runs only the density benchmark.
 	Density DensityConfig
+	// Busy, when Busy is set, runs only the busy-neighbours benchmark.
+	Busy BusyConfig
 }
 
 // Run measures a running server: create-to-first-command and command
@@ -49,6 +51,9 @@ func Run(ctx context.Context, c *Config) error {
 	}
 	if c.Density.Max > 0 {
 		return densityBench(ctx, c, c.Density)
+	}
+	if c.Busy.Busy > 0 {
+		return busyBench(ctx, c, c.Busy)
 	}
 	base, err := baselineRuncTrue(ctx, c)
 	if err != nil {

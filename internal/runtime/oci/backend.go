@@ -26,14 +26,16 @@ import (
 
 // Backend implements runtime.Backend with runc or runsc.
 type Backend struct {
-	name  string
-	opts  Options
-	cli   *cli
-	net   *network.Manager
-	cg    *cgroups
-	swap  bool // the host accounts swap (limit memory+swap)
-	locks idLocks
-	disks *diskPool // formatted sandbox disks, with DiskQuota
+	name string
+	opts Options
+	cli  *cli
+	net  *network.Manager
+	cg   *cgroups
+	// cpuUse smooths the sandboxes' CPU use where no pressure is kept.
+	cpuUse useMeter
+	swap   bool // the host accounts swap (limit memory+swap)
+	locks  idLocks
+	disks  *diskPool // formatted sandbox disks, with DiskQuota
 }
 
 var _ runtime.Backend = (*Backend)(nil)

@@ -1,6 +1,9 @@
 package oci
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestSomeAvg10(t *testing.T) {
 	cases := []struct {
@@ -19,5 +22,38 @@ func TestSomeAvg10(t *testing.T) {
 		if (err == nil) != c.ok || got != c.want {
 			t.Errorf("someAvg10(%q) = %v, %v; want %v, ok %v", c.in, got, err, c.want, c.ok)
 		}
+	}
+}
+
+// TestUseMeter: a cgroup using every CPU for a long while reads near 100 %,
+// one using half of two CPUs near 50 %, an idle one falls towards 0; a
+// counter that went back (a new cgroup) starts over.
+func TestUseMeter(t *testing.T) {
+	start := time.Unix(1000, 0)
+	cases := []struct {
+		name     string
+		nsPerSec uint64 // CPU ns used per second of wall time
+		cpus     int
+		lo, hi   float64
+	}{
+		{"all of two CPUs", 2e9, 2, 99, 100},
+		{"one of two CPUs", 1e9, 2, 49, 51},
+		{"idle", 0, 2, 0, 0.01},
+		{"more than there is (clamped)", 9e9, 2, 99, 100},
+	}
+	for _, c := range cases {
+		var m useMeter
+		var got float64
+		for s := range 120 {
+			got = m.add(start.Add(time.Duration(s)*time.Second), uint64(s)*c.nsPerSec, c.cpus)
+		}
+		if got < c.lo || got > c.hi {
+			t.Errorf("%s: %.2f %%, want %v to %v", c.name, got, c.lo, c.hi)
+		}
+	}
+	var m useMeter
+	m.add(start, 5e9, 1)
+	if got := m.add(start.Add(time.Second), 1e9, 1); got != 0 {
+		t.Errorf("after the counter went back: %.2f %%, want 0 until the next reading", got)
 	}
 }
