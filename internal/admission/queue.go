@@ -4,7 +4,7 @@
 // slower, not failed: it is refused only when it has waited its whole
 // bound, or when the queue itself is full.
 //
-// The queue runs a few starts at once (Options.Slots, one per CPU by
+// The queue runs a few starts at once (Options.Slots, two per CPU by
 // default) and only one while warren's own sandboxes are short of CPU
 // (Options.Pressure, the CPU pressure of their cgroups, not of the whole
 // host): a boot then takes its turn after the sandboxes already running.
@@ -33,7 +33,8 @@ const (
 // Options configure a Queue; zero values take the defaults.
 type Options struct {
 	// Slots is how many starts run at once while the sandboxes have the
-	// CPU they want (default: the host's CPUs).
+	// CPU they want (default: twice the host's CPUs, since a boot spends
+	// part of its time waiting on the disk and on its own processes).
 	Slots int
 	// MaxWait bounds how long a start waits for its turn; a request's
 	// own deadline, when sooner, bounds it too.
@@ -87,7 +88,7 @@ type waiter struct {
 // New returns a queue with opts, defaults filled in.
 func New(opts Options) *Queue {
 	if opts.Slots <= 0 {
-		opts.Slots = runtime.NumCPU()
+		opts.Slots = 2 * runtime.NumCPU()
 	}
 	if opts.MaxWait <= 0 {
 		opts.MaxWait = DefaultMaxWait

@@ -85,7 +85,9 @@ func TestRefusals(t *testing.T) {
 		},
 		{
 			name: "request gone", opts: Options{Slots: 1, MaxWait: time.Minute},
-			ctx:  func() (context.Context, context.CancelFunc) { return context.WithTimeout(context.Background(), 50*time.Millisecond) },
+			ctx: func() (context.Context, context.CancelFunc) {
+				return context.WithTimeout(context.Background(), 50*time.Millisecond)
+			},
 			want: context.DeadlineExceeded, outcome: func(s Stats) uint64 { return s.Cancelled }, minWait: 50 * time.Millisecond,
 		},
 	}

@@ -144,4 +144,3 @@ func runInEach(ctx context.Context, sbs []*selftest.Sandbox, phase string) int {
 	}
 	return len(failed)
 }
-

@@ -20,9 +20,11 @@ import (
 // /proc/pressure/cpu). Where the kernel keeps pressure per cgroup (the
 // unified hierarchy, when the sandboxes are in it) it is PSI's "some
 // avg10": the share of time some sandbox task waited for a CPU. On a
-// cgroup v1 host, which keeps no such figure, it is the share of the
-// host's CPUs the sandboxes used (cpuacct), smoothed over 10 s: sandboxes
-// that take every CPU there is are taken to want more.
+// cgroup v1 host, which keeps no such figure, it is read from the share
+// of the host's CPUs the sandboxes used (cpuacct), smoothed over 10 s:
+// sandboxes that take every CPU there is are taken to want more, so the
+// figure is 0 up to 80 % of the CPUs used and rises to 100 at all of them
+// (90 % used reads 50).
 func (b *Backend) CPUPressure() (float64, error) {
 	if b.cg == nil {
 		return 0, fmt.Errorf("no cgroups: %w", errdefs.ErrNotImplemented)
@@ -49,8 +51,18 @@ func (b *Backend) CPUPressure() (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("parsing cpuacct.usage %q: %w", data, err)
 	}
-	return b.cpuUse.add(time.Now(), ns, runtime.NumCPU()), nil
+	return useAsPressure(b.cpuUse.add(time.Now(), ns, runtime.NumCPU())), nil
 }
+
+// useAsPressure maps the share of the CPUs used (%) to a figure that reads
+// like PSI's: nothing below fullUse, 100 at every CPU.
+func useAsPressure(use float64) float64 {
+	return max(0, (use-fullUse)*100/(100-fullUse))
+}
+
+// fullUse is the share of the host's CPUs (%) past which the sandboxes
+// are taken to be short of CPU.
+const fullUse = 80
 
 // useMeter smooths the share of the host's CPUs a cgroup used, from its
 // cumulative cpuacct.usage read at whatever moments someone asks.

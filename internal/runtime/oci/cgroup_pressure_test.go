@@ -57,3 +57,11 @@ func TestUseMeter(t *testing.T) {
 		t.Errorf("after the counter went back: %.2f %%, want 0 until the next reading", got)
 	}
 }
+
+func TestUseAsPressure(t *testing.T) {
+	for use, want := range map[float64]float64{0: 0, 50: 0, 80: 0, 90: 50, 100: 100} {
+		if got := useAsPressure(use); got != want {
+			t.Errorf("useAsPressure(%v) = %v, want %v", use, got, want)
+		}
+	}
+}
