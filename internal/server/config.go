@@ -94,7 +94,7 @@ type Config struct {
 	PoolTemplates []string
 	// StartWait bounds how long a cold create, resume or fork waits for
 	// its turn while the machine is busy (--start-wait); StartSlots is how
-	// many start at once (--start-slots; 0: one per CPU); StartQueue how
+	// many start at once (--start-slots; 0: two per CPU); StartQueue how
 	// many may wait (--start-queue); StartPressure the CPU pressure of
 	// the sandboxes' own cgroups (PSI some avg10, %) at which starts go
 	// one at a time (--start-pressure; 0: never).
