@@ -167,7 +167,9 @@ func (p *Puller) List() ([]ImportedImage, error) {
 }
 
 // sameTeam reports whether rec belongs to team.
-func sameTeam(rec ImportedImage, team string) bool { return store.TeamOf(rec.Team) == store.TeamOf(team) }
+func sameTeam(rec ImportedImage, team string) bool {
+	return store.TeamOf(rec.Team) == store.TeamOf(team)
+}
 
 // parseRef normalises a reference. Registries on loopback speak plain
 // http in practice; go-containerregistry already allows that for
