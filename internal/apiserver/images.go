@@ -18,8 +18,8 @@ import (
 	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
-// maxImage bounds one image import upload.
-const maxImage = 64 << 30
+// maxImage bounds one image import upload; it is a variable for tests.
+var maxImage int64 = 64 << 30
 
 // importImage serves POST /images (warren): the body is a `docker save`
 // tarball (gzipped or not) or an OCI image layout packed as a tar. Its
@@ -28,6 +28,10 @@ const maxImage = 64 << 30
 func (s *Server) importImage(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Images == nil {
 		fail(w, r, errdefs.New(errdefs.ErrNotImplemented, "this server does not import images"))
+		return
+	}
+	if r.ContentLength > maxImage {
+		fail(w, r, imageTooLarge())
 		return
 	}
 	dir, err := os.MkdirTemp(s.opts.ScratchDir, "import-")
@@ -73,9 +77,13 @@ func saveBody(body io.Reader, path string) error {
 		return errdefs.New(errdefs.ErrInvalidArgument, "reading the image upload: "+err.Error())
 	}
 	if n > maxImage {
-		return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("the image is larger than %d bytes", int64(maxImage)))
+		return imageTooLarge()
 	}
 	return nil
+}
+
+func imageTooLarge() error {
+	return errdefs.New(errdefs.ErrTooLarge, fmt.Sprintf("the image is larger than %d bytes, the most an import takes", int64(maxImage)))
 }
 
 // isLayoutTar reports whether a tar holds an OCI layout (an oci-layout
