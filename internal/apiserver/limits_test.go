@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/warren-sandbox/warren/internal/apikey"
 )
 
 // TestBodyLimits: every body a client sends has a limit, and a body past
@@ -87,4 +89,32 @@ func send(t *testing.T, f *routeFixture, method, path, body string, key, chunked
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(raw)
+}
+
+// TestWebhooksPerTeam: a team registers at most maxWebhooks webhooks
+// (409 past it, until one is deleted); another team's count is its own.
+func TestWebhooksPerTeam(t *testing.T) {
+	f := newRouteFixture(t)
+	other := f.addKey(t, apikey.Spec{Name: "other", Team: "other"})
+	const hook = `{"url":"https://hooks.example.test/","events":["sandbox.lifecycle.killed"],"signatureSecret":"s"}`
+	var last string
+	for i := range maxWebhooks {
+		st, body := f.call(t, f.key, "POST", "/events/webhooks", hook)
+		if st != 201 {
+			t.Fatalf("webhook %d: %d %s", i+1, st, body)
+		}
+		last = field(body, "id")
+	}
+	if st, body := f.call(t, f.key, "POST", "/events/webhooks", hook); st != 409 || !strings.Contains(body, "delete one first") {
+		t.Errorf("webhook %d: %d %s; want 409", maxWebhooks+1, st, body)
+	}
+	if st, body := f.call(t, other, "POST", "/events/webhooks", hook); st != 201 {
+		t.Errorf("another team's first webhook: %d %s", st, body)
+	}
+	if st, body := f.call(t, f.key, "DELETE", "/events/webhooks/"+last, ""); st != 204 && st != 200 {
+		t.Fatalf("delete: %d %s", st, body)
+	}
+	if st, body := f.call(t, f.key, "POST", "/events/webhooks", hook); st != 201 {
+		t.Errorf("a webhook after a delete: %d %s", st, body)
+	}
 }
