@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warren-sandbox/warren/internal/mcpserver"
+	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
 // mcpFlags are `warren mcp`'s settings.
@@ -42,7 +43,7 @@ func mcpCommand() *cobra.Command {
 	}
 	fs := cmd.Flags()
 	f.conn.register(fs)
-	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio")
+	fs.StringVar(&f.listen, "listen", "", "serve streamable HTTP on this address (e.g. 127.0.0.1:8931) instead of stdio; clients send `Authorization: Bearer <key>` with $WARREN_MCP_KEY, else the API key")
 	fs.StringVar(&f.template, "template", mcpserver.DefaultTemplate, "template of the sandbox each session gets")
 	fs.DurationVar(&f.sandboxTimeout, "sandbox-timeout", mcpserver.DefaultSandboxTimeout, "lifetime of a session's sandbox, renewed while the session uses it")
 	fs.DurationVar(&f.sessionTimeout, "session-timeout", 30*time.Minute, "with --listen: close an HTTP session idle this long, and kill its sandbox (0: never)")
@@ -69,18 +70,37 @@ func runMCP(f mcpFlags) error {
 		logger.Info("serving MCP on stdio", "api", c.Config().APIURL, "template", f.template)
 		return srv.Serve(ctx, &mcp.StdioTransport{})
 	}
-	return serveMCPHTTP(ctx, srv, f, logger)
+	return serveMCPHTTP(ctx, srv, c, f, logger)
+}
+
+// mcpKeyEnv names the key HTTP clients of `warren mcp --listen` must
+// send; without it they send the API key the server itself uses.
+const mcpKeyEnv = "WARREN_MCP_KEY"
+
+// mcpKey is the key HTTP clients must send: $WARREN_MCP_KEY, else the
+// API key warren mcp reaches the server with, so that whoever may use
+// the MCP endpoint could as well use the API directly.
+func mcpKey(c *warren.Client) string {
+	if k := os.Getenv(mcpKeyEnv); k != "" {
+		return k
+	}
+	return c.Config().APIKey
 }
 
 // serveMCPHTTP serves streamable HTTP on f.listen until ctx ends, then
 // cancels the calls in flight, kills the sessions' sandboxes and stops.
-func serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, f mcpFlags, logger *slog.Logger) error {
+// Every request must carry mcpKey, as a REST request carries its key.
+func serveMCPHTTP(ctx context.Context, srv *mcpserver.Server, c *warren.Client, f mcpFlags, logger *slog.Logger) error {
 	defer srv.Close()
+	h, err := srv.Handler(mcpserver.HTTPOptions{Key: mcpKey(c), SessionTimeout: f.sessionTimeout})
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return fmt.Errorf("mcp: %w", err)
 	}
-	hs := &http.Server{Handler: srv.Handler(f.sessionTimeout), ReadHeaderTimeout: 10 * time.Second}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	logger.Info("serving MCP over streamable HTTP", "url", "http://"+ln.Addr().String(), "template", f.template)

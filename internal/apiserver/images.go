@@ -18,15 +18,20 @@ import (
 	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
-// maxImage bounds one image import upload.
-const maxImage = 64 << 30
+// maxImage bounds one image import upload; it is a variable for tests.
+var maxImage int64 = 64 << 30
 
 // importImage serves POST /images (warren): the body is a `docker save`
 // tarball (gzipped or not) or an OCI image layout packed as a tar. Its
-// images become available to FROM and fromImage by their refs.
+// images become available to the team's FROM and fromImage by their refs;
+// other teams do not see them.
 func (s *Server) importImage(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Images == nil {
 		fail(w, r, errdefs.New(errdefs.ErrNotImplemented, "this server does not import images"))
+		return
+	}
+	if r.ContentLength > maxImage {
+		fail(w, r, imageTooLarge())
 		return
 	}
 	dir, err := os.MkdirTemp(s.opts.ScratchDir, "import-")
@@ -48,7 +53,7 @@ func (s *Server) importImage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	refs, err := s.opts.Images.Import(r.Context(), target, nil)
+	refs, err := s.opts.Images.Import(r.Context(), teamOf(r), target, nil)
 	if err != nil {
 		fail(w, r, err)
 		return
@@ -72,9 +77,13 @@ func saveBody(body io.Reader, path string) error {
 		return errdefs.New(errdefs.ErrInvalidArgument, "reading the image upload: "+err.Error())
 	}
 	if n > maxImage {
-		return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("the image is larger than %d bytes", int64(maxImage)))
+		return imageTooLarge()
 	}
 	return nil
+}
+
+func imageTooLarge() error {
+	return errdefs.New(errdefs.ErrTooLarge, fmt.Sprintf("the image is larger than %d bytes, the most an import takes", int64(maxImage)))
 }
 
 // isLayoutTar reports whether a tar holds an OCI layout (an oci-layout
@@ -112,7 +121,8 @@ func unpackLayout(r *http.Request, path, dir string) error {
 	return nil
 }
 
-// listImages serves GET /images (warren): the imported images.
+// listImages serves GET /images (warren): the team's imported images
+// (the admin's: every team's).
 func (s *Server) listImages(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Images == nil {
 		writeJSON(w, http.StatusOK, []rest.Image{})
@@ -125,14 +135,17 @@ func (s *Server) listImages(w http.ResponseWriter, r *http.Request) {
 	}
 	out := make([]rest.Image, 0, len(imgs))
 	for _, i := range imgs {
+		if !owns(r, i.Team) {
+			continue
+		}
 		out = append(out, rest.Image{Ref: i.Ref, Digest: i.Digest, Layers: len(i.Layers), SizeBytes: i.Size, ImportedAt: i.Imported})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
-// Images imports and lists images (image.Puller).
+// Images imports images for a team and lists every team's (image.Puller).
 type Images interface {
-	Import(ctx context.Context, path string, progress func(string)) ([]string, error)
+	Import(ctx context.Context, team, path string, progress func(string)) ([]string, error)
 	List() ([]image.ImportedImage, error)
 }
 

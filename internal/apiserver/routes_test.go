@@ -25,7 +25,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/memstore"
 	"github.com/warren-sandbox/warren/internal/template/builder"
-	"github.com/warren-sandbox/warren/internal/template/image"
 	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
@@ -190,6 +189,7 @@ type routeFixture struct {
 	// metrics is the registry behind /metrics, told of every request,
 	// lifecycle operation and build.
 	metrics *telemetry.Registry
+	images  *fakeImages
 }
 
 // addKey stores a key as spec describes it and returns its secret.
@@ -243,8 +243,9 @@ func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Opt
 		EnvdPath: envdBin, EnvdPort: ap.Port(), DefaultCPUCount: 1, DefaultMemoryMB: 128,
 		SnapshotDir: filepath.Join(dir, "snapshots"),
 	}
+	images := newFakeImages()
 	bopts := builder.Options{
-		Store: st, Runner: blockingRunner{},
+		Store: st, Runner: blockingRunner{}, Images: images,
 		FilesDir: filepath.Join(dir, "files"), WorkDir: filepath.Join(dir, "builds"),
 		BuiltIn: []string{"base"}, DefaultDiskMB: 1024,
 	}
@@ -269,7 +270,7 @@ func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Opt
 	s := New(Options{
 		Store: st, Manager: mgr, Domain: "example.test", MaxTimeout: time.Hour,
 		MaxCPUCount: 4, MaxMemoryMB: 2048,
-		Builder: bld, Images: fakeImages{}, ScratchDir: t.TempDir(),
+		Builder: bld, Images: images, ScratchDir: t.TempDir(),
 		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
 		Events: evs,
 		Starts: func() admission.Stats {
@@ -282,7 +283,7 @@ func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Opt
 	metrics.RegisterSandboxes(mgr.Census, 10)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	return &routeFixture{srv: srv, key: key, st: st, metrics: metrics}
+	return &routeFixture{srv: srv, key: key, st: st, metrics: metrics, images: images}
 }
 
 // blockingRunner holds every RUN step until its build is cancelled.
@@ -291,18 +292,4 @@ type blockingRunner struct{}
 func (blockingRunner) RunBuildStep(ctx context.Context, _ builder.RunStep) (int, error) {
 	<-ctx.Done()
 	return -1, ctx.Err()
-}
-
-// fakeImages accepts any upload as one image.
-type fakeImages struct{}
-
-func (fakeImages) Import(_ context.Context, path string, _ func(string)) ([]string, error) {
-	if _, err := os.Stat(path); err != nil {
-		return nil, err
-	}
-	return []string{"example.test/img:1"}, nil
-}
-
-func (fakeImages) List() ([]image.ImportedImage, error) {
-	return []image.ImportedImage{{Ref: "example.test/img:1"}}, nil
 }

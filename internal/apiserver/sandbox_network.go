@@ -3,7 +3,6 @@ package apiserver
 import (
 	"encoding/json"
 	"github.com/warren-sandbox/warren/api/rest"
-	"io"
 	"net/http"
 )
 
@@ -12,9 +11,9 @@ import (
 // omitted field is cleared (no internet switch means internet allowed).
 // The public-traffic settings of the create stay.
 func (s *Server) updateNetwork(w http.ResponseWriter, r *http.Request) {
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	raw, err := readBody(r, maxBody)
 	if err != nil {
-		fail(w, r, invalid("reading body: "+err.Error()))
+		fail(w, r, err)
 		return
 	}
 	var body struct {

@@ -289,15 +289,33 @@ func keyID(ctx context.Context) string {
 // maxBody bounds every JSON request body.
 const maxBody = 1 << 20
 
+// readBody reads r's body up to limit bytes; a longer one (by its
+// Content-Length, before anything is read, or as it arrives chunked) is
+// ErrTooLarge, answered 413.
+func readBody(r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, bodyTooLarge(limit)
+	}
+	data, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+	if err != nil {
+		return nil, errdefs.New(errdefs.ErrInvalidArgument, "reading request body: "+err.Error())
+	}
+	if int64(len(data)) > limit {
+		return nil, bodyTooLarge(limit)
+	}
+	return data, nil
+}
+
+func bodyTooLarge(limit int64) error {
+	return errdefs.New(errdefs.ErrTooLarge, fmt.Sprintf("request body is larger than %d bytes, the most this endpoint takes", limit))
+}
+
 // decode reads a JSON body into v. An empty body leaves v as is when
 // optional; bodies may arrive chunked, without Content-Length.
 func decode(r *http.Request, v any, optional bool) error {
-	data, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	data, err := readBody(r, maxBody)
 	if err != nil {
-		return errdefs.New(errdefs.ErrInvalidArgument, "reading request body: "+err.Error())
-	}
-	if len(data) > maxBody {
-		return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("request body is larger than %d bytes", maxBody))
+		return err
 	}
 	if len(strings.TrimSpace(string(data))) == 0 {
 		if optional {
@@ -352,6 +370,8 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, errdefs.ErrNotFound):
 		return http.StatusNotFound
+	case errors.Is(err, errdefs.ErrTooLarge):
+		return http.StatusRequestEntityTooLarge
 	case errors.Is(err, errdefs.ErrInvalidArgument):
 		return http.StatusBadRequest
 	case errors.Is(err, errdefs.ErrUnauthenticated):

@@ -74,7 +74,7 @@ func TestErrorsHaveE2BShape(t *testing.T) {
 		{"timeout over cap", "POST", "/sandboxes", `{"templateID":"base","timeout":7200}`, "", 400, "longer than"},
 		{"bad env name", "POST", "/v2/sandboxes", `{"templateID":"base","envVars":{"A B":"1"}}`, "", 400, "not a valid variable name"},
 		{"oversized metadata", "POST", "/v2/sandboxes", `{"templateID":"base","metadata":` + bigMap(101) + `}`, "", 400, "at most 100"},
-		{"oversized body", "POST", "/v2/sandboxes", `{"templateID":"base","metadata":{"k":"` + strings.Repeat("x", maxBody) + `"}}`, "", 400, "larger than"},
+		{"oversized body", "POST", "/v2/sandboxes", `{"templateID":"base","metadata":{"k":"` + strings.Repeat("x", maxBody) + `"}}`, "", 413, "larger than"},
 		{"cpu over max", "POST", "/v2/sandboxes", `{"templateID":"base","cpuCount":5}`, "", 400, "cpuCount 5 is more than this server allows (4)"},
 		{"zero cpu", "POST", "/v2/sandboxes", `{"templateID":"base","cpuCount":0}`, "", 400, "cpuCount must be positive"},
 		{"memory over max", "POST", "/v2/sandboxes", `{"templateID":"base","memoryMB":4096}`, "", 400, "memoryMB 4096 is more"},

@@ -14,8 +14,8 @@ import (
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
 
-// maxUpload bounds one upload of COPY sources.
-const maxUpload = 8 << 30
+// maxUpload bounds one upload of COPY sources; it is a variable for tests.
+var maxUpload int64 = 8 << 30
 
 // uploadTTL is how long an upload link stays valid.
 const uploadTTL = time.Hour
@@ -69,6 +69,10 @@ func (s *Server) uploadFiles(w http.ResponseWriter, r *http.Request) {
 	tpl, err := s.opts.Store.GetTemplate(r.Context(), id)
 	if err != nil {
 		fail(w, r, err)
+		return
+	}
+	if r.ContentLength > maxUpload {
+		fail(w, r, errdefs.New(errdefs.ErrTooLarge, fmt.Sprintf("the upload is larger than %d bytes, the most a build's files take", int64(maxUpload))))
 		return
 	}
 	if err := s.opts.Builder.SaveFiles(builder.TeamFiles(tpl.TeamID, hash), r.Body, maxUpload); err != nil {

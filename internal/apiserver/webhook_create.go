@@ -1,10 +1,13 @@
 package apiserver
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/events"
 	"github.com/warren-sandbox/warren/internal/store"
 )
@@ -29,6 +32,9 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		err = s.checkWebhookURL(hook.URL)
 	}
+	if err == nil {
+		err = s.checkWebhookCount(r.Context(), hook.TeamID)
+	}
 	if err != nil {
 		fail(w, r, err)
 		return
@@ -41,4 +47,27 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, toWebhookJSON(hook))
+}
+
+// maxWebhooks bounds a team's webhooks: every event is delivered, and
+// recorded, once per webhook.
+const maxWebhooks = 100
+
+// checkWebhookCount refuses a team's webhook past maxWebhooks. Creates
+// racing each other may each pass; they are a team's own, few at once.
+func (s *Server) checkWebhookCount(ctx context.Context, team string) error {
+	all, err := s.opts.Store.ListWebhooks(ctx)
+	if err != nil {
+		return err
+	}
+	n := 0
+	for _, w := range all {
+		if store.TeamOf(w.TeamID) == store.TeamOf(team) {
+			n++
+		}
+	}
+	if n >= maxWebhooks {
+		return errdefs.New(errdefs.ErrFailedPrecondition, fmt.Sprintf("this team has %d webhooks, the most allowed: delete one first", n))
+	}
+	return nil
 }

@@ -5,7 +5,10 @@
 // HTTP status or Connect code. Nothing between the two inspects message text.
 package errdefs
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // The classes. Each maps to one HTTP status at the API edge.
 var (
@@ -21,6 +24,9 @@ var (
 	ErrNoSpace            = errors.New("not enough disk space") // 507
 	ErrNotImplemented     = errors.New("not implemented")       // 501
 	ErrQuotaExceeded      = errors.New("quota exceeded")        // 429: a team's limit, retry later
+	// ErrTooLarge is input past a size limit (413). It is an invalid
+	// argument too, so that classifiers that know no 413 see bad input.
+	ErrTooLarge = fmt.Errorf("too large: %w", ErrInvalidArgument)
 )
 
 // IsNotFound reports whether err is of the not-found class.

@@ -6,14 +6,14 @@
 // the session ends; a call with one connects to that sandbox.
 //
 // The server speaks MCP over stdio (Serve) or streamable HTTP (Handler),
-// with the official Go MCP SDK.
+// with the official Go MCP SDK. Over HTTP every request must carry a key,
+// as the REST API's requests do.
 package mcpserver
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -112,13 +112,6 @@ func (s *Server) Serve(ctx context.Context, t mcp.Transport) error {
 		return fmt.Errorf("serving MCP: %w", err)
 	}
 	return nil
-}
-
-// Handler returns the streamable HTTP endpoint. A session idle for
-// sessionTimeout (0: never) is closed, and its sandbox killed.
-func (s *Server) Handler(sessionTimeout time.Duration) http.Handler {
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{SessionTimeout: sessionTimeout, Logger: quiet(s.log)})
 }
 
 // Close cancels the calls in flight, closes the sessions, kills their

@@ -40,12 +40,12 @@ func openImages(cfg *Config, layers *layer.Store) (*image.Puller, error) {
 // imageResolver adapts image.Puller to builder.Images.
 type imageResolver struct{ p *image.Puller }
 
-func (r imageResolver) Resolve(ctx context.Context, ref string, auth *wire.RegistryAuth, progress func(string)) (*builder.BaseImage, error) {
+func (r imageResolver) Resolve(ctx context.Context, team, ref string, auth *wire.RegistryAuth, progress func(string)) (*builder.BaseImage, error) {
 	a, err := imageAuth(auth)
 	if err != nil {
 		return nil, err
 	}
-	img, err := r.p.Resolve(ctx, ref, a, progress)
+	img, err := r.p.Resolve(ctx, team, ref, a, progress)
 	if err != nil {
 		return nil, err
 	}

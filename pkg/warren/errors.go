@@ -11,7 +11,7 @@ import (
 // Errors a call may return, for errors.Is. Each *APIError is one of them
 // by its HTTP status.
 var (
-	ErrInvalid      = errors.New("invalid request")            // 400
+	ErrInvalid      = errors.New("invalid request")            // 400; 413 (a body past its limit)
 	ErrUnauthorized = errors.New("unauthorized")               // 401, 403
 	ErrNotFound     = errors.New("not found")                  // 404
 	ErrConflict     = errors.New("conflict")                   // 409
@@ -38,7 +38,7 @@ func (e *APIError) Error() string {
 // Is classifies the error by its status.
 func (e *APIError) Is(target error) bool {
 	switch e.Status {
-	case http.StatusBadRequest:
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge:
 		return target == ErrInvalid
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return target == ErrUnauthorized

@@ -2,12 +2,15 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -23,7 +26,8 @@ const mcpClientTimeout = 3 * time.Minute
 
 // TestMCP drives `warren mcp` with the official TypeScript MCP SDK
 // (mcp/client.mjs) over stdio, where the script spawns it, and over
-// streamable HTTP, where the test runs it with --listen. The script calls
+// streamable HTTP, where the test runs it with --listen and the client
+// sends the API key (without it: 401). The script calls
 // every tool; once a client has closed (over HTTP: ended its session, or
 // left it to time out), the session's sandbox must be gone, and at the
 // end no sandbox at all.
@@ -48,6 +52,8 @@ func TestMCP(t *testing.T) {
 	t.Run("http", func(t *testing.T) {
 		addr := freeLoopbackAddr(t)
 		stop := startMCPHTTP(t, cfg.warrenBin, addr, env, "--session-timeout=3s")
+		checkMCPKey(t, "http://"+addr, s.apiKey)
+		env := append(env, "MCP_KEY="+s.apiKey)
 		id := runMCPClient(t, cfg, append(env, "MCP_TRANSPORT=http", "MCP_URL=http://"+addr))
 		waitSandboxGone(t, c, id)
 		// A client that leaves without ending its session: the sandbox
@@ -59,7 +65,7 @@ func TestMCP(t *testing.T) {
 		waitSandboxGone(t, c, id)
 		// SIGTERM with a client connected: the server kills the
 		// session's sandbox and exits.
-		id = mcpSessionSandbox(t, "http://"+addr)
+		id = mcpSessionSandbox(t, "http://"+addr, s.apiKey)
 		start := time.Now()
 		stop()
 		t.Logf("warren mcp stopped %v after SIGTERM", time.Since(start).Round(time.Millisecond))
@@ -169,12 +175,37 @@ func startMCPHTTP(t *testing.T, bin, addr string, env []string, args ...string) 
 	return stop
 }
 
-// mcpSessionSandbox connects to `warren mcp` at url with the Go MCP SDK,
-// stays connected, and returns the id of the session's sandbox.
-func mcpSessionSandbox(t *testing.T, url string) string {
+// checkMCPKey: `warren mcp --listen` refuses a request without its key,
+// or with another, with 401 and E2B's body.
+func checkMCPKey(t *testing.T, url, key string) {
 	t.Helper()
+	for _, auth := range []string{"", "Bearer " + key + "x"} {
+		req, _ := http.NewRequestWithContext(t.Context(), "POST", url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct{ Code int }
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != 401 || body.Code != 401 {
+			t.Errorf("warren mcp with Authorization %q: status %d, body code %d; want 401", auth, resp.StatusCode, body.Code)
+		}
+	}
+}
+
+// mcpSessionSandbox connects to `warren mcp` at url with the Go MCP SDK
+// and key, stays connected, and returns the id of the session's sandbox.
+func mcpSessionSandbox(t *testing.T, url, key string) string {
+	t.Helper()
+	hc := &http.Client{Transport: bearerTransport{key}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "warren-e2e", Version: "1"}, nil).
-		Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,6 +221,15 @@ func mcpSessionSandbox(t *testing.T, url string) string {
 		t.Fatalf("run_command gave no sandbox id: %+v", out)
 	}
 	return id
+}
+
+// bearerTransport sends key with every request.
+type bearerTransport struct{ key string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // waitSandboxGone waits until the server no longer knows sandbox id.

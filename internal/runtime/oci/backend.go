@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/network"
@@ -36,6 +37,8 @@ type Backend struct {
 	swap   bool // the host accounts swap (limit memory+swap)
 	locks  idLocks
 	disks  *diskPool // formatted sandbox disks, with DiskQuota
+
+	logWatchers sync.Map // sandbox id -> struct{}: watchLog's running watchers
 }
 
 var _ runtime.Backend = (*Backend)(nil)

@@ -209,6 +209,7 @@ func (b *Backend) launch(ctx context.Context, id, what string, fn func(dir, pidP
 	if err := b.raiseMemoryLimit(dir, id); err != nil {
 		return 0, err
 	}
+	b.watchLog(id)
 	data, err := os.ReadFile(pidPath)
 	if err != nil {
 		return 0, fmt.Errorf("reading init pid: %w", err)

@@ -33,6 +33,7 @@ func (b *Backend) readopt(ctx context.Context) error {
 		if _, err := b.net.Reserve(ctx, id, rec.IP, rec.Egress); err != nil {
 			return fmt.Errorf("re-reserving %s for sandbox %s: %w", rec.IP, id, err)
 		}
+		b.watchLog(id)
 	}
 	return nil
 }

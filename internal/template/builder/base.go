@@ -119,7 +119,7 @@ func (b *Builder) fromImage(ctx context.Context, j *job, def stageDef) (*fsState
 	if b.opts.Images == nil {
 		return nil, errdefs.New(errdefs.ErrNotImplemented, "this server cannot pull images")
 	}
-	img, err := b.opts.Images.Resolve(ctx, def.fromImage, def.fromImageRegistry, func(line string) {
+	img, err := b.opts.Images.Resolve(ctx, j.team, def.fromImage, def.fromImageRegistry, func(line string) {
 		j.log.Infof(stepBase(def), "%s", line)
 	})
 	if err != nil {

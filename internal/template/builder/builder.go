@@ -58,7 +58,9 @@ type LayerStore interface {
 
 // Images resolves FROM image references to layer stacks (image.Puller).
 type Images interface {
-	Resolve(ctx context.Context, ref string, auth *wire.RegistryAuth, progress func(string)) (*BaseImage, error)
+	// Resolve finds ref for a build of team: among the images team
+	// imported, else in its registry.
+	Resolve(ctx context.Context, team, ref string, auth *wire.RegistryAuth, progress func(string)) (*BaseImage, error)
 }
 
 // BaseImage is a resolved OCI image.

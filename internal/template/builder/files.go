@@ -60,7 +60,7 @@ func (b *Builder) SaveFiles(hash string, r io.Reader, limit int64) error {
 		return fmt.Errorf("storing upload: %w", err)
 	}
 	if n > limit {
-		return invalid("the upload is larger than %d bytes", limit)
+		return errdefs.New(errdefs.ErrTooLarge, fmt.Sprintf("the upload is larger than %d bytes, the most a build's files take", limit))
 	}
 	if err := os.Rename(f.Name(), b.filePath(hash)); err != nil {
 		return fmt.Errorf("storing upload: %w", err)

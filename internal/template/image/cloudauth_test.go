@@ -39,7 +39,7 @@ func TestPullECR(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			keys := tc.keys
-			img, err := e.p.Resolve(ctx, host+"/ecr:1", &Auth{AWS: &keys}, nil)
+			img, err := e.p.Resolve(ctx, testTeam, host+"/ecr:1", &Auth{AWS: &keys}, nil)
 			if !errors.Is(err, tc.want) || (tc.want == nil && err != nil) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
@@ -52,7 +52,7 @@ func TestPullECR(t *testing.T) {
 		})
 	}
 	t.Setenv("AWS_ENDPOINT_URL_ECR", "http://127.0.0.1:1")
-	_, err := newEnv(t).p.Resolve(ctx, host+"/ecr:1", &Auth{AWS: &AWSKeys{testKeyID, testSecret, "eu-west-3"}}, nil)
+	_, err := newEnv(t).p.Resolve(ctx, testTeam, host+"/ecr:1", &Auth{AWS: &AWSKeys{testKeyID, testSecret, "eu-west-3"}}, nil)
 	if !errors.Is(err, errdefs.ErrUnavailable) {
 		t.Errorf("ECR unreachable: %v, want ErrUnavailable", err)
 	}
@@ -67,7 +67,7 @@ func TestGCPAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := newEnv(t).p.Resolve(ctx, host+"/gcp:1", a, nil); err != nil {
+	if _, err := newEnv(t).p.Resolve(ctx, testTeam, host+"/gcp:1", a, nil); err != nil {
 		t.Fatalf("pull with a service account key: %v", err)
 	}
 	for _, bad := range []string{"", "not json", `{"type":"authorized_user"}`, `{"type":"service_account"}`} {

@@ -32,7 +32,7 @@ func TestPullRefusesInternalAddresses(t *testing.T) {
 	openHost := strings.TrimPrefix(srv.URL, "http://")
 	var msgs []string
 	for _, host := range []string{openHost, closedHost} {
-		_, err := e.p.Resolve(t.Context(), host+"/team/secret:1", nil, nil)
+		_, err := e.p.Resolve(t.Context(), testTeam, host+"/team/secret:1", nil, nil)
 		if !errors.Is(err, errdefs.ErrPermissionDenied) || !strings.Contains(err.Error(), "internal address") {
 			t.Fatalf("pull from %s: %v, want a refusal", host, err)
 		}

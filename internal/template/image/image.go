@@ -22,6 +22,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
@@ -57,6 +58,9 @@ func (a *Auth) set() bool { return a != nil && (a.Username != "" || a.Password !
 
 // ImportedImage is an image imported from a file, as kept in the local index.
 type ImportedImage struct {
+	// Team imported it; only its builds see it ("" in an index from
+	// before teams: the default team, as store.TeamOf has it).
+	Team   string   `json:"team,omitempty"`
 	Ref    string   `json:"ref"`
 	Digest string   `json:"digest"`
 	Layers []string `json:"layers"` // layer.Store keys (diffID hex), top first
@@ -122,15 +126,16 @@ func New(root string, layers *layer.Store) (*Puller, error) {
 	return p, nil
 }
 
-// Resolve returns the image ref names, extracting any layer not yet on
-// disk. An image imported with Import is served from the local index and
-// never looked up in a registry; anything else is pulled for linux/amd64.
-// auth may be nil for anonymous access; progress may be nil.
-func (p *Puller) Resolve(ctx context.Context, ref string, auth *Auth, progress func(string)) (*Image, error) {
+// Resolve returns the image ref names for team, extracting any layer not
+// yet on disk. An image team imported with Import is served from the local
+// index and never looked up in a registry; anything else (another team's
+// imports included) is pulled for linux/amd64. auth may be nil for
+// anonymous access; progress may be nil.
+func (p *Puller) Resolve(ctx context.Context, team, ref string, auth *Auth, progress func(string)) (*Image, error) {
 	if progress == nil {
 		progress = func(string) {}
 	}
-	if img, err := p.resolveLocal(ref); img != nil || err != nil {
+	if img, err := p.resolveLocal(team, ref); img != nil || err != nil {
 		return img, err
 	}
 	r, err := parseRef(ref)
@@ -140,7 +145,8 @@ func (p *Puller) Resolve(ctx context.Context, ref string, auth *Auth, progress f
 	return p.pull(ctx, r, auth, progress)
 }
 
-// List returns the imported images, sorted by ref.
+// List returns the imported images of every team, sorted by ref and
+// team, each with its team set.
 func (p *Puller) List() ([]ImportedImage, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -148,8 +154,21 @@ func (p *Puller) List() ([]ImportedImage, error) {
 	if err != nil {
 		return nil, err
 	}
-	sort.Slice(imgs, func(i, j int) bool { return imgs[i].Ref < imgs[j].Ref })
+	for i := range imgs {
+		imgs[i].Team = store.TeamOf(imgs[i].Team)
+	}
+	sort.Slice(imgs, func(i, j int) bool {
+		if imgs[i].Ref != imgs[j].Ref {
+			return imgs[i].Ref < imgs[j].Ref
+		}
+		return imgs[i].Team < imgs[j].Team
+	})
 	return imgs, nil
+}
+
+// sameTeam reports whether rec belongs to team.
+func sameTeam(rec ImportedImage, team string) bool {
+	return store.TeamOf(rec.Team) == store.TeamOf(team)
 }
 
 // parseRef normalises a reference. Registries on loopback speak plain
@@ -180,10 +199,12 @@ func loopback(hostport string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-// resolveLocal serves ref from the index of imported images: by the exact
+// resolveLocal serves ref from team's imported images: by the exact
 // string, by its normalised form, or, for a digest reference, by digest
-// (content named by digest is the same wherever it came from).
-func (p *Puller) resolveLocal(ref string) (*Image, error) {
+// (content named by digest is the same wherever it came from, but another
+// team's import is not found even by its digest: it would confirm that
+// the team has it).
+func (p *Puller) resolveLocal(team, ref string) (*Image, error) {
 	p.mu.Lock()
 	imgs, err := p.load()
 	p.mu.Unlock()
@@ -202,7 +223,7 @@ func (p *Puller) resolveLocal(ref string) (*Image, error) {
 		digest = ref
 	}
 	for _, rec := range imgs {
-		if want[rec.Ref] || (digest != "" && rec.Digest == digest) {
+		if sameTeam(rec, team) && (want[rec.Ref] || (digest != "" && rec.Digest == digest)) {
 			return p.fromRecord(rec)
 		}
 	}

@@ -61,7 +61,7 @@ func TestImportDockerTarball(t *testing.T) {
 			writeDockerTarball(t, path, gz, map[string]v1.Image{
 				"example.invalid/app:1": app, "example.invalid/app:latest": app, "tool:2": tool,
 			})
-			refs, err := e.p.Import(ctx, path, e.logger)
+			refs, err := e.p.Import(ctx, testTeam, path, e.logger)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func TestImportDockerTarball(t *testing.T) {
 			if !slices.Equal(refs, want) {
 				t.Errorf("refs = %v, want %v", refs, want)
 			}
-			img, err := e.p.Resolve(ctx, "example.invalid/app:1", nil, nil)
+			img, err := e.p.Resolve(ctx, testTeam, "example.invalid/app:1", nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,7 +81,7 @@ func TestImportDockerTarball(t *testing.T) {
 			if id, _ := app.ConfigName(); img.Digest != id.String() {
 				t.Errorf("digest = %s, want the image ID %s", img.Digest, id)
 			}
-			if _, err := e.p.Resolve(ctx, "tool:2", nil, nil); err != nil { // short form, normalised
+			if _, err := e.p.Resolve(ctx, testTeam, "tool:2", nil, nil); err != nil { // short form, normalised
 				t.Error(err)
 			}
 			list, err := e.p.List()
@@ -122,7 +122,7 @@ func TestImportOCILayout(t *testing.T) {
 
 	e := newEnv(t)
 	e.offline(t)
-	refs, err := e.p.Import(ctx, dir, nil)
+	refs, err := e.p.Import(ctx, testTeam, dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestImportOCILayout(t *testing.T) {
 		{"multi:1", "arch", "amd64"},
 	}
 	for _, tc := range tests {
-		img, err := e.p.Resolve(ctx, tc.ref, nil, nil)
+		img, err := e.p.Resolve(ctx, testTeam, tc.ref, nil, nil)
 		if err != nil {
 			t.Errorf("Resolve(%s): %v", tc.ref, err)
 			continue
@@ -148,7 +148,7 @@ func TestImportOCILayout(t *testing.T) {
 			t.Errorf("Resolve(%s): %s = %q, want %q", tc.ref, tc.file, got, tc.body)
 		}
 	}
-	if img, _ := e.p.Resolve(ctx, "example.invalid/oci:1", nil, nil); img == nil || !slices.Equal(img.Config.Env, []string{"X=1"}) {
+	if img, _ := e.p.Resolve(ctx, testTeam, "example.invalid/oci:1", nil, nil); img == nil || !slices.Equal(img.Config.Env, []string{"X=1"}) {
 		t.Errorf("config not kept: %+v", img)
 	}
 }
@@ -158,14 +158,14 @@ func TestImportedLayerGone(t *testing.T) {
 	e.offline(t)
 	path := filepath.Join(t.TempDir(), "save.tar")
 	writeDockerTarball(t, path, false, map[string]v1.Image{"example.invalid/x:1": imageOf(t, v1.Config{}, layerOf(t, file("f", "x")))})
-	if _, err := e.p.Import(ctx, path, nil); err != nil {
+	if _, err := e.p.Import(ctx, testTeam, path, nil); err != nil {
 		t.Fatal(err)
 	}
 	keys, _ := e.store.List()
 	for _, k := range keys {
 		e.store.Remove(k)
 	}
-	if _, err := e.p.Resolve(ctx, "example.invalid/x:1", nil, nil); !errdefs.IsNotFound(err) || !strings.Contains(err.Error(), "import it again") {
+	if _, err := e.p.Resolve(ctx, testTeam, "example.invalid/x:1", nil, nil); !errdefs.IsNotFound(err) || !strings.Contains(err.Error(), "import it again") {
 		t.Errorf("err = %v", err)
 	}
 }
@@ -198,7 +198,7 @@ func TestImportErrors(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
 			e.p.LayerLimit = 1000
-			if _, err := e.p.Import(ctx, tc.path, nil); !errors.Is(err, tc.want) {
+			if _, err := e.p.Import(ctx, testTeam, tc.path, nil); !errors.Is(err, tc.want) {
 				t.Errorf("err = %v, want %v", err, tc.want)
 			}
 			if list, _ := e.p.List(); len(list) != 0 {
@@ -218,12 +218,12 @@ func TestImportUntaggedTarball(t *testing.T) {
 	writeDockerTarball(t, path, false, map[string]v1.Image{"example.invalid/x@" + d.String(): img})
 	e := newEnv(t)
 	e.offline(t)
-	refs, err := e.p.Import(ctx, path, nil)
+	refs, err := e.p.Import(ctx, testTeam, path, nil)
 	id, _ := img.ConfigName()
 	if err != nil || len(refs) != 1 || refs[0] != id.String() {
 		t.Fatalf("Import = %v, %v; want [%s]", refs, err, id)
 	}
-	got, err := e.p.Resolve(ctx, id.String(), nil, nil)
+	got, err := e.p.Resolve(ctx, testTeam, id.String(), nil, nil)
 	if err != nil || readFile(t, filepath.Join(got.Layers[0], "f")) != "untagged" {
 		t.Errorf("Resolve(%s) = %+v, %v", id, got, err)
 	}

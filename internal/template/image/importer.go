@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/store"
 )
 
 // Annotations naming an image in an OCI layout's index.json. containerd
@@ -36,12 +37,13 @@ type namedImage struct {
 
 // Import reads a `docker save` tarball (optionally gzipped) or an OCI image
 // layout directory at path, extracts the layers of the images in it and
-// records them so that Resolve serves their refs without a registry.
+// records them as team's, so that Resolve serves their refs to team
+// without a registry.
 //
 // Tarball images are named by their RepoTags and layout images by their
 // name annotation; an image with no name gets its digest ("sha256:…") as
 // ref. It returns the refs imported, in the form Resolve and List use.
-func (p *Puller) Import(ctx context.Context, path string, progress func(string)) ([]string, error) {
+func (p *Puller) Import(ctx context.Context, team, path string, progress func(string)) ([]string, error) {
 	if progress == nil {
 		progress = func(string) {}
 	}
@@ -77,6 +79,7 @@ func (p *Puller) Import(ctx context.Context, path string, progress func(string))
 		if err != nil {
 			return nil, fmt.Errorf("import %s: %w", ni.ref, err)
 		}
+		rec.Team = store.TeamOf(team)
 		recs = append(recs, rec)
 		refs = append(refs, rec.Ref)
 	}

@@ -37,7 +37,8 @@ func (p *Puller) load() ([]ImportedImage, error) {
 	return doc.Images, nil
 }
 
-// record adds recs to the index, replacing entries with the same ref.
+// record adds recs to the index, replacing entries of the same team and
+// ref: a team's import never replaces another team's image.
 func (p *Puller) record(recs []ImportedImage) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -48,7 +49,7 @@ func (p *Puller) record(recs []ImportedImage) error {
 	for _, rec := range recs {
 		replaced := false
 		for i := range imgs {
-			if imgs[i].Ref == rec.Ref {
+			if imgs[i].Ref == rec.Ref && sameTeam(imgs[i], rec.Team) {
 				imgs[i], replaced = rec, true
 			}
 		}

@@ -32,7 +32,7 @@ func TestPullRandom(t *testing.T) {
 	push(t, host+"/rand/img:v1", img)
 	e := newEnv(t)
 
-	got, err := e.p.Resolve(ctx, host+"/rand/img:v1", nil, e.logger)
+	got, err := e.p.Resolve(ctx, testTeam, host+"/rand/img:v1", nil, e.logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestPullRandom(t *testing.T) {
 	}
 
 	e.lines = nil
-	if _, err := e.p.Resolve(ctx, host+"/rand/img:v1", nil, e.logger); err != nil {
+	if _, err := e.p.Resolve(ctx, testTeam, host+"/rand/img:v1", nil, e.logger); err != nil {
 		t.Fatal(err)
 	}
 	if n := len(slices.DeleteFunc(e.lines, func(s string) bool { return !strings.HasSuffix(s, "already present") })); n != 3 {
@@ -84,7 +84,7 @@ func TestPullFilesystemAndConfig(t *testing.T) {
 	}
 	push(t, host+"/app:1", imageOf(t, cfg, base))
 	e := newEnv(t)
-	img, err := e.p.Resolve(ctx, host+"/app:1", nil, nil)
+	img, err := e.p.Resolve(ctx, testTeam, host+"/app:1", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,7 @@ func TestPullWhiteouts(t *testing.T) {
 	upper := layerOf(t, file(".wh.gone.txt", ""), dir("old/"), file("old/.wh..wh..opq", ""), file("old/new", "n"))
 	push(t, host+"/wh:1", imageOf(t, v1.Config{}, lower, upper))
 	e := newEnv(t)
-	img, err := e.p.Resolve(ctx, host+"/wh:1", nil, nil)
+	img, err := e.p.Resolve(ctx, testTeam, host+"/wh:1", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func TestPullPlatformIndex(t *testing.T) {
 		}
 	}
 	e := newEnv(t)
-	img, err := e.p.Resolve(ctx, host+"/multi:1", nil, nil)
+	img, err := e.p.Resolve(ctx, testTeam, host+"/multi:1", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +176,7 @@ func TestPullPlatformIndex(t *testing.T) {
 	if d, _ := multi.Digest(); img.Digest != d.String() {
 		t.Errorf("digest %s, want the index digest %s", img.Digest, d)
 	}
-	if _, err := e.p.Resolve(ctx, host+"/armonly:1", nil, nil); !errdefs.IsNotFound(err) || !strings.Contains(err.Error(), "linux/amd64") {
+	if _, err := e.p.Resolve(ctx, testTeam, host+"/armonly:1", nil, nil); !errdefs.IsNotFound(err) || !strings.Contains(err.Error(), "linux/amd64") {
 		t.Errorf("arm-only index: %v, want not found naming linux/amd64", err)
 	}
 }
@@ -187,11 +187,11 @@ func TestPullSharedLayers(t *testing.T) {
 	push(t, host+"/one:1", imageOf(t, v1.Config{}, base, layerOf(t, file("one", "1"))))
 	push(t, host+"/two:1", imageOf(t, v1.Config{}, base, layerOf(t, file("two", "2"))))
 	e := newEnv(t)
-	one, err := e.p.Resolve(ctx, host+"/one:1", nil, nil)
+	one, err := e.p.Resolve(ctx, testTeam, host+"/one:1", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	two, err := e.p.Resolve(ctx, host+"/two:1", nil, nil)
+	two, err := e.p.Resolve(ctx, testTeam, host+"/two:1", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestPullDuplicateLayer(t *testing.T) {
 	l := layerOf(t, file("same", "x"))
 	push(t, host+"/dup:1", imageOf(t, v1.Config{}, l, layerOf(t, file("mid", "m")), l))
 	e := newEnv(t)
-	img, err := e.p.Resolve(ctx, host+"/dup:1", nil, nil)
+	img, err := e.p.Resolve(ctx, testTeam, host+"/dup:1", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestPullAuth(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			_, err := e.p.Resolve(ctx, host+"/private:1", tc.auth, nil)
+			_, err := e.p.Resolve(ctx, testTeam, host+"/private:1", tc.auth, nil)
 			if !errors.Is(err, tc.wantErr) && !(err == nil && tc.wantErr == nil) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
 			}
@@ -267,7 +267,7 @@ func TestPullErrors(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t)
-			_, err := e.p.Resolve(ctx, tc.ref, nil, nil)
+			_, err := e.p.Resolve(ctx, testTeam, tc.ref, nil, nil)
 			if !errors.Is(err, tc.want) {
 				t.Fatalf("err = %v, want %v", err, tc.want)
 			}
@@ -296,7 +296,7 @@ func TestPullMaliciousLayers(t *testing.T) {
 			ref := host + "/evil:" + string(rune('a'+i))
 			push(t, ref, imageOf(t, v1.Config{}, layerOf(t, file("ok", "fine")), layerOf(t, tc.ents...)))
 			e := newEnv(t)
-			_, err := e.p.Resolve(ctx, ref, nil, nil)
+			_, err := e.p.Resolve(ctx, testTeam, ref, nil, nil)
 			if !errdefs.IsInvalidArgument(err) {
 				t.Errorf("err = %v, want invalid argument", err)
 			}
@@ -330,7 +330,7 @@ func TestPullDiffIDMismatch(t *testing.T) {
 	}
 	push(t, host+"/evil:1", evil)
 	e := newEnv(t)
-	if _, err := e.p.Resolve(ctx, host+"/evil:1", nil, nil); !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), "diffID") {
+	if _, err := e.p.Resolve(ctx, testTeam, host+"/evil:1", nil, nil); !errdefs.IsInvalidArgument(err) || !strings.Contains(err.Error(), "diffID") {
 		t.Errorf("err = %v, want a diffID mismatch", err)
 	}
 	if id, _ := victim.DiffID(); e.store.Has(id.Hex) {
@@ -343,7 +343,7 @@ func TestPullLayerLimit(t *testing.T) {
 	push(t, host+"/big:1", imageOf(t, v1.Config{}, layerOf(t, file("big", strings.Repeat("x", 4096)))))
 	e := newEnv(t)
 	e.p.LayerLimit = 1000
-	if _, err := e.p.Resolve(ctx, host+"/big:1", nil, nil); !errors.Is(err, errdefs.ErrNoSpace) {
+	if _, err := e.p.Resolve(ctx, testTeam, host+"/big:1", nil, nil); !errors.Is(err, errdefs.ErrNoSpace) {
 		t.Errorf("err = %v, want ErrNoSpace", err)
 	}
 	if keys, _ := e.store.List(); len(keys) != 0 {

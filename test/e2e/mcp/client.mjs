@@ -1,6 +1,6 @@
 // Drives `warren mcp` with the official TypeScript MCP SDK, over stdio (it
 // spawns $WARREN_BIN mcp with the E2B_* variables) or streamable HTTP (it
-// connects to $MCP_URL), as MCP_TRANSPORT says. It calls every tool,
+// connects to $MCP_URL with $MCP_KEY), as MCP_TRANSPORT says. It calls every tool,
 // checks the answers, and prints SESSION_SANDBOX=<id>, the sandbox the
 // server kept for the session, for the Go test to check that it is killed
 // once the client has closed. TestMCP (mcp_test.go) runs it.
@@ -19,7 +19,11 @@ function transport() {
     for (const k of ['E2B_API_URL', 'E2B_API_KEY', 'E2B_SANDBOX_URL', 'E2B_DOMAIN']) env[k] = process.env[k]
     return new StdioClientTransport({ command: process.env.WARREN_BIN, args: ['mcp'], env, stderr: 'inherit' })
   }
-  if (mode === 'http') return new StreamableHTTPClientTransport(new URL(process.env.MCP_URL))
+  if (mode === 'http') {
+    // warren mcp --listen takes the key as the REST API does.
+    const headers = { Authorization: `Bearer ${process.env.MCP_KEY}` }
+    return new StreamableHTTPClientTransport(new URL(process.env.MCP_URL), { requestInit: { headers } })
+  }
   throw new Error(`MCP_TRANSPORT must be stdio or http, not ${mode}`)
 }
 
