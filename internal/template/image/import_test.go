@@ -1,6 +1,7 @@
 package image
 
 import (
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"io"
@@ -184,11 +185,29 @@ func TestImportErrors(t *testing.T) {
 	writeDockerTarball(t, big, false, map[string]v1.Image{
 		"example.invalid/big:1": imageOf(t, v1.Config{}, layerOf(t, file("big", strings.Repeat("x", 4096)))),
 	})
+	// A layer whose gzip stream breaks part-way (found by FuzzImport: it
+	// was an unclassified error, a 500 for the user's own broken file).
+	corrupt := filepath.Join(tmp, "corrupt.tar")
+	writeDockerTarball(t, corrupt, false, map[string]v1.Image{
+		"example.invalid/corrupt:1": imageOf(t, v1.Config{}, layerOf(t, file("f", strings.Repeat("data ", 2000)))),
+	})
+	b, _ := os.ReadFile(corrupt)
+	at := bytes.Index(b, []byte{0x1f, 0x8b, 0x08})
+	if at < 0 {
+		t.Fatal("the tarball holds no gzipped layer")
+	}
+	copy(b[at+12:], bytes.Repeat([]byte{0xff}, 16))
+	os.WriteFile(corrupt, b, 0o644)
+	// A gzipped archive whose deflate stream is garbage (also FuzzImport's).
+	badGzip := filepath.Join(tmp, "bad.tar.gz")
+	os.WriteFile(badGzip, append([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}, bytes.Repeat([]byte{0xff}, 64)...), 0o644)
 	tests := []struct {
 		name, path string
 		want       error
 	}{
 		{"missing", filepath.Join(tmp, "nope.tar"), errdefs.ErrNotFound},
+		{"corrupt gzip", badGzip, errdefs.ErrInvalidArgument},
+		{"corrupt compressed layer", corrupt, errdefs.ErrInvalidArgument},
 		{"not a tarball", garbage, errdefs.ErrInvalidArgument},
 		{"not a layout", emptyDir, errdefs.ErrInvalidArgument},
 		{"malicious layer", evil, errdefs.ErrInvalidArgument},
