@@ -201,11 +201,15 @@ func TestImportErrors(t *testing.T) {
 	// A gzipped archive whose deflate stream is garbage (also FuzzImport's).
 	badGzip := filepath.Join(tmp, "bad.tar.gz")
 	os.WriteFile(badGzip, append([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}, bytes.Repeat([]byte{0xff}, 64)...), 0o644)
+	// A tarball whose image config is cut-off JSON (also FuzzImport's).
+	badJSON := filepath.Join(tmp, "badjson.tar")
+	os.WriteFile(badJSON, tarBytes(t, file("manifest.json", `[{"Config":"c.json","RepoTags":["x:1"],"Layers":[]}]`), file("c.json", `{`)), 0o644)
 	tests := []struct {
 		name, path string
 		want       error
 	}{
 		{"missing", filepath.Join(tmp, "nope.tar"), errdefs.ErrNotFound},
+		{"broken config JSON", badJSON, errdefs.ErrInvalidArgument},
 		{"corrupt gzip", badGzip, errdefs.ErrInvalidArgument},
 		{"corrupt compressed layer", corrupt, errdefs.ErrInvalidArgument},
 		{"not a tarball", garbage, errdefs.ErrInvalidArgument},
