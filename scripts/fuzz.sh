@@ -19,7 +19,7 @@ targets=$(grep -H '^func Fuzz[A-Za-z0-9_]*(f \*testing.F)' --include='*_fuzz_tes
 if [ $# -gt 0 ]; then
 	want=" $* "
 	targets=$(echo "$targets" | while read -r dir name; do
-		[[ $want == *" $name "* ]] && echo "$dir $name"
+		if [[ $want == *" $name "* ]]; then echo "$dir $name"; fi
 	done)
 fi
 [ -n "$targets" ] || { echo "fuzz: no target found" >&2; exit 1; }

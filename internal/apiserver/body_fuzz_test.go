@@ -137,13 +137,21 @@ func FuzzCreateBody(f *testing.F) {
 	})
 }
 
-// fuzzRoutes are the endpoints that read a body or a query and need no
-// existing sandbox (an unknown one is a 404 before the body is read).
+// fuzzRoutes are the endpoints that read a body or a query. None needs an
+// existing sandbox: a handler decodes and checks what it is sent before
+// it asks the manager, which then answers 404 for the unknown id.
 var fuzzRoutes = []string{
 	"POST /sandboxes", "POST /v2/sandboxes", "POST /v3/templates", "POST /templates/tags",
 	"DELETE /templates/tags", "POST /api-keys", "PATCH /api-keys/k2", "POST /events/webhooks",
 	"PATCH /events/webhooks/w1", "GET /v2/sandboxes", "GET /sandboxes", "GET /events/sandboxes",
 	"GET /usage", "GET /snapshots", "GET /templates", "POST /images", "GET /metrics",
+	"POST /sandboxes/nosuchsandbox/timeout", "POST /sandboxes/nosuchsandbox/refreshes",
+	"POST /sandboxes/nosuchsandbox/connect", "POST /v2/sandboxes/nosuchsandbox/connect",
+	"POST /sandboxes/nosuchsandbox/pause", "POST /sandboxes/nosuchsandbox/resume",
+	"POST /sandboxes/nosuchsandbox/snapshots", "POST /sandboxes/nosuchsandbox/fork",
+	"PUT /sandboxes/nosuchsandbox/network", "GET /sandboxes/nosuchsandbox/metrics",
+	"GET /sandboxes/nosuchsandbox/logs", "GET /v2/sandboxes/nosuchsandbox/logs",
+	"GET /events/sandboxes/nosuchsandbox", "GET /sandboxes/metrics",
 }
 
 // FuzzAPIRequest sends arbitrary bodies, queries and keys through the whole
@@ -158,6 +166,10 @@ func FuzzAPIRequest(f *testing.F) {
 	f.Add(uint8(9), "state=running,paused&limit=0&nextToken=%%%", []byte(nil), uint8(0), "")
 	f.Add(uint8(11), "start=-1&end=99999999999999&limit=-5", []byte(nil), uint8(2), "x")
 	f.Add(uint8(3), "", []byte(`{"target":"a:b","tags":["","x"]}`), uint8(0), "")
+	f.Add(uint8(25), "", []byte(`{"denyOut":["10.0.0.0/8"],"allow_internet_access":false}`), uint8(0), "")
+	f.Add(uint8(24), "", []byte(`{"count":1000000,"timeout":-1}`), uint8(0), "")
+	f.Add(uint8(28), "cursor=-1&limit=99999&direction=up&level=loud&search=%00", []byte(nil), uint8(0), "")
+	f.Add(uint8(17), "", []byte(`{"timeout":1e300}`), uint8(0), "")
 	h, key := fuzzServer(f)
 
 	f.Fuzz(func(t *testing.T, route uint8, query string, body []byte, auth uint8, presented string) {
