@@ -204,11 +204,25 @@ func TestImportErrors(t *testing.T) {
 	// A tarball whose image config is cut-off JSON (also FuzzImport's).
 	badJSON := filepath.Join(tmp, "badjson.tar")
 	os.WriteFile(badJSON, tarBytes(t, file("manifest.json", `[{"Config":"c.json","RepoTags":["x:1"],"Layers":[]}]`), file("c.json", `{`)), 0o644)
+	// An OCI layout without one of its layer blobs (also FuzzImport's).
+	noBlob := filepath.Join(tmp, "noblob")
+	lp, err := layout.Write(noBlob, empty.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := imageOf(t, v1.Config{}, layerOf(t, file("f", "x")))
+	if err := lp.AppendImage(img); err != nil {
+		t.Fatal(err)
+	}
+	ls, _ := img.Layers()
+	d, _ := ls[0].Digest()
+	os.Remove(filepath.Join(noBlob, "blobs", d.Algorithm, d.Hex))
 	tests := []struct {
 		name, path string
 		want       error
 	}{
 		{"missing", filepath.Join(tmp, "nope.tar"), errdefs.ErrNotFound},
+		{"layout without a layer blob", noBlob, errdefs.ErrInvalidArgument},
 		{"broken config JSON", badJSON, errdefs.ErrInvalidArgument},
 		{"corrupt gzip", badGzip, errdefs.ErrInvalidArgument},
 		{"corrupt compressed layer", corrupt, errdefs.ErrInvalidArgument},

@@ -136,12 +136,10 @@ func badArchive(err error) error {
 // a broken archive, the user's to fix. A cancel, a full disk and the host's
 // own filesystem errors keep their meaning.
 func layerErr(ctx context.Context, err error) error {
-	var errno syscall.Errno
-	switch {
-	case ctx.Err() != nil, errors.Is(err, errdefs.ErrNoSpace), errdefs.IsInvalidArgument(err), errors.As(err, &errno):
+	if ctx.Err() != nil || errors.Is(err, errdefs.ErrNoSpace) {
 		return err
 	}
-	return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("broken image archive: %v", err))
+	return badArchive(err)
 }
 
 // readTarball lists the images of the docker save tarball plain (path is

@@ -46,6 +46,8 @@ func FuzzExtract(f *testing.F) {
 		{{name: "x", typ: tar.TypeReg, body: "x", pax: map[string]string{"SCHILY.xattr.user.k": "v"}}},
 		{dir("app"), file("app/x", "mapped"), file("skip/y", "skipped"), hardlink("app/z", "app/x")},
 		{file(strings.Repeat("d/", 130)+"f", "deep")},
+		{file(strings.Repeat("n", 256), "long name"), symlink("l", strings.Repeat("a/", 2048))},
+		{{name: "x", typ: tar.TypeReg, body: "x", pax: map[string]string{"SCHILY.xattr.user.big": strings.Repeat("v", 70000)}}},
 	}
 	for i, s := range seeds {
 		f.Add(tarOf(f, s...), uint8(i%8))
