@@ -197,10 +197,12 @@ func cleanName(name, entry, what string) (string, error) {
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", invalid(entry, what+"escapes the layer")
 	}
-	for _, c := range strings.Split(clean, "/") {
+	for rest := clean; rest != ""; {
+		c, after, _ := strings.Cut(rest, "/")
 		if len(c) > maxNameLen {
 			return "", invalid(entry[:min(len(entry), 80)]+"…", fmt.Sprintf("%shas a name of %d bytes; at most %d are allowed", what, len(c), maxNameLen))
 		}
+		rest = after
 	}
 	return clean, nil
 }
