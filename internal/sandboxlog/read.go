@@ -100,7 +100,9 @@ func readForward(r io.ReadSeeker, start int64, c *collector) error {
 	if _, err := r.Seek(start, io.SeekStart); err != nil {
 		return fmt.Errorf("seeking in the log: %w", err)
 	}
-	br := bufio.NewReaderSize(r, MaxLine)
+	// MaxLine bytes and the newline: a line is kept up to MaxLine bytes
+	// whichever way the log is read.
+	br := bufio.NewReaderSize(r, MaxLine+1)
 	// A window that starts mid-file starts mid-line.
 	skip, long := start > 0, false
 	for !c.full() {
@@ -114,7 +116,8 @@ func readForward(r io.ReadSeeker, start int64, c *collector) error {
 		case err != nil:
 			return fmt.Errorf("reading the log: %w", err)
 		}
-		if !skip && !long {
+		// An empty line holds nothing; readBackward skips it too.
+		if !skip && !long && len(line) > 1 {
 			c.forward(line[:len(line)-1])
 		}
 		skip, long = false, false

@@ -112,7 +112,7 @@ func hardlink(name, target string) ent {
 	return ent{name: name, link: target, typ: tar.TypeLink}
 }
 
-func tarBytes(t *testing.T, ents ...ent) []byte {
+func tarBytes(t testing.TB, ents ...ent) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
@@ -140,7 +140,7 @@ func tarBytes(t *testing.T, ents ...ent) []byte {
 	return buf.Bytes()
 }
 
-func layerOf(t *testing.T, ents ...ent) v1.Layer {
+func layerOf(t testing.TB, ents ...ent) v1.Layer {
 	t.Helper()
 	b := tarBytes(t, ents...)
 	l, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil })
@@ -150,7 +150,7 @@ func layerOf(t *testing.T, ents ...ent) v1.Layer {
 	return l
 }
 
-func imageOf(t *testing.T, cfg v1.Config, layers ...v1.Layer) v1.Image {
+func imageOf(t testing.TB, cfg v1.Config, layers ...v1.Layer) v1.Image {
 	t.Helper()
 	img, err := mutate.AppendLayers(empty.Image, layers...)
 	if err != nil {

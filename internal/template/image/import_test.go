@@ -1,6 +1,7 @@
 package image
 
 import (
+	"bytes"
 	"compress/gzip"
 	"errors"
 	"io"
@@ -184,11 +185,47 @@ func TestImportErrors(t *testing.T) {
 	writeDockerTarball(t, big, false, map[string]v1.Image{
 		"example.invalid/big:1": imageOf(t, v1.Config{}, layerOf(t, file("big", strings.Repeat("x", 4096)))),
 	})
+	// A layer whose gzip stream breaks part-way (found by FuzzImport: it
+	// was an unclassified error, a 500 for the user's own broken file).
+	corrupt := filepath.Join(tmp, "corrupt.tar")
+	writeDockerTarball(t, corrupt, false, map[string]v1.Image{
+		"example.invalid/corrupt:1": imageOf(t, v1.Config{}, layerOf(t, file("f", strings.Repeat("data ", 2000)))),
+	})
+	b, _ := os.ReadFile(corrupt)
+	at := bytes.Index(b, []byte{0x1f, 0x8b, 0x08})
+	if at < 0 {
+		t.Fatal("the tarball holds no gzipped layer")
+	}
+	copy(b[at+12:], bytes.Repeat([]byte{0xff}, 16))
+	os.WriteFile(corrupt, b, 0o644)
+	// A gzipped archive whose deflate stream is garbage (also FuzzImport's).
+	badGzip := filepath.Join(tmp, "bad.tar.gz")
+	os.WriteFile(badGzip, append([]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff}, bytes.Repeat([]byte{0xff}, 64)...), 0o644)
+	// A tarball whose image config is cut-off JSON (also FuzzImport's).
+	badJSON := filepath.Join(tmp, "badjson.tar")
+	os.WriteFile(badJSON, tarBytes(t, file("manifest.json", `[{"Config":"c.json","RepoTags":["x:1"],"Layers":[]}]`), file("c.json", `{`)), 0o644)
+	// An OCI layout without one of its layer blobs (also FuzzImport's).
+	noBlob := filepath.Join(tmp, "noblob")
+	lp, err := layout.Write(noBlob, empty.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := imageOf(t, v1.Config{}, layerOf(t, file("f", "x")))
+	if err := lp.AppendImage(img); err != nil {
+		t.Fatal(err)
+	}
+	ls, _ := img.Layers()
+	d, _ := ls[0].Digest()
+	os.Remove(filepath.Join(noBlob, "blobs", d.Algorithm, d.Hex))
 	tests := []struct {
 		name, path string
 		want       error
 	}{
 		{"missing", filepath.Join(tmp, "nope.tar"), errdefs.ErrNotFound},
+		{"layout without a layer blob", noBlob, errdefs.ErrInvalidArgument},
+		{"broken config JSON", badJSON, errdefs.ErrInvalidArgument},
+		{"corrupt gzip", badGzip, errdefs.ErrInvalidArgument},
+		{"corrupt compressed layer", corrupt, errdefs.ErrInvalidArgument},
 		{"not a tarball", garbage, errdefs.ErrInvalidArgument},
 		{"not a layout", emptyDir, errdefs.ErrInvalidArgument},
 		{"malicious layer", evil, errdefs.ErrInvalidArgument},

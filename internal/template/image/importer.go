@@ -100,7 +100,7 @@ func (p *Puller) importImage(ctx context.Context, ni namedImage, progress func(s
 	}
 	keys, err := p.unpack(ctx, layers, progress, unpackOptions{verb: "importing", jobs: 1})
 	if err != nil {
-		return ImportedImage{}, err
+		return ImportedImage{}, layerErr(ctx, err)
 	}
 	var size int64
 	for _, k := range keys {
@@ -118,11 +118,31 @@ func (p *Puller) importImage(ctx context.Context, ni namedImage, progress func(s
 	}, nil
 }
 
+// badArchive classifies a failure to read an image out of the user's
+// archive: a missing blob, bad JSON, a bad digest are all the archive's
+// fault. Only the host's own I/O errors (other than a missing file) keep
+// their meaning.
 func badArchive(err error) error {
-	if errors.Is(err, fs.ErrNotExist) || errdefs.IsInvalidArgument(err) {
-		return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("broken image archive: %v", err))
+	var errno syscall.Errno
+	if errors.As(err, &errno) && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
-	return err
+	if errdefs.IsInvalidArgument(err) {
+		return err
+	}
+	return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("broken image archive: %v", err))
+}
+
+// layerErr classifies a failure to unpack an imported layer. Unlike a
+// pull, nothing between the archive and us can fail by chance: a layer that
+// does not decompress or ends early (flate or gzip errors, a short read) is
+// a broken archive, the user's to fix. A cancel, a full disk and the host's
+// own filesystem errors keep their meaning.
+func layerErr(ctx context.Context, err error) error {
+	if ctx.Err() != nil || errors.Is(err, errdefs.ErrNoSpace) {
+		return err
+	}
+	return badArchive(err)
 }
 
 // readTarball lists the images of the docker save tarball plain (path is
@@ -277,11 +297,14 @@ func layoutRef(d v1.Descriptor) (string, error) {
 }
 
 func scratchErr(path string, err error) error {
+	var errno syscall.Errno
 	switch {
 	case errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT):
 		return fmt.Errorf("decompress %s: %w: %w", path, errdefs.ErrNoSpace, err)
-	case errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) || errors.Is(err, io.ErrUnexpectedEOF):
-		return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("decompress %s: %v", path, err))
+	case errors.As(err, &errno):
+		return fmt.Errorf("decompress %s: %w", path, err) // the host's scratch file failed
 	}
-	return fmt.Errorf("decompress %s: %w", path, err)
+	// Anything else came from reading the archive: a corrupt or cut gzip
+	// stream (checksum, header, flate errors, an early end).
+	return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("decompress %s: %v", path, err))
 }

@@ -197,8 +197,23 @@ func cleanName(name, entry, what string) (string, error) {
 	if clean == ".." || strings.HasPrefix(clean, "../") {
 		return "", invalid(entry, what+"escapes the layer")
 	}
+	for rest := clean; rest != ""; {
+		c, after, _ := strings.Cut(rest, "/")
+		if len(c) > maxNameLen {
+			return "", invalid(entry[:min(len(entry), 80)]+"…", fmt.Sprintf("%shas a name of %d bytes; at most %d are allowed", what, len(c), maxNameLen))
+		}
+		rest = after
+	}
 	return clean, nil
 }
+
+// maxNameLen and maxLinkLen are Linux's NAME_MAX and PATH_MAX less its
+// NUL: longer names and symlink targets are the archive's fault, refused
+// before the kernel answers ENAMETOOLONG.
+const (
+	maxNameLen = 255
+	maxLinkLen = 4095
+)
 
 func invalid(entry, why string) error {
 	return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("layer entry %q: %s", entry, why))
@@ -287,6 +302,9 @@ func (x *extractor) file(name string, hdr *tar.Header, r io.Reader) error {
 func (x *extractor) symlink(name string, hdr *tar.Header) error {
 	if hdr.Linkname == "" {
 		return invalid(hdr.Name, "symlink without a target")
+	}
+	if len(hdr.Linkname) > maxLinkLen {
+		return invalid(hdr.Name, fmt.Sprintf("symlink target of %d bytes; at most %d are allowed", len(hdr.Linkname), maxLinkLen))
 	}
 	parent, base, err := x.prepare(name)
 	if err != nil {

@@ -385,6 +385,11 @@ func TestExtractRejects(t *testing.T) {
 		{"whiteout through symlink", func(s string) []ent { return []ent{symlink("link", s), file("link/.wh.pwned", "")} }},
 		{"opaque through symlink", func(s string) []ent { return []ent{symlink("link", s), file("link/.wh..wh..opq", "")} }},
 		{"root as file", func(string) []ent { return []ent{file(".", "x")} }},
+		// The kernel's limits are the archive's fault, not the host's.
+		{"name over NAME_MAX", func(string) []ent { return []ent{file(strings.Repeat("n", 256), "x")} }},
+		{"directory name over NAME_MAX", func(string) []ent { return []ent{file(strings.Repeat("d", 300)+"/f", "x")} }},
+		{"hardlink target over NAME_MAX", func(string) []ent { return []ent{hardlink("x", strings.Repeat("t", 256))} }},
+		{"symlink target over PATH_MAX", func(string) []ent { return []ent{symlink("l", strings.Repeat("a/", 2048))} }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -401,6 +406,23 @@ func TestExtractRejects(t *testing.T) {
 				t.Error("wrote next to the layer")
 			}
 		})
+	}
+}
+
+// TestExtractXattrTooLarge: an xattr the kernel refuses as too large is
+// the archive's fault (a 400), not the host's.
+func TestExtractXattrTooLarge(t *testing.T) {
+	probe := filepath.Join(t.TempDir(), "probe")
+	if err := os.WriteFile(probe, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Setxattr(probe, "user.probe", []byte("1"), 0); err != nil {
+		t.Skipf("this filesystem keeps no user xattrs: %v", err)
+	}
+	_, err := extract(t, Options{}, ent{name: "f", typ: tar.TypeReg, body: "x",
+		pax: map[string]string{"SCHILY.xattr.user.big": strings.Repeat("v", 70000)}})
+	if !errdefs.IsInvalidArgument(err) {
+		t.Errorf("err = %v, want invalid argument", err)
 	}
 }
 

@@ -212,6 +212,8 @@ func (x *extractor) xattrs(parent int, base string, hdr *tar.Header) error {
 			// (security.capability when not root, user.* on a symlink): the
 			// layer still works without it.
 			log.G(x.ctx).Debug("layer: xattr not kept", slog.String("path", hdr.Name), slog.String("xattr", n), slog.Any("err", err))
+		case err == unix.E2BIG || err == unix.ERANGE:
+			return invalid(hdr.Name, fmt.Sprintf("xattr %.80s: name or value too large", n))
 		default:
 			return fsErr("set xattr "+n+" on", hdr.Name, err)
 		}

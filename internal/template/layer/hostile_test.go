@@ -120,7 +120,7 @@ func TestExtractSparseCountsFullSize(t *testing.T) {
 
 // gnuSparse returns a tar holding one old-GNU sparse file "sparse" of
 // size bytes whose only data is its last byte.
-func gnuSparse(t *testing.T, size int64) []byte {
+func gnuSparse(t testing.TB, size int64) []byte {
 	t.Helper()
 	hdr := make([]byte, 512)
 	octal := func(off, n int, v int64) {

@@ -143,8 +143,17 @@ func (c *Context) match(src string) ([]entry, error) {
 	if err := validateSource(src); err != nil {
 		return nil, err
 	}
+	pats, err := expandBraces(filepath.ToSlash(src))
+	if err != nil {
+		return nil, err
+	}
 	found := make(map[string]entry)
-	for _, pat := range expandBraces(filepath.ToSlash(src)) {
+	for _, pat := range pats {
+		// "{..,x}/f" passes the check above and only climbs out once
+		// expanded, so each alternative is checked again.
+		if err := validateSource(pat); err != nil {
+			return nil, fmt.Errorf("%w (an alternative of %q)", err, src)
+		}
 		segs, dirOnly := splitPattern(pat)
 		if err := c.glob("", segs, dirOnly, found); err != nil {
 			return nil, err

@@ -124,6 +124,11 @@ func TestSourceValidation(t *testing.T) {
 		{"..", "escapes the build context"},
 		{"a/../../x", "escapes the build context"},
 		{"./a/../..", "escapes the build context"},
+		// Found by FuzzContext: only the expanded alternative climbs out,
+		// and unbounded braces took exponential time.
+		{"{..,a}/x", "escapes the build context"},
+		{"a/{b,../../..}", "escapes the build context"},
+		{strings.Repeat("{a,b}", 30), "more than 1024 patterns"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.src, func(t *testing.T) {

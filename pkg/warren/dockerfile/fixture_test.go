@@ -23,6 +23,13 @@ type fsEntry struct {
 func writeTree(t *testing.T, tree map[string]fsEntry) string {
 	t.Helper()
 	dir := t.TempDir()
+	writeTreeAt(t, dir, tree)
+	return dir
+}
+
+// writeTreeAt creates the entries under dir.
+func writeTreeAt(t testing.TB, dir string, tree map[string]fsEntry) {
+	t.Helper()
 	for rel, e := range tree {
 		p := filepath.Join(dir, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -47,7 +54,6 @@ func writeTree(t *testing.T, tree map[string]fsEntry) string {
 			t.Fatal(err)
 		}
 	}
-	return dir
 }
 
 // sampleTree is a context with what makes listing and hashing tricky:

@@ -168,23 +168,39 @@ func join(rel, name string) string {
 	return rel + "/" + name
 }
 
+// maxAlternatives bounds what one COPY source's braces expand to: each
+// group multiplies the count, so "{a,b}" thirty times would otherwise be a
+// billion patterns.
+const maxAlternatives = 1024
+
 // expandBraces expands "{a,b}" alternatives (nested too), as minimatch does
 // before matching. Numeric ranges like {1..3} are not supported.
-func expandBraces(pat string) []string {
+func expandBraces(pat string) ([]string, error) {
+	var out []string
+	if err := expandInto(pat, &out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func expandInto(pat string, out *[]string) error {
 	open, close, commas := findBraces(pat)
 	if open < 0 {
-		return []string{pat}
+		if len(*out) == maxAlternatives {
+			return fmt.Errorf("invalid source path: its {...} alternatives expand to more than %d patterns", maxAlternatives)
+		}
+		*out = append(*out, pat)
+		return nil
 	}
 	prefix, suffix := pat[:open], pat[close+1:]
-	var out []string
 	start := open + 1
 	for _, comma := range append(commas, close) {
-		for _, alt := range expandBraces(prefix + pat[start:comma] + suffix) {
-			out = append(out, alt)
+		if err := expandInto(prefix+pat[start:comma]+suffix, out); err != nil {
+			return err
 		}
 		start = comma + 1
 	}
-	return out
+	return nil
 }
 
 // findBraces locates the first "{...}" group that has a top-level comma,

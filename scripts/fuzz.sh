@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs every Go fuzz target (func Fuzz* in a *_fuzz_test.go file) for a
+# short bounded time, one at a time: `go test -fuzz` takes one target of
+# one package. A target that finds a failing input writes it under its
+# package's testdata/fuzz/<Target>/ (commit it: plain `go test` then
+# replays it as a regression) and makes this script fail after the rest
+# have run.
+# Usage: scripts/fuzz.sh [Target...]   (default: all)
+# FUZZTIME (default 5s) is each target's budget, as `go test -fuzztime`
+# takes it: a duration or a count such as 1000x.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH=$PATH:/usr/local/go/bin
+fuzztime=${FUZZTIME:-5s}
+
+# "<package dir> <target>" for every target, in a stable order.
+targets=$(grep -H '^func Fuzz[A-Za-z0-9_]*(f \*testing.F)' --include='*_fuzz_test.go' -r internal pkg cmd 2>/dev/null |
+	sed -E 's|^(.*)/[^/]+_fuzz_test.go:func (Fuzz[A-Za-z0-9_]*)\(.*|\1 \2|' | sort)
+if [ $# -gt 0 ]; then
+	want=" $* "
+	targets=$(echo "$targets" | while read -r dir name; do
+		if [[ $want == *" $name "* ]]; then echo "$dir $name"; fi
+	done)
+fi
+[ -n "$targets" ] || { echo "fuzz: no target found" >&2; exit 1; }
+
+failed=()
+ran=0
+start=$SECONDS
+while read -r dir name; do
+	echo "==> fuzz ./$dir $name ($fuzztime)"
+	ran=$((ran + 1))
+	# -fuzzminimizetime bounds the minimising of new inputs, which would
+	# otherwise eat a short budget; -timeout ends a target that hangs.
+	if ! go test "./$dir" -run '^$' -fuzz "^$name\$" -fuzztime "$fuzztime" \
+		-fuzzminimizetime 10x -timeout 5m 2>&1 | grep -v '^fuzz: elapsed'; then
+		failed+=("./$dir $name")
+	fi
+done <<<"$targets"
+
+echo
+echo "fuzz: $ran targets, $((SECONDS - start))s"
+if [ ${#failed[@]} -gt 0 ]; then
+	printf 'fuzz: FAILED %s\n' "${failed[@]}"
+	echo "fuzz: the failing inputs are under each package's testdata/fuzz/; replay one with go test ./<pkg> -run '<Target>/<file>'"
+	exit 1
+fi
+echo "fuzz: no failure"
