@@ -11,6 +11,9 @@ echo
 echo "==> go vet"
 go vet ./...
 echo
+echo "==> fuzz (every target, ${FUZZTIME:-5s} each)"
+./scripts/fuzz.sh
+echo
 echo "==> go test ./... (unit, conformance and end-to-end)"
 # One package at a time: the runtime, network and end-to-end tests all
 # start sandboxes, and on two cores running them together only adds noise.
