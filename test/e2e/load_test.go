@@ -19,6 +19,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/filesig"
 	"github.com/warren-sandbox/warren/internal/selftest"
+	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
 // Load test sizes: bounded so that the test takes well under a minute.
@@ -39,7 +40,9 @@ func TestLoad(t *testing.T) {
 	cfg := loadConfig(t)
 	s := launchServer(t, cfg, serverOpts{index: 110, runtime: cfg.runtimes[0], args: []string{"--idle-timeout=2s"}})
 	tr := &http.Transport{MaxIdleConnsPerHost: 64}
-	c := &selftest.Client{URL: s.url, APIKey: s.apiKey, HTTP: &http.Client{Timeout: time.Minute, Transport: tr}}
+	// No per-request cap short of the phase's own (runStream): a stream
+	// slowed by the load must be let finish.
+	c := &selftest.Client{URL: s.url, APIKey: s.apiKey, HTTP: &http.Client{Timeout: 5 * time.Minute, Transport: tr}}
 	ctx := t.Context()
 
 	// Warm every path up once on a sandbox of its own, remove it and let
@@ -132,7 +135,7 @@ func runStreams(t *testing.T, ctx context.Context, sbs []*loadSandbox, n int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := sbs[i%len(sbs)].Run(ctx, "user", "for i in $(seq 1 30); do echo line-$i; sleep 0.1; done")
+			res, err := runStream(ctx, sbs[i%len(sbs)])
 			if err != nil || res.ExitCode != 0 || strings.Count(res.Stdout, "line-") != 30 {
 				if failed.Add(1) <= 3 {
 					t.Errorf("command stream %d: %v, %s", i, err, res)
@@ -144,6 +147,31 @@ func runStreams(t *testing.T, ctx context.Context, sbs []*loadSandbox, n int) {
 	if f := failed.Load(); f > 0 {
 		t.Errorf("%d of %d command streams failed", f, n)
 	}
+}
+
+// streamScript prints 30 lines 0.1 s apart without a process per line
+// (bash's read times out on a FIFO it holds open itself): the streams
+// load the server's proxy, not the sandbox's fork rate, which on a slow
+// two-core machine made 200 of them take over a minute of CPU.
+const streamScript = `f=$(mktemp -u); mkfifo "$f"; exec 3<>"$f"; rm "$f"
+for i in $(seq 1 30); do echo line-$i; read -t 0.1 -u 3 || :; done`
+
+// runStream runs streamScript in sb. Not under the SDK's default command
+// timeout (60 s, E2B's, which kills the command and ends the stream with
+// 504): a stream slowed by the load must stay open, and the test's own
+// deadline bounds the whole phase instead.
+func runStream(ctx context.Context, sb *loadSandbox) (selftest.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	h, err := sb.Commands.Exec(ctx, "/bin/bash", []string{"-c", streamScript}, warren.CommandOptions{User: "user", Timeout: warren.NoTimeout})
+	if err != nil {
+		return selftest.Result{}, err
+	}
+	res, err := h.Wait()
+	if res == nil {
+		return selftest.Result{}, err
+	}
+	return selftest.Result{ExitCode: res.ExitCode, Stdout: res.Stdout, Stderr: res.Stderr}, err
 }
 
 // runDownloads fetches each sandbox's file n times in all, par at once,

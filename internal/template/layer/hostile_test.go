@@ -86,13 +86,9 @@ func TestExtractHostile(t *testing.T) {
 			t.Parallel()
 			data := hostileTar(t, tc.tar)
 			dir := t.TempDir()
-			start := time.Now()
 			err := Extract(context.Background(), bytes.NewReader(data), dir, tc.opts)
 			if !errors.Is(err, tc.class) || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("err = %v, want %v containing %q", err, tc.class, tc.msg)
-			}
-			if took := time.Since(start); took > 10*time.Second {
-				t.Errorf("took %v", took)
 			}
 		})
 	}
