@@ -66,7 +66,7 @@ func (h *heartbeat) run(ctx context.Context) {
 	t := time.NewTicker(h.interval)
 	defer t.Stop()
 	for {
-		if err := h.beat(ctx); err != nil && ctx.Err() == nil {
+		if err := h.beatWithin(ctx); err != nil && ctx.Err() == nil {
 			log.G(ctx).Warn("node heartbeat", "err", err)
 		} else if err == nil && h.settling.CompareAndSwap(false, true) {
 			// Off the beat: settling waits for sandboxes busy with a
@@ -85,11 +85,30 @@ func (h *heartbeat) run(ctx context.Context) {
 	}
 }
 
+// beatTimeout bounds one beat: a store behind a partition drops packets,
+// and a beat waiting on it would keep the next ones from trying (over a
+// new connection) once the link is back.
+func (h *heartbeat) beatTimeout() time.Duration { return max(h.interval, 5*time.Second) }
+
+// dropTimeout bounds one round of destroying lost sandboxes for the same
+// reason; it may destroy many, so it is given much longer. (Take-overs
+// bound themselves.)
+const dropTimeout = 10 * time.Minute
+
+func (h *heartbeat) beatWithin(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, h.beatTimeout())
+	defer cancel()
+	return h.beat(ctx)
+}
+
 // settle brings this node in line with what the cluster decided while
 // it was not looking: lost sandboxes destroyed, handed ones taken over.
 func (h *heartbeat) settle(ctx context.Context) {
 	if h.dropLost != nil {
-		if _, err := h.dropLost(ctx); err != nil {
+		dctx, cancel := context.WithTimeout(ctx, dropTimeout)
+		_, err := h.dropLost(dctx)
+		cancel()
+		if err != nil {
 			if ctx.Err() == nil {
 				log.G(ctx).Warn("destroying sandboxes the cluster reported lost", "err", err)
 			}
