@@ -3,11 +3,13 @@ package cluster
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
@@ -44,7 +46,7 @@ type directory struct {
 	mu      sync.Mutex
 	nodes   []*store.Node
 	readAt  time.Time // of the last list read
-	failed  bool      // a read failed since
+	failed  bool      // a read found the store unavailable since
 	owners  map[string]owner
 	beats   map[string]beat // by node name
 	flights sync.Mutex      // one ListNodes at a time
@@ -93,8 +95,13 @@ func (d *directory) all(ctx context.Context) ([]*store.Node, error) {
 	nodes, err := d.st.ListNodes(ctx)
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err != nil {
+	if errors.Is(err, errdefs.ErrUnavailable) {
 		d.failed = true
+		if d.nodes != nil {
+			return d.nodes, nil // see isAlive
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	blind := d.failed && d.now().Sub(d.readAt) > d.blindAfter()
@@ -128,11 +135,20 @@ func (d *directory) observe(nodes []*store.Node, blind bool) {
 
 // isAlive says whether node n's heartbeat was seen to change within
 // deadAfter.
+//
+// While the store cannot be read, nodes are judged as at the last read
+// that worked, and that read's list is used: they run what they ran then,
+// so sandbox traffic still reaches them, and no node is found dead for a
+// silence nobody could have seen.
 func (d *directory) isAlive(n *store.Node) bool {
 	d.mu.Lock()
 	b, ok := d.beats[n.Name]
+	now := d.now()
+	if d.failed {
+		now = d.readAt
+	}
 	d.mu.Unlock()
-	return ok && d.now().Sub(b.seen) <= d.deadAfter
+	return ok && now.Sub(b.seen) <= d.deadAfter
 }
 
 // alive returns the nodes whose heartbeat is recent enough, oldest
@@ -170,7 +186,8 @@ func (d *directory) node(ctx context.Context, name string) (*store.Node, bool, e
 }
 
 // owner returns the node and team of sandbox id; the store's
-// ErrNotFound when no sandbox has that id.
+// ErrNotFound when no sandbox has that id. While the store cannot be
+// read, what was known of it, however old, is the answer.
 func (d *directory) owner(ctx context.Context, id string) (owner, error) {
 	d.mu.Lock()
 	o, ok := d.owners[id]
@@ -179,6 +196,9 @@ func (d *directory) owner(ctx context.Context, id string) (owner, error) {
 		return o, nil
 	}
 	sb, err := d.st.GetSandbox(ctx, id)
+	if ok && errors.Is(err, errdefs.ErrUnavailable) {
+		return o, nil // it was there; and a sandbox keeps its node
+	}
 	if err != nil {
 		return owner{}, err
 	}

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -17,6 +18,13 @@ type outageStore struct {
 	down bool
 }
 
+func (s *outageStore) GetSandbox(ctx context.Context, id string) (*store.Sandbox, error) {
+	if s.down {
+		return nil, fmt.Errorf("getting sandbox: %w", errdefs.ErrUnavailable)
+	}
+	return s.Store.GetSandbox(ctx, id)
+}
+
 func (s *outageStore) ListNodes(ctx context.Context) ([]*store.Node, error) {
 	if s.down {
 		return nil, fmt.Errorf("listing nodes: %w", errdefs.ErrUnavailable)
@@ -25,9 +33,10 @@ func (s *outageStore) ListNodes(ctx context.Context) ([]*store.Node, error) {
 }
 
 // TestDirectoryStoreOutage: time the API could not read the store does
-// not count against a node, which could not heartbeat either; time it
-// could read and saw no beat does. The directory reads every second, as
-// the reaper does.
+// not count against a node, which could not heartbeat either (meanwhile
+// the last list answers, the nodes judged as then); time it could read
+// and saw no beat does. The directory reads every second, as the reaper
+// does.
 func TestDirectoryStoreOutage(t *testing.T) {
 	const deadAfter = 10 * time.Second
 	for _, tc := range []struct {
@@ -55,9 +64,9 @@ func TestDirectoryStoreOutage(t *testing.T) {
 				}
 			}
 			read := func() {
-				_, err := dir.all(ctx)
-				if (err != nil) != st.down {
-					t.Fatalf("read with the store down=%v: %v", st.down, err)
+				// With the store down: the last list.
+				if nodes, err := dir.all(ctx); err != nil || len(nodes) != 1 {
+					t.Fatalf("read with the store down=%v: %v, %v", st.down, nodes, err)
 				}
 			}
 			put()
@@ -70,6 +79,9 @@ func TestDirectoryStoreOutage(t *testing.T) {
 				}
 			}
 			tick(tc.outage)
+			if _, alive, _ := dir.node(ctx, "n"); st.down && !alive {
+				t.Errorf("the node is dead %v into the outage: judge it as last seen", tc.outage)
+			}
 			st.down = false
 			if tc.beatsAgain {
 				put()
@@ -83,5 +95,35 @@ func TestDirectoryStoreOutage(t *testing.T) {
 				t.Errorf("alive = %v, want %v", alive, tc.wantAlive)
 			}
 		})
+	}
+}
+
+// TestDirectoryOwnerDuringOutage: with the store unavailable, a sandbox's
+// node is what was last known of it, however old; one never seen is the
+// store's error.
+func TestDirectoryOwnerDuringOutage(t *testing.T) {
+	ctx := context.Background()
+	st := &outageStore{Store: memstore.New()}
+	if err := st.CreateSandbox(ctx, &store.Sandbox{ID: "known", Node: "n", TeamID: "t"}); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_000_000, 0)
+	dir := newDirectory(st, 10*time.Second, func() time.Time { return now })
+	if o, err := dir.owner(ctx, "known"); err != nil || o.node != "n" {
+		t.Fatalf("owner: %+v, %v", o, err)
+	}
+	now = now.Add(2 * ownerTTL)
+	st.down = true
+	for _, tc := range []struct {
+		id, node    string
+		unavailable bool
+	}{
+		{"known", "n", false},
+		{"unknown", "", true},
+	} {
+		o, err := dir.owner(ctx, tc.id)
+		if o.node != tc.node || errors.Is(err, errdefs.ErrUnavailable) != tc.unavailable {
+			t.Errorf("owner of %s with the store down: %+v, %v; want node %q, unavailable %v", tc.id, o, err, tc.node, tc.unavailable)
+		}
 	}
 }

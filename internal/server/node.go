@@ -23,7 +23,9 @@ type heartbeat struct {
 	st       store.Store
 	self     store.Node // name, address, version and start time
 	interval time.Duration
-	census   func() []sandbox.Live
+	// deadAfter is the cluster's --node-dead-after.
+	deadAfter time.Duration
+	census    func() []sandbox.Live
 	// cached says a template's layers are all on this node; nil: its
 	// rootfs directory exists.
 	cached   func(*store.Template) bool
@@ -48,14 +50,15 @@ func newHeartbeat(cfg *Config, st store.Store, mgr *sandbox.Manager, cached func
 		st: st,
 		self: store.Node{Name: cfg.NodeName, AdvertiseURL: cfg.AdvertiseURL, Version: cfg.Version,
 			ShareID: cfg.ShareID, StartedAt: time.Now().UTC()},
-		interval: cfg.HeartbeatInterval,
-		census:   mgr.Census,
-		cached:   cached,
-		capacity: func() (int, int64, int64, error) { return hostCapacity(cfg.DataDir) },
-		now:      time.Now,
-		dataDir:  cfg.DataDir,
-		dropLost: mgr.DropLost,
-		takeOver: mgr.TakeOverParked,
+		interval:  cfg.HeartbeatInterval,
+		deadAfter: cfg.NodeDeadAfter,
+		census:    mgr.Census,
+		cached:    cached,
+		capacity:  func() (int, int64, int64, error) { return hostCapacity(cfg.DataDir) },
+		now:       time.Now,
+		dataDir:   cfg.DataDir,
+		dropLost:  mgr.DropLost,
+		takeOver:  mgr.TakeOverParked,
 	}
 }
 
@@ -86,9 +89,16 @@ func (h *heartbeat) run(ctx context.Context) {
 }
 
 // beatTimeout bounds one beat: a store behind a partition drops packets,
-// and a beat waiting on it would keep the next ones from trying (over a
-// new connection) once the link is back.
-func (h *heartbeat) beatTimeout() time.Duration { return max(h.interval, 5*time.Second) }
+// and a beat waiting on it (until TCP retransmits, which backs off to
+// minutes) would keep the next ones from trying over a new connection
+// once the link is back. A third of --node-dead-after leaves room for
+// two more attempts before the API takes the node for dead.
+func (h *heartbeat) beatTimeout() time.Duration {
+	if h.deadAfter <= 0 {
+		return 2 * h.interval
+	}
+	return max(h.interval, h.deadAfter/3)
+}
 
 // dropTimeout bounds one round of destroying lost sandboxes for the same
 // reason; it may destroy many, so it is given much longer. (Take-overs

@@ -30,11 +30,11 @@ type faultLoad struct {
 	probes   int
 }
 
-// timedErr is a call that failed, and when it started: failures are
-// excused only while the store is out.
+// timedErr is a call that failed, and when it started and ended:
+// failures are excused only while the store is out.
 type timedErr struct {
-	at  time.Time
-	msg string
+	start, end time.Time
+	msg        string
 }
 
 // faultCallTimeout is how long a call may take before it counts as a
@@ -145,7 +145,8 @@ func (l *faultLoad) probe(sb *warren.Sandbox, word string) {
 	l.probes++
 	l.mu.Unlock()
 	if err != nil || strings.TrimSpace(res.Stdout) != word {
-		l.note(start, fmt.Sprintf("command in %s (made before): %+v, %v", sb.ID, res, err), "")
+		l.note(start, "", fmt.Sprintf("command in %s (made before) at %s: %+v, %v: want it answered, store or not",
+			sb.ID, start.Format("15:04:05.000"), res, err))
 	}
 }
 
@@ -156,12 +157,12 @@ func (l *faultLoad) note(at time.Time, excused, failure string) {
 	if failure != "" {
 		l.failures = append(l.failures, failure)
 	} else {
-		l.errs = append(l.errs, timedErr{at: at, msg: excused})
+		l.errs = append(l.errs, timedErr{start: at, end: time.Now(), msg: excused})
 	}
 }
 
-// check fails t for every failure, and for every error of a call started
-// outside [from, to], when the store was up.
+// check fails t for every failure, and for every error of a call that
+// ended before from or started after to, when the store was up.
 func (l *faultLoad) check(t *testing.T, from, to time.Time) {
 	t.Helper()
 	l.mu.Lock()
@@ -170,8 +171,8 @@ func (l *faultLoad) check(t *testing.T, from, to time.Time) {
 		t.Error(f)
 	}
 	for _, e := range l.errs {
-		if e.at.Before(from) || e.at.After(to) {
-			t.Errorf("with the store up (%s): %s", e.at.Format("15:04:05.000"), e.msg)
+		if e.end.Before(from) || e.start.After(to) {
+			t.Errorf("with the store up (%s to %s): %s", e.start.Format("15:04:05.000"), e.end.Format("15:04:05.000"), e.msg)
 		}
 	}
 	t.Logf("load: %d cycles, %d creates refused with 503 and Retry-After, %d commands in older sandboxes, %d calls failed during the outage, %d sandboxes left to check",
