@@ -231,6 +231,10 @@ func Principal(r *http.Request, st store.Store) (*store.APIKey, error) {
 		return nil, errdefs.New(errdefs.ErrUnauthenticated, "missing API key: send it in the X-API-KEY header")
 	}
 	k, err := st.GetAPIKeyByHash(r.Context(), apikey.Hash(key))
+	if errors.Is(err, errdefs.ErrUnavailable) {
+		// The key may well be good: a 401 would make clients give up.
+		return nil, fmt.Errorf("checking the API key: %w", err)
+	}
 	if err != nil {
 		if !errdefs.IsNotFound(err) {
 			log.G(r.Context()).Error("looking up API key", "err", err)

@@ -3,11 +3,13 @@ package cluster
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
@@ -30,7 +32,12 @@ const (
 // node's clock, and a node whose clock is behind would otherwise look
 // dead (and have its sandboxes reaped) while it runs. A node first seen
 // with a heartbeat older than staleAfter (beyond any plausible skew) is
-// dead at once; any other first sight counts as a beat now.
+// dead at once; any other first sight counts as a beat now. Time this
+// process could not read the store (an outage of Postgres, a restart)
+// does not count against the nodes, which were no more able to write
+// their heartbeats: the first read after failed ones, more than
+// blindAfter since the last that worked, counts as a beat of every node,
+// as a first sight does.
 type directory struct {
 	st        store.Store
 	deadAfter time.Duration
@@ -38,7 +45,8 @@ type directory struct {
 
 	mu      sync.Mutex
 	nodes   []*store.Node
-	readAt  time.Time
+	readAt  time.Time // of the last list read
+	failed  bool      // a read found the store unavailable since
 	owners  map[string]owner
 	beats   map[string]beat // by node name
 	flights sync.Mutex      // one ListNodes at a time
@@ -85,22 +93,37 @@ func (d *directory) all(ctx context.Context) ([]*store.Node, error) {
 	}
 	d.mu.Unlock()
 	nodes, err := d.st.ListNodes(ctx)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if errors.Is(err, errdefs.ErrUnavailable) {
+		d.failed = true
+		if d.nodes != nil {
+			return d.nodes, nil // see isAlive
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
-	d.mu.Lock()
-	d.nodes, d.readAt = nodes, d.now()
-	d.observe(nodes)
-	d.mu.Unlock()
+	blind := d.failed && d.now().Sub(d.readAt) > d.blindAfter()
+	d.nodes, d.readAt, d.failed = nodes, d.now(), false
+	d.observe(nodes, blind)
 	return nodes, nil
 }
 
-// observe notes the heartbeats that changed; callers hold d.mu.
-func (d *directory) observe(nodes []*store.Node) {
+// blindAfter is the longest time reads may fail and still count as
+// watching the nodes: the reaper reads every heartbeat interval, which is
+// less than deadAfter, so a read or two lost is not an outage.
+func (d *directory) blindAfter() time.Duration { return d.deadAfter / 2 }
+
+// observe notes the heartbeats that changed, or, after a time blind,
+// every node not stale as beating now; callers hold d.mu.
+func (d *directory) observe(nodes []*store.Node, blind bool) {
 	now := d.now()
 	for _, n := range nodes {
 		prev, ok := d.beats[n.Name]
 		switch {
+		case ok && blind && now.Sub(n.HeartbeatAt) <= d.staleAfter():
+			d.beats[n.Name] = beat{stamp: n.HeartbeatAt, seen: now}
 		case ok && !n.HeartbeatAt.After(prev.stamp): // no new beat
 		case !ok && now.Sub(n.HeartbeatAt) > d.staleAfter():
 			d.beats[n.Name] = beat{stamp: n.HeartbeatAt, seen: n.HeartbeatAt}
@@ -112,11 +135,20 @@ func (d *directory) observe(nodes []*store.Node) {
 
 // isAlive says whether node n's heartbeat was seen to change within
 // deadAfter.
+//
+// While the store cannot be read, nodes are judged as at the last read
+// that worked, and that read's list is used: they run what they ran then,
+// so sandbox traffic still reaches them, and no node is found dead for a
+// silence nobody could have seen.
 func (d *directory) isAlive(n *store.Node) bool {
 	d.mu.Lock()
 	b, ok := d.beats[n.Name]
+	now := d.now()
+	if d.failed {
+		now = d.readAt
+	}
 	d.mu.Unlock()
-	return ok && d.now().Sub(b.seen) <= d.deadAfter
+	return ok && now.Sub(b.seen) <= d.deadAfter
 }
 
 // alive returns the nodes whose heartbeat is recent enough, oldest
@@ -154,7 +186,8 @@ func (d *directory) node(ctx context.Context, name string) (*store.Node, bool, e
 }
 
 // owner returns the node and team of sandbox id; the store's
-// ErrNotFound when no sandbox has that id.
+// ErrNotFound when no sandbox has that id. While the store cannot be
+// read, what was known of it, however old, is the answer.
 func (d *directory) owner(ctx context.Context, id string) (owner, error) {
 	d.mu.Lock()
 	o, ok := d.owners[id]
@@ -163,6 +196,9 @@ func (d *directory) owner(ctx context.Context, id string) (owner, error) {
 		return o, nil
 	}
 	sb, err := d.st.GetSandbox(ctx, id)
+	if ok && errors.Is(err, errdefs.ErrUnavailable) {
+		return o, nil // it was there; and a sandbox keeps its node
+	}
 	if err != nil {
 		return owner{}, err
 	}

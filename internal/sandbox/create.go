@@ -339,6 +339,9 @@ func (m *Manager) register(ctx context.Context, sb *store.Sandbox, tpl *store.Te
 	t.Done("ready")
 	sb.Node = m.opts.NodeName
 	if err := m.opts.Store.CreateSandbox(ctx, sb); err != nil {
+		if errors.Is(err, errdefs.ErrUnavailable) {
+			m.forgetLater(ctx, sb.ID, nil) // it may have been stored
+		}
 		return fmt.Errorf("recording sandbox: %w", err)
 	}
 	t.Done("store")

@@ -67,7 +67,16 @@ func (m *Manager) killLocked(ctx context.Context, e *entry, reason string) (retE
 		m.collectLater()
 		return nil
 	}
-	if err := m.opts.Store.DeleteSandbox(ctx, e.sb.ID); err != nil && !errdefs.IsNotFound(err) {
+	err := m.opts.Store.DeleteSandbox(ctx, e.sb.ID)
+	if errors.Is(err, errdefs.ErrUnavailable) {
+		// Destroyed all the same: the kill is done, its record goes later.
+		m.forgetLater(ctx, e.sb.ID, func() {
+			m.removeParked(e.sb.ID)
+			m.emitKilled(ctx, e, reason)
+		})
+		return nil
+	}
+	if err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("forgetting sandbox: %w", err)
 	}
 	m.removeParked(e.sb.ID)

@@ -23,7 +23,9 @@ type heartbeat struct {
 	st       store.Store
 	self     store.Node // name, address, version and start time
 	interval time.Duration
-	census   func() []sandbox.Live
+	// deadAfter is the cluster's --node-dead-after.
+	deadAfter time.Duration
+	census    func() []sandbox.Live
 	// cached says a template's layers are all on this node; nil: its
 	// rootfs directory exists.
 	cached   func(*store.Template) bool
@@ -48,14 +50,15 @@ func newHeartbeat(cfg *Config, st store.Store, mgr *sandbox.Manager, cached func
 		st: st,
 		self: store.Node{Name: cfg.NodeName, AdvertiseURL: cfg.AdvertiseURL, Version: cfg.Version,
 			ShareID: cfg.ShareID, StartedAt: time.Now().UTC()},
-		interval: cfg.HeartbeatInterval,
-		census:   mgr.Census,
-		cached:   cached,
-		capacity: func() (int, int64, int64, error) { return hostCapacity(cfg.DataDir) },
-		now:      time.Now,
-		dataDir:  cfg.DataDir,
-		dropLost: mgr.DropLost,
-		takeOver: mgr.TakeOverParked,
+		interval:  cfg.HeartbeatInterval,
+		deadAfter: cfg.NodeDeadAfter,
+		census:    mgr.Census,
+		cached:    cached,
+		capacity:  func() (int, int64, int64, error) { return hostCapacity(cfg.DataDir) },
+		now:       time.Now,
+		dataDir:   cfg.DataDir,
+		dropLost:  mgr.DropLost,
+		takeOver:  mgr.TakeOverParked,
 	}
 }
 
@@ -66,7 +69,7 @@ func (h *heartbeat) run(ctx context.Context) {
 	t := time.NewTicker(h.interval)
 	defer t.Stop()
 	for {
-		if err := h.beat(ctx); err != nil && ctx.Err() == nil {
+		if err := h.beatWithin(ctx); err != nil && ctx.Err() == nil {
 			log.G(ctx).Warn("node heartbeat", "err", err)
 		} else if err == nil && h.settling.CompareAndSwap(false, true) {
 			// Off the beat: settling waits for sandboxes busy with a
@@ -85,11 +88,37 @@ func (h *heartbeat) run(ctx context.Context) {
 	}
 }
 
+// beatTimeout bounds one beat: a store behind a partition drops packets,
+// and a beat waiting on it (until TCP retransmits, which backs off to
+// minutes) would keep the next ones from trying over a new connection
+// once the link is back. A third of --node-dead-after leaves room for
+// two more attempts before the API takes the node for dead.
+func (h *heartbeat) beatTimeout() time.Duration {
+	if h.deadAfter <= 0 {
+		return 2 * h.interval
+	}
+	return max(h.interval, h.deadAfter/3)
+}
+
+// dropTimeout bounds one round of destroying lost sandboxes for the same
+// reason; it may destroy many, so it is given much longer. (Take-overs
+// bound themselves.)
+const dropTimeout = 10 * time.Minute
+
+func (h *heartbeat) beatWithin(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, h.beatTimeout())
+	defer cancel()
+	return h.beat(ctx)
+}
+
 // settle brings this node in line with what the cluster decided while
 // it was not looking: lost sandboxes destroyed, handed ones taken over.
 func (h *heartbeat) settle(ctx context.Context) {
 	if h.dropLost != nil {
-		if _, err := h.dropLost(ctx); err != nil {
+		dctx, cancel := context.WithTimeout(ctx, dropTimeout)
+		_, err := h.dropLost(dctx)
+		cancel()
+		if err != nil {
 			if ctx.Err() == nil {
 				log.G(ctx).Warn("destroying sandboxes the cluster reported lost", "err", err)
 			}

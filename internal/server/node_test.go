@@ -110,3 +110,41 @@ func TestNodeName(t *testing.T) {
 		t.Fatalf("role node: node name %q, want n1", got)
 	}
 }
+
+// stuckStore's first PutNode waits for its context, as a write on a
+// connection into a partition does.
+type stuckStore struct {
+	store.Store
+	stuck atomic.Bool
+}
+
+func (s *stuckStore) PutNode(ctx context.Context, n *store.Node) error {
+	if s.stuck.CompareAndSwap(false, true) {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return s.Store.PutNode(ctx, n)
+}
+
+// TestHeartbeatStuck: a beat stuck in the store gives up within its bound
+// (here a third of --node-dead-after), and the next one is written.
+func TestHeartbeatStuck(t *testing.T) {
+	t.Parallel()
+	st := &stuckStore{Store: memstore.New()}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	h := &heartbeat{
+		st: st, self: store.Node{Name: "n1"}, interval: 5 * time.Millisecond, deadAfter: 60 * time.Millisecond,
+		census:   func() []sandbox.Live { return nil },
+		capacity: func() (int, int64, int64, error) { return 1, 1, 1, nil },
+		now:      time.Now,
+	}
+	if got := h.beatTimeout(); got != 20*time.Millisecond {
+		t.Errorf("beat timeout %v, want a third of --node-dead-after", got)
+	}
+	go h.run(ctx)
+	waitNode(t, st, func(n *store.Node) bool { return true })
+	if !st.stuck.Load() {
+		t.Fatal("the first beat was not the stuck one")
+	}
+}

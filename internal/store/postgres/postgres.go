@@ -30,7 +30,7 @@ var _ store.Store = (*Store)(nil)
 
 // Store is a store.Store backed by a Postgres database.
 type Store struct {
-	pool *pgxpool.Pool
+	pool db
 }
 
 // IsURL reports whether s names a Postgres database, as `--store` takes it.
@@ -48,6 +48,9 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		// The URL may hold a password: name neither it nor the URL.
 		return nil, fmt.Errorf("opening postgres store: bad URL: %w", errdefs.ErrInvalidArgument)
 	}
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = connectTimeout
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("opening postgres store: %w", err)
@@ -60,7 +63,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("opening postgres store: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: db{pool}}, nil
 }
 
 // Close implements store.Store. It waits for queries in flight.
@@ -71,7 +74,7 @@ func (s *Store) Close() error {
 
 // inTx runs fn in a transaction, committing if it returns nil.
 func (s *Store) inTx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return inTx(ctx, s.pool, fn)
+	return classify(inTx(ctx, s.pool.Pool, fn))
 }
 
 func inTx(ctx context.Context, pool *pgxpool.Pool, fn func(tx pgx.Tx) error) (retErr error) {

@@ -6,13 +6,16 @@
 // WARREN_TEST_POSTGRES=postgres://… uses that database instead.
 //
 // Tests that cannot get a server skip, with the reason, so `go test ./...`
-// passes on a machine without Postgres.
+// passes on a machine without Postgres. Fault tests stop and start the
+// server (Stop, Resume) and reach it over TCP from a network namespace of
+// their own (Options.Listen, URLOver).
 package pgtest
 
 import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/url"
 	"os"
@@ -35,13 +38,29 @@ var BinDir = "/usr/lib/postgresql/15/bin"
 
 // Server is a Postgres the test may create databases in.
 type Server struct {
-	url      string // the admin connection
-	external bool   // from Env: leave nothing behind in it
+	url      string                     // the admin connection
+	external bool                       // from Env: leave nothing behind in it
+	listen   string                     // Options.Listen
+	data     string                     // the data directory
+	run      func(args ...string) error // runs a server program as its user
+}
+
+// Options vary the server Start makes.
+type Options struct {
+	// Listen is an IP address to take TCP connections on (port 5432),
+	// besides the unix socket; it must exist before Start.
+	Listen string
+	// Trust lists the networks (CIDR) whose TCP clients connect without
+	// a password.
+	Trust []string
 }
 
 // Start returns a Postgres for t: the one Env names, or a new server
 // stopped in t.Cleanup. It skips t when neither is possible.
-func Start(t testing.TB) *Server {
+func Start(t testing.TB) *Server { return StartWith(t, Options{}) }
+
+// StartWith is Start with o; with Env set, o is ignored.
+func StartWith(t testing.TB, o Options) *Server {
 	t.Helper()
 	if u := os.Getenv(Env); u != "" {
 		return &Server{url: u, external: true}
@@ -80,19 +99,90 @@ func Start(t testing.TB) *Server {
 	if err := run("initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync"); err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
-	opts := fmt.Sprintf("-c listen_addresses='' -k %s -c fsync=off -c synchronous_commit=off "+
-		"-c full_page_writes=off -c max_connections=300", dir)
-	if err := run("pg_ctl", "start", "-w", "-t", "60", "-D", data, "-l", filepath.Join(dir, "server.log"), "-o", opts); err != nil {
+	if err := trust(data, o.Trust); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	opts := fmt.Sprintf("-c listen_addresses='%s' -k %s -c fsync=off -c synchronous_commit=off "+
+		"-c full_page_writes=off -c max_connections=300", o.Listen, dir)
+	s := &Server{listen: o.Listen, data: data}
+	s.run = func(args ...string) error {
+		if args[0] == "pg_ctl" && args[1] == "start" {
+			args = append(args, "-l", filepath.Join(dir, "server.log"), "-o", opts)
+		}
+		return run(args...)
+	}
+	if err := s.run("pg_ctl", "start", "-w", "-t", "60", "-D", data); err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
 	// pg_ctl stop finds the server by the PID file in its data directory.
 	t.Cleanup(func() {
-		if err := run("pg_ctl", "stop", "-w", "-m", "immediate", "-D", data); err != nil {
+		if err := run("pg_ctl", "stop", "-w", "-m", "immediate", "-D", data); err != nil && !stopped(data) {
 			t.Errorf("pgtest: %v", err)
 		}
 	})
 	q := url.Values{"host": {dir}, "sslmode": {"disable"}}
-	return &Server{url: "postgres://postgres@/postgres?" + q.Encode()}
+	s.url = "postgres://postgres@/postgres?" + q.Encode()
+	return s
+}
+
+// trust lets clients from the networks cidrs connect over TCP.
+func trust(data string, cidrs []string) error {
+	f, err := os.OpenFile(filepath.Join(data, "pg_hba.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	for _, c := range cidrs {
+		if _, err := fmt.Fprintf(f, "host all all %s trust\n", c); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+// Stop shuts the server down as an operator's restart does (pg_ctl's
+// fast mode: sessions are ended, clients see their connections close),
+// until Resume. It skips t on an external server, which it cannot stop.
+func (s *Server) Stop(t testing.TB) {
+	t.Helper()
+	if s.external {
+		t.Skipf("skipping: cannot stop the external Postgres of %s", Env)
+	}
+	if err := s.run("pg_ctl", "stop", "-w", "-m", "fast", "-D", s.data); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+}
+
+// Resume starts the server Stop stopped, on the same data.
+func (s *Server) Resume(t testing.TB) {
+	t.Helper()
+	if err := s.run("pg_ctl", "start", "-w", "-t", "60", "-D", s.data); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+}
+
+// URLOver is database url (from NewDatabase) reached over TCP at
+// Options.Listen instead of the unix socket.
+func (s *Server) URLOver(t testing.TB, dbURL string) string {
+	t.Helper()
+	if s.listen == "" {
+		t.Fatal("pgtest: URLOver of a server without Options.Listen")
+	}
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	q := u.Query()
+	q.Set("host", s.listen)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// stopped reports that the server of data is not running (a test
+// stopped it and did not resume it): no postmaster.pid.
+func stopped(data string) bool {
+	_, err := os.Stat(filepath.Join(data, "postmaster.pid"))
+	return errors.Is(err, os.ErrNotExist)
 }
 
 // serverUser is who runs the server: nil (the test's user) unless the test
