@@ -29,7 +29,7 @@ const (
 // interpreter's template, which they do not use, and from refusing
 // creates because other work keeps the machine's CPUs busy: what is
 // tested is what the store's faults do.
-var faultNodeArgs = []string{"--code-interpreter=false", "--max-cpu-pressure=0"}
+var faultNodeArgs = []string{"--code-interpreter=false"}
 
 // TestClusterPostgresRestart: two nodes and one API role on a Postgres
 // that is stopped (fast shutdown, as an operator's restart) and started

@@ -23,7 +23,7 @@ func TestInitLogCapped(t *testing.T) {
 		t.Run(rt, func(t *testing.T) {
 			// About the log, not admission: a busy host must not refuse
 			// the one create.
-			s := launchServer(t, cfg, serverOpts{index: 230 + i, runtime: rt, args: []string{"--max-cpu-pressure=0"}})
+			s := launchServer(t, cfg, serverOpts{index: 230 + i, runtime: rt})
 			c := &selftest.Client{URL: s.url, APIKey: s.apiKey, HTTP: &http.Client{}}
 			ctx := t.Context()
 			sb, err := c.Create(ctx, "base", nil)

@@ -66,7 +66,7 @@ func FuzzImport(f *testing.F) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
-		refs, err := e.p.Import(ctx, src, nil)
+		refs, err := e.p.Import(ctx, "fuzz-team", src, nil)
 		if ctx.Err() != nil {
 			t.Fatalf("Import did not finish within 20s: %v", err)
 		}
