@@ -26,9 +26,8 @@ const (
 )
 
 // faultNodeArgs keep the fault tests' nodes from building the code
-// interpreter's template, which they do not use, and from refusing
-// creates because other work keeps the machine's CPUs busy: what is
-// tested is what the store's faults do.
+// interpreter's template, which they do not use: what is tested is what
+// the store's faults do.
 var faultNodeArgs = []string{"--code-interpreter=false"}
 
 // TestClusterPostgresRestart: two nodes and one API role on a Postgres
