@@ -128,7 +128,7 @@ func serveFlagsCluster(fs *flag.FlagSet, c *server.Config) {
 	fs.StringVar(&c.AdvertiseURL, "advertise-url", "", "the URL the API role reaches this node at, e.g. http://10.0.0.7:3000 (required with --role=node)")
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeat-interval", server.DefaultHeartbeatInterval, "how often a node writes its heartbeat (capacity and usage) to the store")
 	fs.StringVar(&c.SharedDir, "shared-dir", "", "storage every node mounts at this same path (NFS, a CSI volume; --role=node): paused sandboxes are parked there, and when a node dies the cluster hands them to another that sees the same storage")
-	fs.DurationVar(&c.NodeDeadAfter, "node-dead-after", server.DefaultNodeDeadAfter, "a node whose last heartbeat is older than this is reported dead (GET /nodes)")
+	fs.DurationVar(&c.NodeDeadAfter, "node-dead-after", server.DefaultNodeDeadAfter, "a node whose last heartbeat is this old is reported dead (GET /nodes); the API role reports its running sandboxes lost then, or up to one --heartbeat-interval later when the node's clock is ahead of the API's (docs/cluster.md)")
 }
 
 func runServe(args []string) error {

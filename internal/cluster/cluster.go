@@ -36,9 +36,11 @@ type Options struct {
 	// DeadAfter: a node whose heartbeat is older is dead; its running
 	// sandboxes are reported killed (reason node-lost).
 	DeadAfter time.Duration
-	// ReapEvery is how often dead nodes are looked for (the heartbeat
-	// interval): a lost sandbox leaves the lists within DeadAfter +
-	// ReapEvery of the node's last heartbeat.
+	// ReapEvery is how often the nodes' heartbeats are read when no
+	// request reads them (the heartbeat interval). The reaper also wakes
+	// at each node's deadline, so a lost sandbox leaves the lists DeadAfter
+	// after its node's last heartbeat, or up to ReapEvery later when the
+	// node's clock is ahead of this one's (see directory).
 	ReapEvery time.Duration
 	// Events records the node-lost kills; nil records none.
 	Events Recorder
@@ -71,14 +73,26 @@ func New(opts Options) *API {
 
 // Run reaps until ctx ends.
 func (a *API) Run(ctx context.Context) {
-	t := time.NewTicker(a.opts.ReapEvery)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		a.reap(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		a.reap(ctx)
+		t.Reset(a.nextReap())
 	}
+}
+
+// nextReap is how long the reaper sleeps: ReapEvery, or less when a node's
+// deadline comes first, so that its sandboxes go at that deadline rather
+// than at the tick after it.
+func (a *API) nextReap() time.Duration {
+	wait := a.opts.ReapEvery
+	if dl, ok := a.nodes.nextDeadline(); ok {
+		wait = min(wait, max(dl.Sub(a.opts.Now()), 0))
+	}
+	return wait
 }

@@ -116,15 +116,20 @@ func newTestAPIAt(st store.Store, evs Recorder, c *clock) *API {
 		ReapEvery: time.Second, Events: evs, Now: now})
 }
 
-// clock is the real clock moved by advance.
+// clock is the real clock moved by advance; with base set, it stands
+// still at base but for advance.
 type clock struct {
 	mu   sync.Mutex
+	base time.Time
 	skew time.Duration
 }
 
 func (c *clock) now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.base.IsZero() {
+		return c.base.Add(c.skew)
+	}
 	return time.Now().Add(c.skew)
 }
 

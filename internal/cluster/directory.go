@@ -25,12 +25,19 @@ const (
 // directory reads the cluster's nodes and which node runs a sandbox from
 // the store, keeping each for a short while.
 //
-// A node is alive while this process has seen its heartbeat change within
-// deadAfter, by this process's clock: the heartbeat's timestamp is the
-// node's clock, and a node whose clock is behind would otherwise look
-// dead (and have its sandboxes reaped) while it runs. A node first seen
-// with a heartbeat older than staleAfter (beyond any plausible skew) is
-// dead at once; any other first sight counts as a beat now.
+// A node is alive until deadAfter has passed since its last heartbeat, as
+// dated by this process's clock: the heartbeat's timestamp is the node's
+// clock, and a node whose clock is behind would otherwise look dead (and
+// have its sandboxes reaped) while it runs. A new heartbeat is dated by
+// its own timestamp, but never earlier than the last read that did not
+// show it yet (it was written after that read began: a node whose clock
+// is behind is dated by that read, at most one read interval early) and
+// never later than the read that showed it (one whose clock is ahead is
+// dated by that read). So a node in step with this clock is dead exactly
+// deadAfter after its last heartbeat, and one out of step at most one
+// read interval later. A node first seen with a heartbeat older than
+// staleAfter (beyond any plausible skew) is dead at once; any other first
+// sight counts as a beat at that read.
 type directory struct {
 	st        store.Store
 	deadAfter time.Duration
@@ -44,9 +51,10 @@ type directory struct {
 	flights sync.Mutex      // one ListNodes at a time
 }
 
-// beat is the last heartbeat timestamp seen of a node and when (by this
-// process's clock) it was first seen.
-type beat struct{ stamp, seen time.Time }
+// beat is the last heartbeat timestamp seen of a node (its clock), when
+// that heartbeat happened by this process's clock (see directory), and
+// when the last read that showed it began.
+type beat struct{ stamp, seen, checked time.Time }
 
 // staleAfter is the least heartbeat age that makes a node dead on first
 // sight, whatever the skew: deadAfter times ten, and at least 5 minutes.
@@ -84,39 +92,67 @@ func (d *directory) all(ctx context.Context) ([]*store.Node, error) {
 		return d.nodes, nil
 	}
 	d.mu.Unlock()
+	start := d.now()
 	nodes, err := d.st.ListNodes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	d.mu.Lock()
 	d.nodes, d.readAt = nodes, d.now()
-	d.observe(nodes)
+	d.observe(nodes, start, d.readAt)
 	d.mu.Unlock()
 	return nodes, nil
 }
 
-// observe notes the heartbeats that changed; callers hold d.mu.
-func (d *directory) observe(nodes []*store.Node) {
-	now := d.now()
+// observe dates the heartbeats of nodes, read from the store between
+// start and end; callers hold d.mu.
+func (d *directory) observe(nodes []*store.Node, start, end time.Time) {
 	for _, n := range nodes {
 		prev, ok := d.beats[n.Name]
+		stamp := n.HeartbeatAt
 		switch {
-		case ok && !n.HeartbeatAt.After(prev.stamp): // no new beat
-		case !ok && now.Sub(n.HeartbeatAt) > d.staleAfter():
-			d.beats[n.Name] = beat{stamp: n.HeartbeatAt, seen: n.HeartbeatAt}
+		case ok && !stamp.After(prev.stamp): // no new beat
+			prev.checked = start
+			d.beats[n.Name] = prev
+		case !ok && end.Sub(stamp) > d.staleAfter():
+			d.beats[n.Name] = beat{stamp: stamp, seen: stamp, checked: start}
+		case !ok: // no earlier read to date it by
+			d.beats[n.Name] = beat{stamp: stamp, seen: end, checked: start}
 		default:
-			d.beats[n.Name] = beat{stamp: n.HeartbeatAt, seen: now}
+			seen := stamp
+			if seen.Before(prev.checked) {
+				seen = prev.checked
+			}
+			if seen.After(end) {
+				seen = end
+			}
+			d.beats[n.Name] = beat{stamp: stamp, seen: seen, checked: start}
 		}
 	}
 }
 
-// isAlive says whether node n's heartbeat was seen to change within
-// deadAfter.
+// isAlive says whether node n's last heartbeat is less than deadAfter
+// old: at the deadline itself it is dead.
 func (d *directory) isAlive(n *store.Node) bool {
 	d.mu.Lock()
 	b, ok := d.beats[n.Name]
 	d.mu.Unlock()
-	return ok && d.now().Sub(b.seen) <= d.deadAfter
+	return ok && d.now().Sub(b.seen) < d.deadAfter
+}
+
+// nextDeadline is the earliest moment a node now alive turns dead unless
+// it beats again; false when no node is alive.
+func (d *directory) nextDeadline() (time.Time, bool) {
+	now := d.now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var next time.Time
+	for _, b := range d.beats {
+		if dl := b.seen.Add(d.deadAfter); dl.After(now) && (next.IsZero() || dl.Before(next)) {
+			next = dl
+		}
+	}
+	return next, !next.IsZero()
 }
 
 // alive returns the nodes whose heartbeat is recent enough, oldest
