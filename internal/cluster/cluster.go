@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
@@ -49,6 +50,9 @@ type Options struct {
 	ObserveRequest func(route string, status int, took time.Duration)
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
+	// Cluster signs what goes to nodes with the cluster secret, which
+	// they require in place of the client's key (forwarder).
+	Cluster *clusterauth.Signer
 }
 
 // API is the API role's HTTP handler.
@@ -68,7 +72,7 @@ func New(opts Options) *API {
 		opts.Now = time.Now
 	}
 	dir := newDirectory(opts.Store, opts.DeadAfter, opts.Now)
-	return &API{opts: opts, nodes: dir, place: newPlacer(dir, opts.Now), fwd: newForwarder()}
+	return &API{opts: opts, nodes: dir, place: newPlacer(dir, opts.Now), fwd: newForwarder(opts.Cluster)}
 }
 
 // Run reaps until ctx ends.
