@@ -65,7 +65,7 @@ func checkServe(c *checker, w workload, ctr corev1.Container) string {
 			c.fail("%s %s: %s probe must be GET /health on port http", w.kind, w.name, name)
 		}
 	}
-	for _, v := range []string{"WARREN_STORE", "WARREN_API_KEY"} {
+	for _, v := range []string{"WARREN_STORE", "WARREN_API_KEY", "WARREN_CLUSTER_SECRET"} {
 		if e, ok := envVar(ctr, v); !ok || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
 			c.fail("%s %s: %s must come from a Secret", w.kind, w.name, v)
 		}

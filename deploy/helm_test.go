@@ -91,14 +91,19 @@ var chartCases = []chartCase{
 	{
 		name: "existing Secrets",
 		values: `postgres: {enabled: false, external: {existingSecret: my-db, existingSecretKey: url}}
-apiKey: {existingSecret: my-key}`,
-		external: []string{"my-db", "my-key"},
+apiKey: {existingSecret: my-key}
+clusterSecret: {existingSecret: my-cluster, existingSecretKey: shared}`,
+		external: []string{"my-db", "my-key", "my-cluster"},
 		check: func(t *testing.T, s *set) {
-			noObject(t, s, "Secret/r1-warren-store", "Secret/r1-warren-api-key", "StatefulSet/r1-warren-postgres")
+			noObject(t, s, "Secret/r1-warren-store", "Secret/r1-warren-api-key", "Secret/r1-warren-cluster-secret", "StatefulSet/r1-warren-postgres")
 			for _, w := range workloads(s) {
 				e, _ := envVar(w.pod.Spec.Containers[0], "WARREN_STORE")
 				if r := e.ValueFrom.SecretKeyRef; r.Name != "my-db" || r.Key != "url" {
 					t.Errorf("%s: store from %s/%s", w.name, r.Name, r.Key)
+				}
+				e, _ = envVar(w.pod.Spec.Containers[0], "WARREN_CLUSTER_SECRET")
+				if r := e.ValueFrom.SecretKeyRef; r.Name != "my-cluster" || r.Key != "shared" {
+					t.Errorf("%s: cluster secret from %s/%s", w.name, r.Name, r.Key)
 				}
 			}
 		},
@@ -182,6 +187,9 @@ func checkInClusterPostgres(t *testing.T, s *set) {
 	if key := secretValue(t, s, "r1-warren-api-key", "WARREN_API_KEY"); !regexp.MustCompile(`^e2b_[0-9a-f]{40}$`).MatchString(key) {
 		t.Errorf("API key %q", key)
 	}
+	if secret := secretValue(t, s, "r1-warren-cluster-secret", "WARREN_CLUSTER_SECRET"); len(secret) < 32 {
+		t.Errorf("cluster secret %q is shorter than warren accepts", secret)
+	}
 	for _, name := range []string{"StatefulSet/r1-warren-postgres", "Service/r1-warren-postgres", "NetworkPolicy/r1-warren-node", "PodDisruptionBudget/r1-warren-api"} {
 		if _, ok := s.byName[name]; !ok {
 			t.Errorf("missing %s", name)
@@ -218,6 +226,7 @@ func TestChartRejects(t *testing.T) {
 		"api: {replica: 3}":                              "replica",
 		"api: {service: {type: NodePort}}":               "type",
 		"apiKey: {value: not-a-key}":                     "value",
+		"clusterSecret: {value: inline}":                 "value",
 		"postgres: {enabled: false}":                     "postgres.external.url",
 		"postgres: {enabled: false, external: {url: x}}": "url",
 	} {

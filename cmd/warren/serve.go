@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/warren-sandbox/warren/internal/admission"
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -29,9 +30,17 @@ func parseServe(args []string) (*server.Config, error) {
 	serveFlagsSandboxes(fs, c)
 	serveFlagsPools(fs, c)
 	serveFlagsObserve(fs, c)
-	serveFlagsCluster(fs, c)
+	secretFile := serveFlagsCluster(fs, c)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	c.ClusterSecret = os.Getenv(clusterauth.Env)
+	if *secretFile != "" {
+		b, err := os.ReadFile(*secretFile)
+		if err != nil {
+			return nil, fmt.Errorf("--cluster-secret-file: %w", err)
+		}
+		c.ClusterSecret = string(b)
 	}
 	// envd and the interpreter server ship next to warren.
 	if c.EnvdPath == "" || c.InterpreterPath == "" {
@@ -124,8 +133,9 @@ func serveFlagsObserve(fs *flag.FlagSet, c *server.Config) {
 	fs.Func("webhook-allow", "an internal range (CIDR) webhook deliveries may reach, e.g. 127.0.0.0/8 for a receiver on the host; repeatable (default: none, as for --registry-allow)", cidrList(&c.WebhookAllow))
 }
 
-// serveFlagsCluster: the role and what a node tells the cluster.
-func serveFlagsCluster(fs *flag.FlagSet, c *server.Config) {
+// serveFlagsCluster: the role and what a node tells the cluster; it
+// returns where the cluster secret's file is named.
+func serveFlagsCluster(fs *flag.FlagSet, c *server.Config) *string {
 	host, _ := os.Hostname()
 	c.Version = version
 	fs.StringVar(&c.Role, "role", server.RoleAll, "all: API and sandboxes on this machine (SQLite by default); node: run sandboxes for a cluster sharing --store=postgres://…; api: the cluster's stateless API in front of the nodes (--store=postgres://…, no root)")
@@ -133,7 +143,8 @@ func serveFlagsCluster(fs *flag.FlagSet, c *server.Config) {
 	fs.StringVar(&c.AdvertiseURL, "advertise-url", "", "the URL the API role reaches this node at, e.g. http://10.0.0.7:3000 (required with --role=node)")
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeat-interval", server.DefaultHeartbeatInterval, "how often a node writes its heartbeat (capacity and usage) to the store")
 	fs.StringVar(&c.SharedDir, "shared-dir", "", "storage every node mounts at this same path (NFS, a CSI volume; --role=node): paused sandboxes are parked there, and when a node dies the cluster hands them to another that sees the same storage")
-	fs.DurationVar(&c.NodeDeadAfter, "node-dead-after", server.DefaultNodeDeadAfter, "a node whose last heartbeat is older than this is reported dead (GET /nodes)")
+	fs.DurationVar(&c.NodeDeadAfter, "node-dead-after", server.DefaultNodeDeadAfter, "a node whose last heartbeat is this old is reported dead (GET /nodes); the API role reports its running sandboxes lost then, or up to one --heartbeat-interval later when the node's clock is ahead of the API's (docs/cluster.md)")
+	return fs.String("cluster-secret-file", "", "file holding the cluster secret (at least 32 characters, the same on the API and every node), with which they authenticate each other; default $"+clusterauth.Env+"; required with --role=api and --role=node")
 }
 
 func runServe(args []string) error {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -10,6 +12,14 @@ import (
 // starts, not silently replaced by a default.
 func TestParseServe(t *testing.T) {
 	t.Parallel()
+	dir := t.TempDir()
+	secret, short := filepath.Join(dir, "secret"), filepath.Join(dir, "short")
+	if err := os.WriteFile(secret, []byte("0123456789abcdef0123456789abcdef\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(short, []byte("hunter2\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		args    []string
 		wantErr string
@@ -26,12 +36,16 @@ func TestParseServe(t *testing.T) {
 		{args: []string{"--metrics-sandbox-limit", "-1"}, wantErr: "--metrics-sandbox-limit"},
 		{args: []string{"--usage-retention", "-1h"}, wantErr: "--usage-retention"},
 		// The node DaemonSet's arguments (deploy/kubernetes/node.yaml).
-		{args: []string{"--role=node", "--node-name=n1", "--advertise-url=http://10.1.2.3:3000", "--store=postgres://w@db/w"}, level: slog.LevelInfo},
-		{args: []string{"--role=node", "--advertise-url=http://10.1.2.3:3000", "--store=postgres://w@db/w"}, level: slog.LevelInfo}, // the hostname names it
+		{args: []string{"--role=node", "--node-name=n1", "--advertise-url=http://10.1.2.3:3000", "--store=postgres://w@db/w", "--cluster-secret-file=" + secret}, level: slog.LevelInfo},
+		{args: []string{"--role=node", "--advertise-url=http://10.1.2.3:3000", "--store=postgres://w@db/w", "--cluster-secret-file=" + secret}, level: slog.LevelInfo}, // the hostname names it
+		{args: []string{"--role=node", "--node-name=n1", "--advertise-url=http://10.1.2.3:3000", "--store=postgres://w@db/w"}, wantErr: "--cluster-secret-file: --role=node needs the cluster secret"},
+		{args: []string{"--role=node", "--node-name=n1", "--advertise-url=http://10.1.2.3:3000", "--store=postgres://w@db/w", "--cluster-secret-file=" + short}, wantErr: "at least 32 characters"},
+		{args: []string{"--role=node", "--node-name=n1", "--advertise-url=http://10.1.2.3:3000", "--store=postgres://w@db/w", "--cluster-secret-file=" + filepath.Join(dir, "none")}, wantErr: "--cluster-secret-file: open"},
 		{args: []string{"--role=node", "--node-name=n1", "--advertise-url=http://10.1.2.3:3000", "--store="}, wantErr: "--role=node needs the cluster's shared store"},
 		{args: []string{"--role=node", "--node-name=n1", "--store=postgres://w@db/w"}, wantErr: "--advertise-url"},
 		// The API Deployment's arguments (deploy/kubernetes/api.yaml).
-		{args: []string{"--role=api", "--store=postgres://w@db/w"}, level: slog.LevelInfo},
+		{args: []string{"--role=api", "--store=postgres://w@db/w", "--cluster-secret-file=" + secret}, level: slog.LevelInfo},
+		{args: []string{"--role=api", "--store=postgres://w@db/w"}, wantErr: "--role=api needs the cluster secret"},
 		{args: []string{"--role=api"}, wantErr: "--role=api needs the cluster's shared store"},
 		{args: []string{"--role=all", "--heartbeat-interval=0s"}, wantErr: "--heartbeat-interval"},
 	} {

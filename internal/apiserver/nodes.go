@@ -56,13 +56,9 @@ func nodeJSON(n *store.Node, now time.Time, deadAfter time.Duration) rest.Node {
 
 // serveLayer serves GET /internal/layers/{key}: a template layer of this
 // node, for another node of the cluster that lacks it. Nodes
-// authenticate with the cluster's admin key, so no other key reads a
-// layer (it may hold any team's files).
+// authenticate with the cluster secret (clusterOnly), so no API key
+// reads a layer (it may hold any team's files).
 func (s *Server) serveLayer(w http.ResponseWriter, r *http.Request) {
-	if !isAdmin(r) {
-		writeError(w, http.StatusForbidden, "only the cluster's admin key (WARREN_API_KEY) reads layers")
-		return
-	}
 	if s.opts.Layers == nil {
 		writeError(w, http.StatusNotFound, "this server shares no layers: it is not a cluster node")
 		return

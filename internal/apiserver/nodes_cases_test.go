@@ -1,6 +1,7 @@
 package apiserver
 
-// nodeCases drive GET /nodes, GET /admission and GET /internal/layers/{key} for
+// nodeCases drive GET /nodes (also as the API role forwards it), GET
+// /admission and GET /internal/layers/{key} (the cluster's nodes only) for
 // TestEveryRoute; the fixture registers node-live (heartbeat now) and
 // node-gone (an hour ago), and its layer server echoes the key.
 func nodeCases() []routeCase {
@@ -17,8 +18,18 @@ func nodeCases() []routeCase {
 		{route: "DELETE /nodes/{name}", name: "dead", method: "DELETE", path: "/nodes/node-retired", admin: true, status: 204},
 		{route: "GET /admission", name: "a team's key: its own waiting", method: "GET", path: "/admission", status: 200, contains: `"waiting":3,"waitingForTeam":2`},
 		{route: "GET /admission", name: "no key", method: "GET", path: "/admission", noKey: true, status: 401, contains: "API key"},
-		{route: "GET /internal/layers/{key}", name: "admin", method: "GET", path: "/internal/layers/0123456789abcdef0123", admin: true, status: 200, contains: "layer 0123456789abcdef0123"},
-		{route: "GET /internal/layers/{key}", name: "a team's key", method: "GET", path: "/internal/layers/0123456789abcdef0123", status: 403, contains: "only the cluster's admin key"},
-		{route: "GET /internal/layers/{key}", name: "no key", method: "GET", path: "/internal/layers/0123456789abcdef0123", noKey: true, status: 401, contains: "API key"},
+		// A request the API role forwards carries the key's hash, signed.
+		{route: "GET /nodes", name: "forwarded, admin", method: "GET", path: "/nodes", admin: true, cluster: "signed", status: 200, contains: `"state":"alive"`},
+		{route: "GET /nodes", name: "forwarded, a team's key", method: "GET", path: "/nodes", cluster: "signed", status: 403, contains: "only the admin key"},
+		{route: "GET /nodes", name: "forwarded, no key", method: "GET", path: "/nodes", noKey: true, cluster: "signed", status: 401, contains: "missing API key"},
+		{route: "GET /nodes", name: "forwarded, other secret", method: "GET", path: "/nodes", admin: true, cluster: "other-secret", status: 401, contains: "wrong cluster credential"},
+		{route: "GET /nodes", name: "forwarded, stale", method: "GET", path: "/nodes", admin: true, cluster: "stale", status: 401, contains: "stale cluster credential"},
+		// Layers go to the cluster's nodes only, whatever key is shown.
+		{route: "GET /internal/layers/{key}", method: "GET", path: "/internal/layers/0123456789abcdef0123", name: "a node", noKey: true, cluster: "signed", status: 200, contains: "layer 0123456789abcdef0123"},
+		{route: "GET /internal/layers/{key}", method: "GET", path: "/internal/layers/0123456789abcdef0123", name: "the admin key", admin: true, status: 401, contains: "missing cluster credential"},
+		{route: "GET /internal/layers/{key}", method: "GET", path: "/internal/layers/0123456789abcdef0123", name: "a team's key", status: 401, contains: "missing cluster credential"},
+		{route: "GET /internal/layers/{key}", method: "GET", path: "/internal/layers/0123456789abcdef0123", name: "no key", noKey: true, status: 401, contains: "missing cluster credential"},
+		{route: "GET /internal/layers/{key}", method: "GET", path: "/internal/layers/0123456789abcdef0123", name: "other secret", noKey: true, cluster: "other-secret", status: 401, contains: "wrong cluster credential"},
+		{route: "GET /internal/layers/{key}", method: "GET", path: "/internal/layers/0123456789abcdef0123", name: "stale", noKey: true, cluster: "stale", status: 401, contains: "stale cluster credential"},
 	}
 }

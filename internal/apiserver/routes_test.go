@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"github.com/warren-sandbox/warren/internal/admission"
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/telemetry"
 
 	"context"
@@ -46,6 +47,10 @@ type routeCase struct {
 	poll bool
 	// save records values from a successful answer for later cases.
 	save func(vars map[string]string, body []byte)
+	// cluster sends the request as the cluster's API or a node would
+	// (signed, the key by its hash), with "signed", or signed wrongly:
+	// "other-secret", "stale".
+	cluster string
 }
 
 // TestEveryRoute drives every route of the REST API in-process, on the
@@ -80,7 +85,11 @@ func TestEveryRoute(t *testing.T) {
 			deadline := time.Now().Add(10 * time.Second)
 			var resp *http.Response
 			for {
-				resp = do(t, f.srv, tc.method, path, body, key)
+				if tc.cluster != "" {
+					resp = doSigned(t, f.srv, tc.method, path, body, key, tc.cluster)
+				} else {
+					resp = do(t, f.srv, tc.method, path, body, key)
+				}
 				raw, _ = io.ReadAll(resp.Body)
 				resp.Body.Close()
 				status = resp.StatusCode
@@ -272,7 +281,7 @@ func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Opt
 		MaxCPUCount: 4, MaxMemoryMB: 2048,
 		Builder: bld, Images: images, ScratchDir: t.TempDir(),
 		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
-		Events: evs,
+		Events: evs, Cluster: clusterSigner(t, testClusterSecret, time.Now),
 		Starts: func() admission.Stats {
 			return admission.Stats{Running: 1, Waiting: 3, Slots: 2, WaitingByTeam: map[string]int{"default": 2, "other": 1}}
 		},
@@ -292,4 +301,47 @@ type blockingRunner struct{}
 func (blockingRunner) RunBuildStep(ctx context.Context, _ builder.RunStep) (int, error) {
 	<-ctx.Done()
 	return -1, ctx.Err()
+}
+
+// testClusterSecret is the route fixture's cluster secret.
+const testClusterSecret = "test-cluster-secret-0123456789abcdef"
+
+func clusterSigner(t *testing.T, secret string, now func() time.Time) *clusterauth.Signer {
+	t.Helper()
+	s, err := clusterauth.New(secret, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// doSigned sends a request as the API role forwards one: no key, its
+// hash under the cluster's signature; how is "signed", or "other-secret"
+// or "stale" for a signature the server must refuse.
+func doSigned(t *testing.T, srv *httptest.Server, method, path, body, key, how string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, srv.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, now := testClusterSecret, time.Now
+	switch how {
+	case "signed":
+	case "other-secret":
+		secret = strings.Repeat("x", clusterauth.MinSecretLen)
+	case "stale":
+		now = func() time.Time { return time.Now().Add(-clusterauth.MaxSkew - time.Minute) }
+	default:
+		t.Fatalf("doSigned: unknown %q", how)
+	}
+	hash := ""
+	if key != "" {
+		hash = apikey.Hash(key)
+	}
+	clusterSigner(t, secret, now).Sign(req, hash)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }

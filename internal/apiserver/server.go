@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/dashboard"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
@@ -62,6 +63,12 @@ type Options struct {
 	// nodes (layershare.Resolver); nil, as in one-machine mode, answers
 	// 404.
 	Layers http.Handler
+	// Cluster verifies the cluster's own calls (a node's): requests the
+	// API role forwards carry the hash of the client's key signed with
+	// the cluster secret instead of the key, and GET /internal/layers
+	// takes nothing else. nil (one machine, the API role) refuses
+	// /internal/layers and ignores the header.
+	Cluster *clusterauth.Signer
 }
 
 // Server serves the REST API.
@@ -166,7 +173,7 @@ func (s *Server) routes() {
 	auth("GET /nodes", apikey.ScopeSandboxesRead, s.listNodes)
 	auth("GET /admission", apikey.ScopeSandboxesRead, s.getAdmission)
 	auth("DELETE /nodes/{name}", apikey.ScopeSandboxesWrite, s.deleteNode)
-	auth("GET /internal/layers/{key}", tplRead, s.serveLayer)
+	s.handle("GET /internal/layers/{key}", s.clusterOnly(s.serveLayer))
 
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
@@ -223,14 +230,45 @@ type keyCtx struct{}
 // Authorization: Bearer), unexpired; an ErrUnauthenticated error saying
 // what is wrong otherwise. Scopes are the caller's to check.
 func Principal(r *http.Request, st store.Store) (*store.APIKey, error) {
-	key := r.Header.Get("X-API-KEY")
+	key := KeyOf(r)
 	if key == "" {
-		key, _ = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		return nil, errMissingKey
 	}
-	if key == "" {
-		return nil, errdefs.New(errdefs.ErrUnauthenticated, "missing API key: send it in the X-API-KEY header")
+	return principalByHash(r, st, apikey.Hash(key))
+}
+
+var errMissingKey = errdefs.New(errdefs.ErrUnauthenticated, "missing API key: send it in the X-API-KEY header")
+
+// KeyOf is the API key r carries: X-API-KEY, or Authorization: Bearer.
+func KeyOf(r *http.Request) string {
+	if key := r.Header.Get("X-API-KEY"); key != "" {
+		return key
 	}
-	k, err := st.GetAPIKeyByHash(r.Context(), apikey.Hash(key))
+	key, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return key
+}
+
+// principal is Principal on this server: on a node, a request the API
+// role forwarded names its key by hash under the cluster's signature
+// (a request with that header is judged by it alone), and one sent to
+// the node directly carries its key.
+func (s *Server) principal(r *http.Request) (*store.APIKey, error) {
+	if s.opts.Cluster == nil || r.Header.Get(clusterauth.Header) == "" {
+		return Principal(r, s.opts.Store)
+	}
+	hash, err := s.opts.Cluster.Verify(r)
+	if err != nil {
+		return nil, err
+	}
+	if hash == "" {
+		return nil, errMissingKey
+	}
+	return principalByHash(r, s.opts.Store, hash)
+}
+
+// principalByHash finds the stored key whose secret hashes to hash.
+func principalByHash(r *http.Request, st store.Store, hash string) (*store.APIKey, error) {
+	k, err := st.GetAPIKeyByHash(r.Context(), hash)
 	if errors.Is(err, errdefs.ErrUnavailable) {
 		// The key may well be good: a 401 would make clients give up.
 		return nil, fmt.Errorf("checking the API key: %w", err)
@@ -254,6 +292,12 @@ func Authorize(r *http.Request, st store.Store, scope string) (*store.APIKey, er
 	if err != nil {
 		return nil, err
 	}
+	return allowed(r, k, scope)
+}
+
+// allowed is k when it holds scope now; an ErrPermissionDenied error
+// otherwise.
+func allowed(r *http.Request, k *store.APIKey, scope string) (*store.APIKey, error) {
 	if !apikey.Allows(k, scope, time.Now()) {
 		return nil, errdefs.New(errdefs.ErrPermissionDenied, fmt.Sprintf("this API key is limited to %s; %s %s needs the scope %s",
 			strings.Join(k.Scopes, ", "), r.Method, r.URL.Path, scope))
@@ -274,12 +318,36 @@ func (s *Server) authenticate(scope string, next http.Handler) http.Handler {
 			writeError(w, http.StatusServiceUnavailable, "warren is starting: try again shortly")
 			return
 		}
-		k, err := Authorize(r, s.opts.Store, scope)
+		k, err := s.principal(r)
+		if err == nil {
+			k, err = allowed(r, k, scope)
+		}
 		if err != nil {
 			fail(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), keyCtx{}, k)))
+	})
+}
+
+// clusterOnly serves next to the cluster's API and nodes only: requests
+// signed with the cluster secret. No API key is taken, the admin key
+// included, so a node never needs to send one to another.
+func (s *Server) clusterOnly(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.starting {
+			writeError(w, http.StatusServiceUnavailable, "warren is starting: try again shortly")
+			return
+		}
+		if s.opts.Cluster == nil {
+			writeError(w, http.StatusNotFound, "this server shares no layers: it is not a cluster node")
+			return
+		}
+		if _, err := s.opts.Cluster.Verify(r); err != nil {
+			fail(w, r, err)
+			return
+		}
+		next(w, r)
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
@@ -36,9 +37,11 @@ type Options struct {
 	// DeadAfter: a node whose heartbeat is older is dead; its running
 	// sandboxes are reported killed (reason node-lost).
 	DeadAfter time.Duration
-	// ReapEvery is how often dead nodes are looked for (the heartbeat
-	// interval): a lost sandbox leaves the lists within DeadAfter +
-	// ReapEvery of the node's last heartbeat.
+	// ReapEvery is how often the nodes' heartbeats are read when no
+	// request reads them (the heartbeat interval). The reaper also wakes
+	// at each node's deadline, so a lost sandbox leaves the lists DeadAfter
+	// after its node's last heartbeat, or up to ReapEvery later when the
+	// node's clock is ahead of this one's (see directory).
 	ReapEvery time.Duration
 	// Events records the node-lost kills; nil records none.
 	Events Recorder
@@ -47,6 +50,9 @@ type Options struct {
 	ObserveRequest func(route string, status int, took time.Duration)
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
+	// Cluster signs what goes to nodes with the cluster secret, which
+	// they require in place of the client's key (forwarder).
+	Cluster *clusterauth.Signer
 }
 
 // API is the API role's HTTP handler.
@@ -66,19 +72,31 @@ func New(opts Options) *API {
 		opts.Now = time.Now
 	}
 	dir := newDirectory(opts.Store, opts.DeadAfter, opts.Now)
-	return &API{opts: opts, nodes: dir, place: newPlacer(dir, opts.Now), fwd: newForwarder()}
+	return &API{opts: opts, nodes: dir, place: newPlacer(dir, opts.Now), fwd: newForwarder(opts.Cluster)}
 }
 
 // Run reaps until ctx ends.
 func (a *API) Run(ctx context.Context) {
-	t := time.NewTicker(a.opts.ReapEvery)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		a.reap(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+		a.reap(ctx)
+		t.Reset(a.nextReap())
 	}
+}
+
+// nextReap is how long the reaper sleeps: ReapEvery, or less when a node's
+// deadline comes first, so that its sandboxes go at that deadline rather
+// than at the tick after it.
+func (a *API) nextReap() time.Duration {
+	wait := a.opts.ReapEvery
+	if dl, ok := a.nodes.nextDeadline(); ok {
+		wait = min(wait, max(dl.Sub(a.opts.Now()), 0))
+	}
+	return wait
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
@@ -28,6 +29,9 @@ type fakeNode struct {
 	bodies []string
 	answer func(w http.ResponseWriter, r *http.Request)
 	made   int
+	// auth is, per request seen, the key hash its cluster signature
+	// vouches for, "unsigned", or "refused: " and why.
+	auth []string
 }
 
 func newFakeNode(t *testing.T, st store.Store, name string) *fakeNode {
@@ -40,8 +44,16 @@ func newFakeNode(t *testing.T, st store.Store, name string) *fakeNode {
 
 func (n *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	auth := "unsigned"
+	if r.Header.Get(clusterauth.Header) != "" {
+		hash, err := testSigner.Verify(r)
+		auth = hash
+		if err != nil {
+			auth = "refused: " + err.Error()
+		}
+	}
 	n.mu.Lock()
-	n.seen, n.bodies = append(n.seen, r), append(n.bodies, string(body))
+	n.seen, n.bodies, n.auth = append(n.seen, r), append(n.bodies, string(body)), append(n.auth, auth)
 	answer := n.answer
 	n.mu.Unlock()
 	if answer != nil {
@@ -113,18 +125,33 @@ func newTestAPIAt(st store.Store, evs Recorder, c *clock) *API {
 		now = c.now
 	}
 	return New(Options{Store: st, Local: local, Domain: "sb.test", DeadAfter: testDeadAfter,
-		ReapEvery: time.Second, Events: evs, Now: now})
+		ReapEvery: time.Second, Events: evs, Now: now, Cluster: testSigner})
 }
 
-// clock is the real clock moved by advance.
+// testSigner holds the test cluster's secret, the API's and the fake
+// nodes'.
+var testSigner = func() *clusterauth.Signer {
+	s, err := clusterauth.New("cluster-test-secret-0123456789abcdef", nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}()
+
+// clock is the real clock moved by advance; with base set, it stands
+// still at base but for advance.
 type clock struct {
 	mu   sync.Mutex
+	base time.Time
 	skew time.Duration
 }
 
 func (c *clock) now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if !c.base.IsZero() {
+		return c.base.Add(c.skew)
+	}
 	return time.Now().Add(c.skew)
 }
 

@@ -27,17 +27,23 @@ const (
 // directory reads the cluster's nodes and which node runs a sandbox from
 // the store, keeping each for a short while.
 //
-// A node is alive while this process has seen its heartbeat change within
-// deadAfter, by this process's clock: the heartbeat's timestamp is the
-// node's clock, and a node whose clock is behind would otherwise look
-// dead (and have its sandboxes reaped) while it runs. A node first seen
-// with a heartbeat older than staleAfter (beyond any plausible skew) is
-// dead at once; any other first sight counts as a beat now. Time this
-// process could not read the store (an outage of Postgres, a restart)
-// does not count against the nodes, which were no more able to write
-// their heartbeats: the first read after failed ones, more than
-// blindAfter since the last that worked, counts as a beat of every node,
-// as a first sight does.
+// A node is alive until deadAfter has passed since its last heartbeat, as
+// dated by this process's clock: the heartbeat's timestamp is the node's
+// clock, and a node whose clock is behind would otherwise look dead (and
+// have its sandboxes reaped) while it runs. A new heartbeat is dated by
+// its own timestamp, but never earlier than the last read that did not
+// show it yet (it was written after that read began: a node whose clock
+// is behind is dated by that read, at most one read interval early) and
+// never later than the read that showed it (one whose clock is ahead is
+// dated by that read). So a node in step with this clock is dead exactly
+// deadAfter after its last heartbeat, and one out of step at most one
+// read interval later. A node first seen with a heartbeat older than
+// staleAfter (beyond any plausible skew) is dead at once; any other first
+// sight counts as a beat at that read. Time this process could not read
+// the store (an outage of Postgres, a restart) does not count against the
+// nodes, which were no more able to write their heartbeats: the first
+// read after failed ones, more than blindAfter since the last that
+// worked, counts as a beat of every node, as a first sight does.
 type directory struct {
 	st        store.Store
 	deadAfter time.Duration
@@ -52,9 +58,10 @@ type directory struct {
 	flights sync.Mutex      // one ListNodes at a time
 }
 
-// beat is the last heartbeat timestamp seen of a node and when (by this
-// process's clock) it was first seen.
-type beat struct{ stamp, seen time.Time }
+// beat is the last heartbeat timestamp seen of a node (its clock), when
+// that heartbeat happened by this process's clock (see directory), and
+// when the last read that showed it began.
+type beat struct{ stamp, seen, checked time.Time }
 
 // staleAfter is the least heartbeat age that makes a node dead on first
 // sight, whatever the skew: deadAfter times ten, and at least 5 minutes.
@@ -92,6 +99,7 @@ func (d *directory) all(ctx context.Context) ([]*store.Node, error) {
 		return d.nodes, nil
 	}
 	d.mu.Unlock()
+	start := d.now()
 	nodes, err := d.st.ListNodes(ctx)
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -104,9 +112,10 @@ func (d *directory) all(ctx context.Context) ([]*store.Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
-	blind := d.failed && d.now().Sub(d.readAt) > d.blindAfter()
-	d.nodes, d.readAt, d.failed = nodes, d.now(), false
-	d.observe(nodes, blind)
+	end := d.now()
+	blind := d.failed && end.Sub(d.readAt) > d.blindAfter()
+	d.nodes, d.readAt, d.failed = nodes, end, false
+	d.observe(nodes, start, end, blind)
 	return nodes, nil
 }
 
@@ -115,26 +124,38 @@ func (d *directory) all(ctx context.Context) ([]*store.Node, error) {
 // less than deadAfter, so a read or two lost is not an outage.
 func (d *directory) blindAfter() time.Duration { return d.deadAfter / 2 }
 
-// observe notes the heartbeats that changed, or, after a time blind,
-// every node not stale as beating now; callers hold d.mu.
-func (d *directory) observe(nodes []*store.Node, blind bool) {
-	now := d.now()
+// observe dates the heartbeats of nodes, read from the store between
+// start and end, or, after a time blind, counts every node not stale as
+// beating at end; callers hold d.mu.
+func (d *directory) observe(nodes []*store.Node, start, end time.Time, blind bool) {
 	for _, n := range nodes {
 		prev, ok := d.beats[n.Name]
+		stamp := n.HeartbeatAt
 		switch {
-		case ok && blind && now.Sub(n.HeartbeatAt) <= d.staleAfter():
-			d.beats[n.Name] = beat{stamp: n.HeartbeatAt, seen: now}
-		case ok && !n.HeartbeatAt.After(prev.stamp): // no new beat
-		case !ok && now.Sub(n.HeartbeatAt) > d.staleAfter():
-			d.beats[n.Name] = beat{stamp: n.HeartbeatAt, seen: n.HeartbeatAt}
+		case ok && blind && end.Sub(stamp) <= d.staleAfter():
+			d.beats[n.Name] = beat{stamp: stamp, seen: end, checked: start}
+		case ok && !stamp.After(prev.stamp): // no new beat
+			prev.checked = start
+			d.beats[n.Name] = prev
+		case !ok && end.Sub(stamp) > d.staleAfter():
+			d.beats[n.Name] = beat{stamp: stamp, seen: stamp, checked: start}
+		case !ok: // no earlier read to date it by
+			d.beats[n.Name] = beat{stamp: stamp, seen: end, checked: start}
 		default:
-			d.beats[n.Name] = beat{stamp: n.HeartbeatAt, seen: now}
+			seen := stamp
+			if seen.Before(prev.checked) {
+				seen = prev.checked
+			}
+			if seen.After(end) {
+				seen = end
+			}
+			d.beats[n.Name] = beat{stamp: stamp, seen: seen, checked: start}
 		}
 	}
 }
 
-// isAlive says whether node n's heartbeat was seen to change within
-// deadAfter.
+// isAlive says whether node n's last heartbeat is less than deadAfter
+// old: at the deadline itself it is dead.
 //
 // While the store cannot be read, nodes are judged as at the last read
 // that worked, and that read's list is used: they run what they ran then,
@@ -148,7 +169,22 @@ func (d *directory) isAlive(n *store.Node) bool {
 		now = d.readAt
 	}
 	d.mu.Unlock()
-	return ok && now.Sub(b.seen) <= d.deadAfter
+	return ok && now.Sub(b.seen) < d.deadAfter
+}
+
+// nextDeadline is the earliest moment a node now alive turns dead unless
+// it beats again; false when no node is alive.
+func (d *directory) nextDeadline() (time.Time, bool) {
+	now := d.now()
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var next time.Time
+	for _, b := range d.beats {
+		if dl := b.seen.Add(d.deadAfter); dl.After(now) && (next.IsZero() || dl.Before(next)) {
+			next = dl
+		}
+	}
+	return next, !next.IsZero()
 }
 
 // alive returns the nodes whose heartbeat is recent enough, oldest

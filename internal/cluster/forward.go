@@ -10,20 +10,29 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/apiserver"
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/proxy"
 )
 
 // forwarder relays requests to nodes as they came: method, path, query,
-// headers (the user's key among them: every node checks it against the
-// same store) and Host, which the node's own router reads for
-// `<port>-<id>.<domain>`. Streams flow both ways unbuffered.
+// headers and Host, which the node's own router reads for
+// `<port>-<id>.<domain>`. Streams flow both ways unbuffered. The one
+// exception is the client's API key: a node's address comes from the
+// store, and no key may go to whatever a row there names. A REST route
+// reaches the node with the key's hash (which the store keeps, and which
+// opens nothing by itself) signed with the cluster secret; the node
+// authorizes the key it names as if the key came. envd traffic loses
+// X-API-KEY, which envd never reads.
 type forwarder struct {
-	rp *httputil.ReverseProxy
+	auth *clusterauth.Signer
+	rp   *httputil.ReverseProxy
 	// client makes the API's own requests to nodes (fan-outs).
 	client *http.Client
 
@@ -49,10 +58,13 @@ type dest struct {
 	// quiet: the caller answers a failure itself (a create with nodes
 	// left to try).
 	quiet bool
+	// traffic: sandbox traffic (not a REST route), to envd when envd;
+	// the sandbox's own tokens authorize it, as on one machine.
+	traffic, envd bool
 }
 
-func newForwarder() *forwarder {
-	f := &forwarder{inflight: map[string]map[*context.CancelCauseFunc]struct{}{}}
+func newForwarder(auth *clusterauth.Signer) *forwarder {
+	f := &forwarder{auth: auth, inflight: map[string]map[*context.CancelCauseFunc]struct{}{}}
 	transport := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		MaxIdleConnsPerHost: 64,
@@ -75,6 +87,7 @@ func newForwarder() *forwarder {
 					pr.Out.Header.Set(h, v)
 				}
 			}
+			f.authorize(pr.Out, pr.In, d)
 		},
 		Transport:     transport,
 		FlushInterval: -1,
@@ -90,6 +103,27 @@ func newForwarder() *forwarder {
 		},
 	}
 	return f
+}
+
+// authorize takes the client's API key off out, a request to a node, and
+// for a REST route signs out with its hash instead (see forwarder).
+func (f *forwarder) authorize(out, in *http.Request, d *dest) {
+	out.Header.Del(clusterauth.Header) // the API's to set, never a client's
+	if d.traffic {
+		if d.envd {
+			out.Header.Del("X-API-KEY")
+		}
+		return
+	}
+	hash := ""
+	if key := apiserver.KeyOf(in); key != "" {
+		hash = apikey.Hash(key)
+	}
+	out.Header.Del("X-API-KEY")
+	if strings.HasPrefix(out.Header.Get("Authorization"), "Bearer ") {
+		out.Header.Del("Authorization")
+	}
+	f.auth.Sign(out, hash)
 }
 
 // forward relays r to the node at base.

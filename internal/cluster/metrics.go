@@ -74,6 +74,7 @@ func (a *API) nodeMetrics(r *http.Request, base string) (map[string]json.RawMess
 		return nil, err
 	}
 	req.Header = r.Header.Clone()
+	a.fwd.authorize(req, r, &dest{})
 	resp, err := a.fwd.client.Do(req)
 	if err != nil {
 		return nil, err

@@ -225,3 +225,76 @@ func TestReapHandsOverParked(t *testing.T) {
 		}
 	}
 }
+
+// TestReapAtTheDeadline: a node that stops beating has its sandboxes
+// reported lost DeadAfter after its last heartbeat, not once the API has
+// read that heartbeat plus DeadAfter, and the reaper wakes for that
+// moment instead of the tick after it. A node whose clock is off is
+// dated by the API's reads around its heartbeat: at most one read
+// interval early (clock behind) or late (clock ahead), never outside the
+// documented bound of DeadAfter plus one heartbeat interval.
+func TestReapAtTheDeadline(t *testing.T) {
+	const every = 5 * time.Second // the API reads the store this often; nodes beat 3 s after each read
+	t0 := time.Unix(1_000_000, 0)
+	last := t0.Add(13 * time.Second) // the node's last heartbeat, by the API's clock
+	for _, tc := range []struct {
+		name string
+		skew time.Duration // node clock minus API clock
+		seen time.Time     // when its last heartbeat is dated: its sandbox goes testDeadAfter later
+	}{
+		{"in step", 0, last},
+		{"node clock behind", -2 * time.Minute, t0.Add(10 * time.Second)}, // the last read that did not show the beat
+		{"node clock ahead", 3 * time.Minute, t0.Add(15 * time.Second)},   // the read that showed it
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.seen.Before(last.Add(-every)) || tc.seen.After(last.Add(every)) {
+				t.Fatalf("test table: %v is more than one read interval from the last heartbeat", tc.seen)
+			}
+			dead := tc.seen.Add(testDeadAfter)
+			st := memstore.New()
+			ctx := context.Background()
+			c := &clock{base: t0}
+			api := newTestAPIAt(st, &recorder{}, c)
+			if err := st.CreateSandbox(ctx, &store.Sandbox{ID: "sb", Node: "n", State: store.SandboxRunning}); err != nil {
+				t.Fatal(err)
+			}
+			beat := func(at time.Time) {
+				if err := st.PutNode(ctx, &store.Node{Name: "n", AdvertiseURL: "http://n", HeartbeatAt: at.Add(tc.skew)}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			beat(t0.Add(-2 * time.Second))
+			for at := t0; !at.After(last.Add(every)); at = at.Add(every) { // reads at 0, 5, 10, 15, 20 s
+				c.advance(at.Sub(c.now()))
+				api.reap(ctx)
+				if b := at.Add(3 * time.Second); !b.After(last) {
+					c.advance(3 * time.Second)
+					beat(b)
+				}
+			}
+			stillThere := func() bool {
+				_, err := st.GetSandbox(ctx, "sb")
+				return err == nil
+			}
+			if !stillThere() {
+				t.Fatalf("reaped by %v, before the deadline %v", c.now().Sub(t0), dead.Sub(t0))
+			}
+			justBefore := dead.Add(-time.Millisecond)
+			if justBefore.After(c.now()) {
+				c.advance(justBefore.Sub(c.now()))
+				if got := api.nextReap(); got != time.Millisecond {
+					t.Errorf("the reaper sleeps %v a millisecond before the deadline, want 1ms", got)
+				}
+				api.reap(ctx)
+				if !stillThere() {
+					t.Fatalf("reaped a millisecond before the deadline %v", dead.Sub(t0))
+				}
+			}
+			c.advance(dead.Sub(c.now()))
+			api.reap(ctx)
+			if stillThere() {
+				t.Fatalf("still there at the deadline, %v after the last heartbeat", dead.Sub(last))
+			}
+		})
+	}
+}

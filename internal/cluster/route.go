@@ -13,6 +13,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/proxy"
 	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/wire"
 )
 
 // ServeHTTP routes: sandbox traffic and the REST routes of one sandbox to
@@ -135,6 +136,7 @@ func (a *API) traffic(w http.ResponseWriter, r *http.Request, id string, port in
 		writeJSON(w, http.StatusBadGateway, map[string]any{"sandboxId": id, "message": msg, "code": http.StatusBadGateway})
 		return
 	}
+	node.traffic, node.envd = true, port == wire.EnvdPort
 	a.fwd.forward(w, r, node)
 }
 

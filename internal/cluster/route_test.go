@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/filesig"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/memstore"
@@ -39,8 +40,8 @@ func TestCreatesSpreadOverNodes(t *testing.T) {
 				t.Errorf("node %s got body %q, want the request's", n.name, b)
 			}
 		}
-		if h := n.seen[0].Header.Get("X-API-KEY"); h != "k" {
-			t.Errorf("node %s got X-API-KEY %q: the user's key must reach the node", n.name, h)
+		if h := n.seen[0].Header.Get("X-API-KEY"); h != "" || n.auth[0] != apikey.Hash("k") {
+			t.Errorf("node %s got X-API-KEY %q and a signature naming %q: the key's hash must reach it, signed, and the key not", n.name, h, n.auth[0])
 		}
 	}
 }
@@ -163,20 +164,28 @@ func TestSandboxRoutesGoToTheOwner(t *testing.T) {
 		}
 	}
 	api := newTestAPI(st, nil)
-	key := map[string]string{"X-API-KEY": teamKey(t, st, "")}
+	secret := teamKey(t, st, "")
+	key := map[string]string{"X-API-KEY": secret}
+	bearer := map[string]string{"Authorization": "Bearer " + secret}
+	hash := apikey.Hash(secret)
+	// A REST route reaches the node without the key, signed with its
+	// hash (wantAuth); traffic is not signed, and envd's loses the key.
 	tests := []struct {
 		name, method, target string
 		header               map[string]string
 		node                 *fakeNode
 		wantPath             string
+		wantAuth             string
+		wantKept             string // a header that must reach the node as sent
 	}{
-		{"get", "GET", "/sandboxes/sbb", key, b, "/sandboxes/sbb"},
-		{"kill", "DELETE", "/sandboxes/sba", key, a, "/sandboxes/sba"},
-		{"pause", "POST", "/sandboxes/sbb/pause", key, b, "/sandboxes/sbb/pause"},
-		{"v2 logs", "GET", "/v2/sandboxes/sba/logs", key, a, "/v2/sandboxes/sba/logs"},
-		{"envd by header", "POST", "/process.Process/Start", map[string]string{"E2b-Sandbox-Id": "sbb", "E2b-Sandbox-Port": "49983"}, b, "/process.Process/Start"},
-		{"port by host", "GET", "/index.html", map[string]string{"Host": "8080-sba.sb.test"}, a, "/index.html"},
-		{"signed file", "GET", signedURL("tok-sbb"), nil, b, "/files"},
+		{"get", "GET", "/sandboxes/sbb", key, b, "/sandboxes/sbb", hash, ""},
+		{"get, key as bearer", "GET", "/sandboxes/sbb", bearer, b, "/sandboxes/sbb", hash, ""},
+		{"kill", "DELETE", "/sandboxes/sba", key, a, "/sandboxes/sba", hash, ""},
+		{"pause", "POST", "/sandboxes/sbb/pause", key, b, "/sandboxes/sbb/pause", hash, ""},
+		{"v2 logs", "GET", "/v2/sandboxes/sba/logs?cursor=5", key, a, "/v2/sandboxes/sba/logs", hash, ""},
+		{"envd by header", "POST", "/process.Process/Start", map[string]string{"E2b-Sandbox-Id": "sbb", "E2b-Sandbox-Port": "49983", "X-API-KEY": secret, "X-Access-Token": "tok-sbb"}, b, "/process.Process/Start", "unsigned", "X-Access-Token"},
+		{"port by host", "GET", "/index.html", map[string]string{"Host": "8080-sba.sb.test", "Authorization": "Bearer the-app's-own"}, a, "/index.html", "unsigned", "Authorization"},
+		{"signed file", "GET", signedURL("tok-sbb"), nil, b, "/files", "unsigned", ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -189,6 +198,15 @@ func TestSandboxRoutesGoToTheOwner(t *testing.T) {
 			r := tc.node.seen[len(tc.node.seen)-1]
 			if h := tc.header["Host"]; h != "" && r.Host != h {
 				t.Errorf("node got Host %q, want %q kept for its own routing", r.Host, h)
+			}
+			if got := tc.node.auth[len(tc.node.auth)-1]; got != tc.wantAuth {
+				t.Errorf("node's check of the cluster signature: %q, want %q", got, tc.wantAuth)
+			}
+			if k := r.Header.Get("X-API-KEY"); k != "" || strings.Contains(r.Header.Get("Authorization"), secret) {
+				t.Errorf("the client's key reached the node: X-API-KEY %q, Authorization %q", k, r.Header.Get("Authorization"))
+			}
+			if h := tc.wantKept; h != "" && r.Header.Get(h) != tc.header[h] {
+				t.Errorf("node got %s %q, want %q as sent", h, r.Header.Get(h), tc.header[h])
 			}
 		})
 	}
@@ -288,8 +306,10 @@ func TestHealth(t *testing.T) {
 
 func TestBatchMetricsMergesNodes(t *testing.T) {
 	st := memstore.New()
+	var nodes []*fakeNode
 	for i, name := range []string{"a", "b"} {
 		n := newFakeNode(t, st, name)
+		nodes = append(nodes, n)
 		n.register(t, true, time.Unix(int64(i), 0))
 		n.answer = func(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]any{"sandboxes": map[string]any{"sb-" + name: map[string]int{"cpuCount": 1}}})
@@ -299,7 +319,8 @@ func TestBatchMetricsMergesNodes(t *testing.T) {
 	if code, body := do(t, api, "GET", "/sandboxes/metrics?sandbox_ids=sb-a", "", nil); code != http.StatusUnauthorized {
 		t.Errorf("without a key: %d %v, want 401 before any node is asked", code, body)
 	}
-	code, body := do(t, api, "GET", "/sandboxes/metrics?sandbox_ids=sb-a,sb-b", "", map[string]string{"X-API-KEY": teamKey(t, st, "")})
+	secret := teamKey(t, st, "")
+	code, body := do(t, api, "GET", "/sandboxes/metrics?sandbox_ids=sb-a,sb-b", "", map[string]string{"X-API-KEY": secret})
 	got, _ := body["sandboxes"].(map[string]any)
 	var ids []string
 	for id := range got {
@@ -308,6 +329,11 @@ func TestBatchMetricsMergesNodes(t *testing.T) {
 	slices.Sort(ids)
 	if code != http.StatusOK || !slices.Equal(ids, []string{"sb-a", "sb-b"}) {
 		t.Errorf("answer %d %v, want both nodes' sandboxes", code, body)
+	}
+	for _, n := range nodes { // asked without the key, signed with its hash
+		if len(n.seen) != 1 || n.seen[0].Header.Get("X-API-KEY") != "" || n.auth[0] != apikey.Hash(secret) {
+			t.Errorf("node %s was asked %d times, the last with the signature's verdict %q", n.name, len(n.seen), n.auth)
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/cluster"
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/events"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -47,7 +48,11 @@ func runAPI(ctx context.Context, cfg Config) error {
 		return err
 	}
 	evs := newEvents(&cfg, st)
-	api := newClusterAPI(&cfg, st, metrics, evs)
+	auth, err := cfg.clusterSigner()
+	if err != nil {
+		return err
+	}
+	api := newClusterAPI(&cfg, st, metrics, evs, auth)
 	srv := &http.Server{Handler: api, ReadHeaderTimeout: 30 * time.Second, IdleTimeout: cfg.IdleTimeout,
 		MaxHeaderBytes: maxHeaderBytes}
 	srvErr := make(chan error, 1)
@@ -74,7 +79,7 @@ func runAPI(ctx context.Context, cfg Config) error {
 
 // newClusterAPI is the API role's handler: the cluster's routing over an
 // apiserver that answers from the store.
-func newClusterAPI(cfg *Config, st store.Store, metrics *telemetry.Registry, evs *events.Service) *cluster.API {
+func newClusterAPI(cfg *Config, st store.Store, metrics *telemetry.Registry, evs *events.Service, auth *clusterauth.Signer) *cluster.API {
 	local := apiserver.New(apiserver.Options{
 		Store: st, Manager: cluster.Sandboxes{Store: st},
 		Domain: cfg.Domain, MaxTimeout: cfg.MaxTimeout,
@@ -84,5 +89,5 @@ func newClusterAPI(cfg *Config, st store.Store, metrics *telemetry.Registry, evs
 	})
 	return cluster.New(cluster.Options{Store: st, Local: local, Domain: cfg.Domain,
 		DeadAfter: cfg.NodeDeadAfter, ReapEvery: cfg.HeartbeatInterval, Events: evs,
-		ObserveRequest: metrics.ObserveRequest})
+		ObserveRequest: metrics.ObserveRequest, Cluster: auth})
 }

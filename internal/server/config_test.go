@@ -62,7 +62,10 @@ func TestValidate(t *testing.T) {
 		{"relative shared dir", func(c *Config) { asNode(c); c.SharedDir = "share" }, "--shared-dir"},
 		{"node without an address", func(c *Config) { asNode(c); c.AdvertiseURL = "" }, "--advertise-url"},
 		{"node address not a URL", func(c *Config) { asNode(c); c.AdvertiseURL = "10.0.0.7:3000" }, "--advertise-url"},
-		{"api", func(c *Config) { c.Role, c.Store = RoleAPI, "postgres://w@db/w" }, ""},
+		{"api", asAPI, ""},
+		{"api without the cluster secret", func(c *Config) { asAPI(c); c.ClusterSecret = "" }, "--cluster-secret-file: --role=api needs the cluster secret"},
+		{"node without the cluster secret", func(c *Config) { asNode(c); c.ClusterSecret = "" }, "--cluster-secret-file: --role=node needs the cluster secret"},
+		{"node with a short cluster secret", func(c *Config) { asNode(c); c.ClusterSecret = "secret" }, "at least 32 characters"},
 		{"api on SQLite", func(c *Config) { c.Role = RoleAPI }, "--store: --role=api needs the cluster's shared store"},
 		{"unknown role", func(c *Config) { c.Role = "worker" }, `--role: must be all, node or api, not "worker"`},
 		{"no heartbeat", func(c *Config) { c.HeartbeatInterval = 0 }, "--heartbeat-interval"},
@@ -139,4 +142,12 @@ func TestListenerCap(t *testing.T) {
 func asNode(c *Config) {
 	c.Role, c.Store = RoleNode, "postgres://warren@db/warren"
 	c.NodeName, c.AdvertiseURL = "n1", "http://10.0.0.7:3000"
+	c.ClusterSecret = testClusterSecret
 }
+
+// asAPI makes c a valid API role's config.
+func asAPI(c *Config) {
+	c.Role, c.Store, c.ClusterSecret = RoleAPI, "postgres://w@db/w", testClusterSecret
+}
+
+const testClusterSecret = "config-test-cluster-secret-0123456789"

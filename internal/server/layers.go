@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"net/http"
 	"path/filepath"
 
@@ -23,8 +24,8 @@ type nodeLayers struct {
 func buildLayersDir(cfg *Config) string { return filepath.Join(cfg.DataDir, "layers") }
 
 // openLayers opens cfg's layer stores; a node also gets the resolver,
-// which asks peers with the cluster's admin key.
-func openLayers(cfg *Config, st store.Store, adminKey string) (*nodeLayers, error) {
+// which asks peers with auth, the cluster's signature.
+func openLayers(cfg *Config, st store.Store, auth *clusterauth.Signer) (*nodeLayers, error) {
 	build, err := layer.NewStore(buildLayersDir(cfg))
 	if err != nil {
 		return nil, err
@@ -36,7 +37,7 @@ func openLayers(cfg *Config, st store.Store, adminKey string) (*nodeLayers, erro
 	l := &nodeLayers{build: build, images: images}
 	if cfg.IsNode() {
 		l.share = layershare.New(layershare.Options{
-			Store: st, Stores: []*layer.Store{build, images}, Self: cfg.NodeName, APIKey: adminKey,
+			Store: st, Stores: []*layer.Store{build, images}, Self: cfg.NodeName, Cluster: auth,
 			DeadAfter: cfg.NodeDeadAfter, Limit: layerLimit(cfg),
 		})
 	}

@@ -46,7 +46,11 @@ func TestCachedTemplates(t *testing.T) {
 	node := validConfig()
 	asNode(&node)
 	node.DataDir = t.TempDir()
-	nl, err := openLayers(&node, st, "e2b_key")
+	auth, err := node.clusterSigner()
+	if err != nil {
+		t.Fatal(err)
+	}
+	nl, err := openLayers(&node, st, auth)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +59,7 @@ func TestCachedTemplates(t *testing.T) {
 	}
 	one := validConfig()
 	one.DataDir = t.TempDir()
-	single, err := openLayers(&one, st, "")
+	single, err := openLayers(&one, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"net/url"
 	"path/filepath"
 	"time"
@@ -39,6 +40,20 @@ type Cluster struct {
 	// a node takes over what a dead one parked. ShareID is read from it
 	// at start (openShare) and tells nodes that see the same files.
 	SharedDir, ShareID string
+	// ClusterSecret authenticates the API role and the nodes to each
+	// other (clusterauth; $WARREN_CLUSTER_SECRET or
+	// --cluster-secret-file): required with --role=api and --role=node,
+	// the same everywhere.
+	ClusterSecret string
+}
+
+// clusterSigner is what signs and checks the cluster's own calls; nil in
+// one-machine mode.
+func (c *Cluster) clusterSigner() (*clusterauth.Signer, error) {
+	if c.Role != RoleNode && c.Role != RoleAPI {
+		return nil, nil
+	}
+	return clusterauth.New(c.ClusterSecret, nil)
 }
 
 // IsNode says whether this server runs as a cluster node.
@@ -56,6 +71,10 @@ func (c *Config) validateRole(bad badFlag) {
 		}
 	default:
 		bad("role", "must be all, node or api, not %q", c.Role)
+	}
+	if _, err := c.clusterSigner(); err != nil {
+		bad("cluster-secret-file", "--role=%s needs the cluster secret, the same on the API and every node, in $%s or a file: %v",
+			c.Role, clusterauth.Env, err)
 	}
 	if c.SharedDir != "" && (c.Role != RoleNode || !filepath.IsAbs(c.SharedDir)) {
 		bad("shared-dir", "%q must be an absolute path, and only a node (--role=node) parks sandboxes", c.SharedDir)

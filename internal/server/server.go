@@ -69,7 +69,7 @@ func Run(ctx context.Context, cfg Config) error {
 	srvErr := make(chan error, 1)
 	go func() { srvErr <- srv.Serve(ln) }()
 
-	parts, err := assemble(ctx, &cfg, st, metrics, key)
+	parts, err := assemble(ctx, &cfg, st, metrics)
 	if err != nil {
 		_ = srv.Close()
 		return err
@@ -181,11 +181,16 @@ type parts struct {
 }
 
 // assemble makes the sandbox machinery and then the API over it, each part
-// given everything it needs when it is made. adminKey is the cluster's,
-// with which a node asks its peers for layers.
-func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry, adminKey string) (*parts, error) {
+// given everything it needs when it is made. A node signs its calls to
+// its peers, and checks the API role's and its peers' calls, with the
+// cluster secret.
+func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry) (*parts, error) {
 	evs := newEvents(cfg, st)
-	layers, err := openLayers(cfg, st, adminKey)
+	auth, err := cfg.clusterSigner()
+	if err != nil {
+		return nil, err
+	}
+	layers, err := openLayers(cfg, st, auth)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +214,7 @@ func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemet
 		Domain:     cfg.Domain, MaxTimeout: cfg.MaxTimeout,
 		MaxCPUCount: cfg.MaxCPUCount, MaxMemoryMB: cfg.MaxMemoryMB,
 		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
-		Events: evs, NodeDeadAfter: cfg.NodeDeadAfter, Layers: layers.handler(),
+		Events: evs, NodeDeadAfter: cfg.NodeDeadAfter, Layers: layers.handler(), Cluster: auth,
 		Starts: starts.Stats,
 	})
 	return &parts{net: netMgr, mgr: mgr, builder: b, api: api, events: evs, layers: layers}, nil

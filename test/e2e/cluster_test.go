@@ -69,8 +69,9 @@ type clusterFlow struct {
 	st        *postgres.Store
 	apiClient *warren.Client
 
-	victim  *clusterNode
-	victims []string // the victim's sandboxes
+	victim   *clusterNode
+	victims  []string  // the victim's sandboxes
+	lastBeat time.Time // the victim's last heartbeat
 }
 
 type flowMsg struct {
@@ -96,6 +97,7 @@ func (f *clusterFlow) step(m flowMsg) any {
 		return struct{}{}
 	case "recreated":
 		f.c.wantAlive(f.t, f.apiClient, map[string]bool{f.victim.name: true})
+		f.lastBeat = f.heartbeatOf(f.victim.name) // long after its SIGKILL, before its restart
 		for _, id := range m.IDs {
 			if n := f.nodeOf(id); n == f.victim.name {
 				f.t.Errorf("sandbox %s created on the dead node %s", id, n)
@@ -142,8 +144,24 @@ func (f *clusterFlow) nodeOf(id string) string {
 	return rec.Node
 }
 
+// heartbeatOf is node name's last heartbeat in the store.
+func (f *clusterFlow) heartbeatOf(name string) time.Time {
+	nodes, err := f.st.ListNodes(f.t.Context())
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	for _, n := range nodes {
+		if n.Name == name {
+			return n.HeartbeatAt
+		}
+	}
+	f.t.Fatalf("node %s is not in the store", name)
+	return time.Time{}
+}
+
 // wantNodeLostEvents checks that each reaped sandbox has a killed event
-// with reason node-lost.
+// with reason node-lost, within the documented bound of the victim's
+// last heartbeat (one machine: one clock).
 func (f *clusterFlow) wantNodeLostEvents() {
 	for _, id := range f.victims {
 		evs, err := f.apiClient.SandboxEvents(f.t.Context(), id, warren.EventOptions{Types: []string{"sandbox.lifecycle.killed"}})
@@ -152,6 +170,12 @@ func (f *clusterFlow) wantNodeLostEvents() {
 		}
 		if len(evs) != 1 || evs[0].Data["reason"] != "node-lost" {
 			f.t.Errorf("killed events of %s: %+v, want one with reason node-lost", id, evs)
+			continue
+		}
+		if took := evs[0].Time.Sub(f.lastBeat); took > nodesDeadAfter+nodesHeartbeat {
+			f.t.Errorf("%s reported lost %v after its node's last heartbeat, over the bound %v + %v", id, took, nodesDeadAfter, nodesHeartbeat)
+		} else {
+			f.t.Logf("%s reported lost %v after its node's last heartbeat", id, took.Round(time.Millisecond))
 		}
 	}
 }

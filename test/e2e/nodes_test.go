@@ -3,6 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -35,6 +38,7 @@ func TestNodes(t *testing.T) {
 	ctx := t.Context()
 	ca, cb := goClient(t, cfg, a), goClient(t, cfg, b)
 	wantNodes(ctx, t, ca, map[string]bool{"node-a": true, "node-b": true}, time.Minute)
+	wantLayersRefuseKeys(t, b)
 
 	sa, err := ca.Create(ctx, "base", warren.CreateOptions{Timeout: 10 * time.Minute})
 	if err != nil {
@@ -162,5 +166,26 @@ func wantNodeOf(ctx context.Context, t *testing.T, st *postgres.Store, id, node 
 	}
 	if rec.Node != node {
 		t.Fatalf("sandbox %s's node = %q, want %q", id, rec.Node, node)
+	}
+}
+
+// wantLayersRefuseKeys checks that node n serves its layers to the
+// cluster's members only: the admin key, which a node no longer sends to
+// an address the store names, is refused.
+func wantLayersRefuseKeys(t *testing.T, n *server) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), "GET", n.url+"/internal/layers/"+strings.Repeat("0", 64), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-API-KEY", n.apiKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "missing cluster credential") {
+		t.Fatalf("GET /internal/layers with the admin key: %d %s, want 401 asking for the cluster credential", resp.StatusCode, body)
 	}
 }

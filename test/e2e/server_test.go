@@ -81,6 +81,10 @@ type serverOpts struct {
 	api     bool     // --role=api: no runtime, bridge, subnet or pool flags
 }
 
+// e2eClusterSecret is the cluster secret of the cluster tests' API and
+// nodes (o.env may set another).
+const e2eClusterSecret = "e2e-cluster-secret-0123456789abcdef"
+
 func launchServer(t testing.TB, cfg config, o serverOpts) *server {
 	t.Helper()
 	i, rt := o.index, o.runtime
@@ -127,7 +131,9 @@ func launchServer(t testing.TB, cfg config, o serverOpts) *server {
 		argv = append([]string{"nsenter", "--net=/run/netns/" + o.netns, "--"}, argv...)
 	}
 	s.cmd = exec.Command(argv[0], argv[1:]...)
-	s.cmd.Env = append(append(os.Environ(), "WARREN_API_KEY="+s.apiKey), o.env...)
+	// Every cluster member of a test shares the secret; one machine
+	// ignores it.
+	s.cmd.Env = append(append(os.Environ(), "WARREN_API_KEY="+s.apiKey, "WARREN_CLUSTER_SECRET="+e2eClusterSecret), o.env...)
 	s.cmd.Stdout = logFile
 	s.cmd.Stderr = logFile
 	if err := s.cmd.Start(); err != nil {

@@ -88,7 +88,7 @@ func (r *Resolver) fetchFrom(ctx context.Context, n *store.Node, short string) (
 	if err != nil {
 		return "", fmt.Errorf("bad advertise URL %q: %w", n.AdvertiseURL, err)
 	}
-	req.Header.Set("X-API-KEY", r.opts.APIKey)
+	r.opts.Cluster.Sign(req, "")
 	resp, err := r.opts.Client.Do(req)
 	if err != nil {
 		return "", fmt.Errorf("asking for layer: %w", err)

@@ -16,6 +16,7 @@ package layershare
 import (
 	"context"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"net/http"
 	"os"
 	"slices"
@@ -40,8 +41,10 @@ type Options struct {
 	Stores []*layer.Store
 	// Self is this node's name: it never asks itself.
 	Self string
-	// APIKey is the cluster's admin key, which every node accepts.
-	APIKey string
+	// Cluster signs the requests to peers with the cluster secret, which
+	// is all a peer's layer endpoint accepts (no API key goes to an
+	// address read from the store).
+	Cluster *clusterauth.Signer
 	// DeadAfter: a peer whose heartbeat is older is not asked.
 	DeadAfter time.Duration
 	// Limit caps the bytes of a pulled layer's files; 0: only the disk's

@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -24,9 +25,9 @@ import (
 )
 
 const (
-	clusterKey = "e2b_0123456789abcdef0123456789abcdef01234567"
-	keyA       = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
-	keyB       = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	clusterSecret = "layershare-test-cluster-secret-0123456789"
+	keyA          = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	keyB          = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
 )
 
 // newLayerStore opens a store at <tmp>/<node>/layers, a node's layout.
@@ -65,7 +66,15 @@ func addLayer(t *testing.T, s *layer.Store, key string, files map[string]string)
 
 // node is a resolver of node name over one store, on st.
 func node(st store.Store, name string, s *layer.Store) *Resolver {
-	return New(Options{Store: st, Stores: []*layer.Store{s}, Self: name, APIKey: clusterKey, DeadAfter: time.Minute})
+	return New(Options{Store: st, Stores: []*layer.Store{s}, Self: name, Cluster: clusterSigner(clusterSecret), DeadAfter: time.Minute})
+}
+
+func clusterSigner(secret string) *clusterauth.Signer {
+	s, err := clusterauth.New(secret, nil)
+	if err != nil {
+		panic(err)
+	}
+	return s
 }
 
 // servePeer serves h as node name's layer endpoint, registers the node
@@ -75,8 +84,8 @@ func servePeer(t *testing.T, st store.Store, name string, templates []string, h 
 	var hits atomic.Int32
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+Path+"{key}", func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-API-KEY") != clusterKey {
-			http.Error(w, "bad key", http.StatusUnauthorized)
+		if _, err := clusterSigner(clusterSecret).Verify(r); err != nil || r.Header.Get("X-API-KEY") != "" {
+			http.Error(w, "not the cluster's", http.StatusUnauthorized)
 			return
 		}
 		hits.Add(1)
@@ -362,5 +371,24 @@ func TestPullGivesUpWithItsContext(t *testing.T) {
 	tpl := &store.Template{ID: "tpl", RootfsPath: "/srv/a/layers/" + keyA[:20]}
 	if _, err := node(st, "b", newLayerStore(t, "b")).Template(ctx, tpl); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Template = %v, want the context's deadline", err)
+	}
+}
+
+// TestPullNeedsTheClusterSecret: a node with another cluster secret gets
+// nothing from a peer, and publishes nothing.
+func TestPullNeedsTheClusterSecret(t *testing.T) {
+	t.Parallel()
+	st := memstore.New()
+	peerStore, local := newLayerStore(t, "a"), newLayerStore(t, "b")
+	recorded := addLayer(t, peerStore, keyA, map[string]string{"opt/marker": "layered\n"})
+	hits := servePeer(t, st, "a", []string{"tpl"}, node(st, "a", peerStore))
+	r := New(Options{Store: st, Stores: []*layer.Store{local}, Self: "b",
+		Cluster: clusterSigner(strings.Repeat("o", clusterauth.MinSecretLen)), DeadAfter: time.Minute})
+	_, err := r.Template(t.Context(), &store.Template{ID: "tpl", Layers: []string{recorded}})
+	if err == nil || !strings.Contains(err.Error(), "401") {
+		t.Fatalf("pull with another secret: %v, want the peer's 401", err)
+	}
+	if hits.Load() != 0 || local.Has(keyA) {
+		t.Fatalf("the peer served %d requests; layer published: %v", hits.Load(), local.Has(keyA))
 	}
 }

@@ -60,7 +60,24 @@ WARREN_API_KEY
 {{- end -}}
 {{- end -}}
 
-{{/* The environment both roles share: the store URL and the admin key, from Secrets. */}}
+{{/* The Secret and key holding WARREN_CLUSTER_SECRET. */}}
+{{- define "warren.clusterSecret" -}}
+{{- if .Values.clusterSecret.existingSecret -}}
+{{ .Values.clusterSecret.existingSecret }}
+{{- else -}}
+{{ include "warren.fullname" . }}-cluster-secret
+{{- end -}}
+{{- end -}}
+
+{{- define "warren.clusterSecretKey" -}}
+{{- if .Values.clusterSecret.existingSecret -}}
+{{ .Values.clusterSecret.existingSecretKey }}
+{{- else -}}
+WARREN_CLUSTER_SECRET
+{{- end -}}
+{{- end -}}
+
+{{/* The environment both roles share: the store URL, the admin key and the cluster secret, from Secrets. */}}
 {{- define "warren.env" -}}
 - name: WARREN_STORE
   valueFrom:
@@ -72,6 +89,11 @@ WARREN_API_KEY
     secretKeyRef:
       name: {{ include "warren.apiKeySecret" . }}
       key: {{ include "warren.apiKeySecretKey" . }}
+- name: WARREN_CLUSTER_SECRET
+  valueFrom:
+    secretKeyRef:
+      name: {{ include "warren.clusterSecret" . }}
+      key: {{ include "warren.clusterSecretKey" . }}
 {{- end -}}
 
 {{/* GET /health on the http port. */}}
