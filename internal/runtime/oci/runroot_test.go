@@ -6,6 +6,9 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/runtime/runtimetest"
+	"github.com/warren-sandbox/warren/internal/testutil"
 )
 
 const guardID = "sb0000000000000000007"
@@ -117,5 +120,60 @@ func TestRootGuardSweep(t *testing.T) {
 	var none *rootGuard // runc: no guard, nothing to do
 	if err := none.sweep(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunscListDuringDestroy destroys runsc sandboxes while List runs
+// `runsc list` over and over, as the snapshot collector and a restart's
+// reconcile do: nothing of a destroyed sandbox may stay in runsc's root.
+func TestRunscListDuringDestroy(t *testing.T) {
+	testutil.RequiresRoot(t)
+	e := newEnv(t, Runsc, requiresStaticRunsc(t))
+	fx := runtimetest.NewFixture(t)
+	ctx := t.Context()
+	var ids []string
+	for range 6 {
+		id := runtimetest.NewID()
+		if _, err := e.b.Create(ctx, specFor(fx, id)); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	// Several lists at once, so one is likely between its glob of the
+	// state files and its lock of one when a delete removes them.
+	stop := make(chan struct{})
+	listed := make(chan int)
+	const listers = 4
+	for range listers {
+		go func() {
+			n := 0
+			for {
+				select {
+				case <-stop:
+					listed <- n
+					return
+				default:
+				}
+				if _, err := e.b.List(ctx); err == nil {
+					n++
+				}
+			}
+		}()
+	}
+	for _, id := range ids {
+		if err := e.b.Destroy(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	n := 0
+	for range listers {
+		n += <-listed
+	}
+	t.Logf("%d lists ran during the destroys", n)
+	for _, id := range ids {
+		if left := e.leaks.Check(id); len(left) > 0 {
+			t.Errorf("sandbox %s left: %v", id, left)
+		}
 	}
 }
