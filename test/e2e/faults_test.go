@@ -108,8 +108,15 @@ func killUnderLoad(t *testing.T, cfg config, rt string, n, index int) {
 
 	s2 := launchServer(t, cfg, o)
 	c2 := goClient(t, cfg, s2)
-	// Whatever happens below, nothing is left running.
-	t.Cleanup(func() { killAllOf(context.Background(), t, c2, ids) })
+	// Whatever fails below, nothing is left running: the server's own
+	// cleanup kills only a first page of sandboxes.
+	t.Cleanup(func() {
+		select {
+		case <-s2.exited: // stopped below, every sandbox killed
+		default:
+			killAllOf(context.Background(), t, c2, ids)
+		}
+	})
 	ctx2, cancel2 := context.WithTimeout(t.Context(), 150*time.Second)
 	defer cancel2()
 	live, gone := checkAfterRestart(ctx2, t, c2, ids)
