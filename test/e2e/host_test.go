@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -45,8 +47,27 @@ func TestHostCleanup(t *testing.T) {
 				}
 			}
 			s.checkHostFree(t, rt, fmt.Sprintf("we2e%d", 10+i), ids)
+			// With no sandbox left, a clean stop leaves nothing in
+			// /run/warren: a lock file runsc remade after a kill would
+			// keep the run root.
+			s.stop(t)
+			if _, err := os.Lstat(runRootOf(s.dataDir)); !os.IsNotExist(err) {
+				left, _ := filepath.Glob(filepath.Join(runRootOf(s.dataDir), "*", "*"))
+				t.Errorf("run root %s outlived a clean stop with no sandbox (err %v): %v", runRootOf(s.dataDir), err, left)
+			}
 		})
 	}
+}
+
+// runRootOf is the runtimes' state root of the server on dataDir:
+// /run/warren/<first 6 bytes of the sha256 of its absolute path, in hex>.
+func runRootOf(dataDir string) string {
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		abs = dataDir
+	}
+	sum := sha256.Sum256([]byte(abs))
+	return filepath.Join("/run/warren", hex.EncodeToString(sum[:6]))
 }
 
 // TestRestartReadopts stops the server with sandboxes running, kills one
@@ -220,6 +241,10 @@ func (s *server) checkHostFree(t *testing.T, rt, bridge string, ids []string) {
 				left = append(left, p)
 			}
 		}
+		// The runtime's own state: runc's <id>/, runsc's
+		// <id>_sandbox:<id>.state and .lock.
+		runtimeState, _ := filepath.Glob(filepath.Join(runRootOf(s.dataDir), rt, id+"*"))
+		left = append(left, runtimeState...)
 		cgs, _ := filepath.Glob("/sys/fs/cgroup/*/warren/" + id)
 		cg2, _ := filepath.Glob("/sys/fs/cgroup/warren/" + id)
 		left = append(append(left, cgs...), cg2...)

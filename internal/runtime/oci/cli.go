@@ -19,6 +19,9 @@ import (
 type cli struct {
 	binary string
 	global []string // --root and, for runsc, platform/network/seccomp flags
+	// guard orders runsc's lock files with deletes; nil for runc, whose
+	// reads make no files.
+	guard *rootGuard
 }
 
 // containerState is the part of `state`/`list --format json` output we use.
@@ -116,7 +119,11 @@ func (c *cli) restore(ctx context.Context, id, bundle, imageDir, pidFile string,
 }
 
 func (c *cli) state(ctx context.Context, id string) (*containerState, error) {
-	out, err := c.exec(ctx, "state", id)
+	var out []byte
+	err := c.guard.read(func() (err error) {
+		out, err = c.exec(ctx, "state", id)
+		return err
+	})
 	if err != nil {
 		if notExist(err) {
 			return nil, fmt.Errorf("container %s: %w", id, errdefs.ErrNotFound)
@@ -131,7 +138,11 @@ func (c *cli) state(ctx context.Context, id string) (*containerState, error) {
 }
 
 func (c *cli) list(ctx context.Context) (map[string]containerState, error) {
-	out, err := c.exec(ctx, "list", "--format", "json")
+	var out []byte
+	err := c.guard.read(func() (err error) {
+		out, err = c.exec(ctx, "list", "--format", "json")
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -154,7 +165,7 @@ func (c *cli) delete(ctx context.Context, id string) error {
 	if _, err := c.exec(ctx, "delete", id); err != nil && !notExist(err) {
 		return err
 	}
-	return nil
+	return c.guard.forget(id)
 }
 
 // forceDelete kills every process of the container and deletes it; a
@@ -163,5 +174,5 @@ func (c *cli) forceDelete(ctx context.Context, id string) error {
 	if _, err := c.exec(ctx, "delete", "--force", id); err != nil && !notExist(err) {
 		return err
 	}
-	return nil
+	return c.guard.forget(id)
 }

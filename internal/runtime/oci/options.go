@@ -78,6 +78,14 @@ func (o Options) withDefaults() (Options, error) {
 // runtimeRoot is the runtime's --root.
 func (o Options) runtimeRoot() string { return filepath.Join(o.RunRoot, o.Runtime) }
 
+// rootGuard is the guard of runsc's lock files in its root; runc needs none.
+func (o Options) rootGuard() *rootGuard {
+	if o.Runtime != Runsc {
+		return nil
+	}
+	return &rootGuard{dir: o.runtimeRoot()}
+}
+
 // globalFlags are passed before every subcommand.
 func (o Options) globalFlags() []string {
 	flags := []string{"--root", o.runtimeRoot()}

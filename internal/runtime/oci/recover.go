@@ -15,8 +15,14 @@ import (
 // instance record is a Create that never finished or a Destroy that did
 // not: either way nobody can use it, so it is destroyed (container, cgroup,
 // mounts, disk image, network). A record with a layer on the move is a
-// Snapshot that stopped half way: finishMove settles it.
+// Snapshot that stopped half way: finishMove settles it. runsc lock files
+// that lost their container (see rootGuard) are removed first.
 func (b *Backend) Recover(ctx context.Context) error {
+	if b.cli != nil {
+		if err := b.cli.guard.sweep(); err != nil {
+			log.G(ctx).Warn("runsc root", "err", err)
+		}
+	}
 	ids, err := b.stateDirs()
 	if err != nil {
 		return err

@@ -28,7 +28,30 @@ var _ store.Store = (*Store)(nil)
 
 // Store is a store.Store backed by one SQLite database file.
 type Store struct {
-	db *sql.DB
+	db sqlDB
+}
+
+// sqlDB is the database with its writes' errors classified: a full disk
+// is errdefs.ErrNoSpace, which the API answers with 507 and a message
+// saying so, instead of an internal error.
+type sqlDB struct{ *sql.DB }
+
+// ExecContext is sql.DB's, with a full disk classified.
+func (d sqlDB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	res, err := d.DB.ExecContext(ctx, query, args...)
+	return res, noSpace(err)
+}
+
+// noSpace classifies SQLite's "database or disk is full" (SQLITE_FULL,
+// also as an extended code) as errdefs.ErrNoSpace; other errors pass as
+// they are. The database is intact: the write that failed is rolled back
+// and later writes succeed once there is space again.
+func noSpace(err error) error {
+	var se *sqlite.Error
+	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL && !errors.Is(err, errdefs.ErrNoSpace) {
+		return fmt.Errorf("%w: %w", errdefs.New(errdefs.ErrNoSpace, "the server's disk is full"), err)
+	}
+	return err
 }
 
 // connParams are applied by the driver to every connection it opens, so they
@@ -72,7 +95,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("opening store %q: %w", path, err)
 	}
-	return &Store{db: db}, nil
+	return &Store{db: sqlDB{db}}, nil
 }
 
 // Close implements store.Store.
@@ -85,7 +108,7 @@ func (s *Store) Close() error {
 
 // inTx runs fn in a transaction, committing if it returns nil.
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return withTx(ctx, s.db, fn)
+	return withTx(ctx, s.db.DB, fn)
 }
 
 // withTx is inTx for callers without a Store (migrations run before one
@@ -93,7 +116,7 @@ func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 func withTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) (retErr error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("beginning transaction: %w", err)
+		return fmt.Errorf("beginning transaction: %w", noSpace(err))
 	}
 	defer func() {
 		if retErr != nil {
@@ -101,10 +124,10 @@ func withTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) (retErr 
 		}
 	}()
 	if err := fn(tx); err != nil {
-		return err
+		return noSpace(err)
 	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("committing transaction: %w", err)
+		return fmt.Errorf("committing transaction: %w", noSpace(err))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -165,7 +166,62 @@ func TestConcurrentOpen(t *testing.T) {
 	}
 	wg.Wait()
 	s := mustOpen(t, path)
-	if got := recordedVersions(t, s.db); len(got) != len(migrations) {
+	if got := recordedVersions(t, s.db.DB); len(got) != len(migrations) {
 		t.Errorf("schema_migrations = %v, want each of %d versions once", got, len(migrations))
+	}
+}
+
+// TestFullDisk: a write the disk has no room for fails with
+// errdefs.ErrNoSpace, whether it is a plain statement or a transaction,
+// and leaves the database as it was; once there is room, writes work again.
+// SQLite's max_page_count stands in for a full filesystem: it fails the
+// write with the same SQLITE_FULL.
+func TestFullDisk(t *testing.T) {
+	ctx := t.Context()
+	s := mustOpen(t, filepath.Join(t.TempDir(), "warren.db"))
+	kept := &store.Sandbox{ID: "kept", State: store.SandboxRunning, Metadata: map[string]string{"k": "v"}}
+	if err := s.CreateSandbox(ctx, kept); err != nil {
+		t.Fatal(err)
+	}
+	var pages int
+	if err := s.db.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	setMaxPages := func(n int) {
+		t.Helper()
+		if _, err := s.db.ExecContext(ctx, fmt.Sprintf("PRAGMA max_page_count = %d", n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setMaxPages(pages)
+	big := strings.Repeat("x", 64<<10) // more than any free page holds
+	for _, tc := range []struct {
+		name  string
+		write func() error
+	}{
+		{"statement", func() error {
+			return s.CreateSandbox(ctx, &store.Sandbox{ID: "new", State: store.SandboxRunning, Metadata: map[string]string{"big": big}})
+		}},
+		{"statement on a record", func() error {
+			return s.UpdateSandbox(ctx, &store.Sandbox{ID: "kept", State: store.SandboxRunning, Metadata: map[string]string{"big": big}})
+		}},
+		{"transaction", func() error {
+			return s.CreateEvent(ctx, &store.Event{ID: "ev1", Type: store.EventKilled, SandboxID: "kept", Data: []byte(`"` + big + `"`), Timestamp: time.Now()}, nil)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.write()
+			if !errors.Is(err, errdefs.ErrNoSpace) || !strings.Contains(err.Error(), "disk is full") {
+				t.Fatalf("write on a full disk: %v; want ErrNoSpace saying the disk is full", err)
+			}
+		})
+	}
+	got, err := s.GetSandbox(ctx, "kept")
+	if err != nil || got.Metadata["k"] != "v" {
+		t.Fatalf("the record after the failed writes: %+v, %v", got, err)
+	}
+	setMaxPages(1 << 30)
+	if err := s.CreateSandbox(ctx, &store.Sandbox{ID: "new", State: store.SandboxRunning, Metadata: map[string]string{"big": big}}); err != nil {
+		t.Fatalf("write once there is room: %v", err)
 	}
 }
