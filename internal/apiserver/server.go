@@ -432,7 +432,12 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 func fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := statusOf(err)
 	msg := err.Error()
-	if status == http.StatusInternalServerError {
+	switch {
+	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
+		// The client went away (while its create waited its turn, say):
+		// nobody reads the answer, and it is no server error.
+		log.G(r.Context()).Debug("request abandoned by its client", "method", r.Method, "path", r.URL.Path, "err", err)
+	case status == http.StatusInternalServerError:
 		log.G(r.Context()).Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	writeError(w, status, msg)
