@@ -338,6 +338,10 @@ func (m *Manager) register(ctx context.Context, sb *store.Sandbox, tpl *store.Te
 	}
 	t.Done("ready")
 	sb.Node = m.opts.NodeName
+	// Its lifetime starts now that it can be used: neither a wait for its
+	// turn nor a slow boot eats into the timeout the user asked for.
+	now := time.Now().UTC()
+	sb.StartedAt, sb.EndAt = now, now.Add(sb.EndAt.Sub(sb.StartedAt))
 	if err := m.opts.Store.CreateSandbox(ctx, sb); err != nil {
 		if errors.Is(err, errdefs.ErrUnavailable) {
 			m.forgetLater(ctx, sb.ID, nil) // it may have been stored

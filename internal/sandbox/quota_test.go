@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/warren-sandbox/warren/internal/admission"
+	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/testutil"
 	"sync"
 	"sync/atomic"
@@ -190,8 +191,8 @@ func TestRetention(t *testing.T) {
 }
 
 // TestStartsWaitTheirTurn: a cold create with no turn free waits for one
-// instead of failing, and starts once a turn ends; a resume waits the
-// same way. Each holds its turn only while it starts.
+// instead of failing, and starts once a turn ends, its lifetime counted
+// from then; a resume waits the same way. Each holds its turn only while it starts.
 func TestStartsWaitTheirTurn(t *testing.T) {
 	t.Parallel()
 	starts := admission.New(admission.Options{Slots: 1, MaxWait: time.Minute})
@@ -205,8 +206,10 @@ func TestStartsWaitTheirTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	created := make(chan error, 1)
+	var sb *store.Sandbox
 	go func() {
-		_, err := e.m.Create(e.ctx, CreateRequest{TemplateID: "base", Timeout: time.Minute})
+		var err error
+		sb, err = e.m.Create(e.ctx, CreateRequest{TemplateID: "base", Timeout: time.Minute})
 		created <- err
 	}()
 	resumed := make(chan error, 1)
@@ -224,11 +227,16 @@ func TestStartsWaitTheirTurn(t *testing.T) {
 		t.Fatalf("the resume ended while no turn was free: %v", err)
 	case <-time.After(100 * time.Millisecond):
 	}
+	freed := time.Now()
 	held()
 	for _, ch := range []chan error{created, resumed} {
 		if err := <-ch; err != nil {
 			t.Fatalf("a start after the turn was freed: %v", err)
 		}
+	}
+	// The wait did not eat into the sandbox's lifetime.
+	if sb.StartedAt.Before(freed) || sb.EndAt.Sub(sb.StartedAt) != time.Minute {
+		t.Fatalf("started %v (the turn came at %v), ends %v: want its minute from its start", sb.StartedAt, freed, sb.EndAt)
 	}
 	if st := starts.Stats(); st.Running != 0 || st.Waiting != 0 || st.Admitted != 2 {
 		t.Fatalf("queue after both starts: %+v", st)
