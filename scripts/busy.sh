@@ -18,7 +18,7 @@ for rt in "${runtimes[@]}"; do
 	port=$((20000 + RANDOM % 20000))
 	WARREN_API_KEY=$key ./bin/warren serve --listen 127.0.0.1:$port --data-dir "$data" \
 		--runtime "$rt" --bridge wbusy0 --subnet 10.231.240.0/22 --team-max-sandboxes=0 \
-		--pool-size=0 --code-interpreter=false >"$data/serve.log" 2>&1 &
+		--pool-size=0 --code-interpreter=false ${BUSY_SERVE_FLAGS:-} >"$data/serve.log" 2>&1 &
 	pid=$!
 	trap 'kill $pid 2>/dev/null || true' EXIT
 	for _ in $(seq 600); do

@@ -433,9 +433,10 @@ func fail(w http.ResponseWriter, r *http.Request, err error) {
 	status := statusOf(err)
 	msg := err.Error()
 	switch {
-	case r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
-		// The client went away (while its create waited its turn, say):
-		// nobody reads the answer, and it is no server error.
+	case r.Context().Err() != nil:
+		// The client went away (while its create waited its turn, or
+		// booted: the boot is then stopped, "signal: killed"): nobody
+		// reads the answer, and it is no server error.
 		log.G(r.Context()).Debug("request abandoned by its client", "method", r.Method, "path", r.URL.Path, "err", err)
 	case status == http.StatusInternalServerError:
 		log.G(r.Context()).Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)

@@ -88,11 +88,19 @@ func New(resolver Resolver, api http.Handler, domain string) *Handler {
 	return h
 }
 
+// dialTimeout bounds a connection to a sandbox's port that nothing
+// answers. A closed port is refused at once; only a sandbox whose network
+// stack gets too little CPU to answer takes long (under gVisor the stack
+// runs in the sandbox's own Sentry, which sandboxes spinning every CPU of
+// the host starve): such a sandbox is slow, not gone, and its requests
+// wait rather than fail.
+const dialTimeout = 30 * time.Second
+
 // dial connects to the sandbox and registers the connection so that killing
 // or pausing the sandbox cuts it, which aborts streams in flight as the SDK
 // expects instead of leaving them hanging.
 func (h *Handler) dial(ctx context.Context, network, addr string) (net.Conn, error) {
-	c, err := (&net.Dialer{Timeout: 5 * time.Second}).DialContext(ctx, network, addr)
+	c, err := (&net.Dialer{Timeout: dialTimeout}).DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
 	}
@@ -187,6 +195,7 @@ func (h *Handler) proxyError(w http.ResponseWriter, r *http.Request, err error) 
 	rt := r.Context().Value(targetKey{}).(*routed)
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
+		log.G(r.Context()).Debug("dialing a sandbox port", "sandbox", rt.target.ID, "port", rt.port, "err", err)
 		writeJSON(w, http.StatusBadGateway, map[string]any{
 			"sandboxId": rt.target.ID, "message": "The sandbox is running but port is not open",
 			"port": rt.port, "code": 502,
@@ -198,6 +207,7 @@ func (h *Handler) proxyError(w http.ResponseWriter, r *http.Request, err error) 
 	}
 	// The connection broke before a response: the sandbox was killed or
 	// paused meanwhile, or the service on the port reset it.
+	log.G(r.Context()).Debug("proxying to a sandbox port", "sandbox", rt.target.ID, "port", rt.port, "err", err)
 	writeJSON(w, http.StatusBadGateway, map[string]any{
 		"sandboxId": rt.target.ID, "port": rt.port, "code": 502,
 		"message": fmt.Sprintf("The connection to port %d of the sandbox failed: %v", rt.port, err),
