@@ -28,6 +28,7 @@ type busyRow struct {
 	createP50, createM float64 // ms, cold creates one after another (p50, max)
 	createFailed       int
 	busyFailed         int // commands in the busy sandboxes that failed
+	busyRan            int // of how many
 }
 
 // busyBench measures what many busy sandboxes do to everyone else: the
@@ -76,7 +77,7 @@ func busyBench(ctx context.Context, c *Config, b BusyConfig) error {
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, r := range []busyRow{quiet, loaded} {
 		fmt.Printf("| %s | %.1f | %.1f | %.2fx | %d / %d | %.0f | %.0f | %d / %d | %d / %d |\n", r.phase, r.cmdP50, r.cmdP95,
-			r.cmdP50/percentile(base, 50), r.cmdFailed, b.Commands, r.createP50, r.createM, r.createFailed, b.Creates, r.busyFailed, b.Busy)
+			r.cmdP50/percentile(base, 50), r.cmdFailed, b.Commands, r.createP50, r.createM, r.createFailed, b.Creates, r.busyFailed, r.busyRan)
 	}
 	if f := loaded.cmdFailed + loaded.createFailed + loaded.busyFailed + quiet.cmdFailed + quiet.createFailed; f > 0 {
 		return fmt.Errorf("%d operations failed", f)
@@ -113,7 +114,7 @@ func busyPhase(ctx context.Context, cl *selftest.Client, idle *selftest.Sandbox,
 		made = append(made, sb)
 	}
 	row.createP50, row.createM = percentile(creates, 50), percentile(creates, 100)
-	row.busyFailed = runInEach(ctx, busy, phase)
+	row.busyFailed, row.busyRan = runInEach(ctx, busy, phase), len(busy)
 	return row, made
 }
 
