@@ -75,14 +75,13 @@ type Queue struct {
 	ring    []string             // teams with waiters, in serving order
 	counts  map[Outcome]uint64
 	waited  time.Duration // total wait of admitted starts that waited
-	limit   int           // the slots in force at the last dispatch
 }
 
 type waiter struct {
-	op, team string
-	since    time.Time
-	ready    chan struct{}
-	granted  bool
+	team    string
+	since   time.Time
+	ready   chan struct{}
+	granted bool
 }
 
 // New returns a queue with opts, defaults filled in.
@@ -99,7 +98,7 @@ func New(opts Options) *Queue {
 	if opts.HighPressure <= 0 {
 		opts.HighPressure = DefaultHighPressure
 	}
-	return &Queue{opts: opts, teams: map[string][]*waiter{}, counts: map[Outcome]uint64{}, limit: opts.Slots}
+	return &Queue{opts: opts, teams: map[string][]*waiter{}, counts: map[Outcome]uint64{}}
 }
 
 // Acquire waits for a turn to run op (create, resume, fork) for team and
@@ -119,7 +118,7 @@ func (q *Queue) Acquire(ctx context.Context, op, team string) (release func(), e
 		q.observe(op, 0, Full)
 		return nil, busy(fmt.Sprintf("the machine is busy: %d starts are already waiting for their turn, the most it queues; try again later", q.opts.MaxQueue))
 	}
-	w := &waiter{op: op, team: team, since: time.Now(), ready: make(chan struct{})}
+	w := &waiter{team: team, since: time.Now(), ready: make(chan struct{})}
 	q.enqueue(w)
 	q.mu.Unlock()
 
@@ -229,15 +228,14 @@ func (q *Queue) dropTeam(team string) {
 }
 
 // slots is how many starts may run now: Slots, or one while the
-// sandboxes are short of CPU. The caller holds mu.
+// sandboxes are short of CPU.
 func (q *Queue) slots() int {
-	q.limit = q.opts.Slots
 	if q.opts.Pressure != nil {
 		if p, err := q.opts.Pressure(); err == nil && p >= q.opts.HighPressure {
-			q.limit = 1
+			return 1
 		}
 	}
-	return q.limit
+	return q.opts.Slots
 }
 
 func (q *Queue) observe(op string, waited time.Duration, o Outcome) {

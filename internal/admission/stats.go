@@ -21,7 +21,7 @@ func (q *Queue) Stats() Stats {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	s := Stats{
-		Running: q.running, Waiting: q.waiting, Slots: q.limit,
+		Running: q.running, Waiting: q.waiting, Slots: q.slots(),
 		Admitted: q.counts[Admitted], TimedOut: q.counts[TimedOut], Full: q.counts[Full], Cancelled: q.counts[Cancelled],
 		WaitedTotal: q.waited, WaitingByTeam: map[string]int{},
 	}
