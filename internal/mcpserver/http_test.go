@@ -17,9 +17,9 @@ const testKey = "e2b_mcp_test_key"
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",` +
 	`"capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 
-// TestHTTPKey: the HTTP endpoint answers only requests carrying its key,
-// in either header the REST API reads; the rest get 401 with E2B's body.
-func TestHTTPKey(t *testing.T) {
+// keyedServer serves a test server's HTTP endpoint, keyed with testKey.
+func keyedServer(t *testing.T) *httptest.Server {
+	t.Helper()
 	s, _ := newTestServer(t, Options{})
 	h, err := s.Handler(HTTPOptions{Key: testKey})
 	if err != nil {
@@ -27,6 +27,13 @@ func TestHTTPKey(t *testing.T) {
 	}
 	hs := httptest.NewServer(h)
 	t.Cleanup(hs.Close)
+	return hs
+}
+
+// TestHTTPKey: the HTTP endpoint answers only requests carrying its key,
+// in either header the REST API reads; the rest get 401 with E2B's body.
+func TestHTTPKey(t *testing.T) {
+	hs := keyedServer(t)
 	cases := []struct {
 		name    string
 		headers map[string]string
@@ -80,13 +87,7 @@ func TestHTTPNeedsKey(t *testing.T) {
 // TestHTTPBodyLimit: a request body past MaxRequestBody is refused with
 // 413; one just under it is read.
 func TestHTTPBodyLimit(t *testing.T) {
-	s, _ := newTestServer(t, Options{})
-	h, err := s.Handler(HTTPOptions{Key: testKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(h)
-	t.Cleanup(hs.Close)
+	hs := keyedServer(t)
 	auth := map[string]string{"Authorization": "Bearer " + testKey}
 	pad := func(n int) string {
 		// initialize with a padding field, n bytes in all.
@@ -107,13 +108,7 @@ func TestHTTPBodyLimit(t *testing.T) {
 
 // TestHTTPClient: the Go MCP SDK's client, sending the key, calls a tool.
 func TestHTTPClient(t *testing.T) {
-	s, _ := newTestServer(t, Options{})
-	h, err := s.Handler(HTTPOptions{Key: testKey})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(h)
-	t.Cleanup(hs.Close)
+	hs := keyedServer(t)
 	hc := &http.Client{Transport: bearer{testKey, http.DefaultTransport}}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil).
 		Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: hc}, nil)
