@@ -17,6 +17,7 @@
 # BENCH_FLAGS=--only-pause scripts/bench.sh runc runsc).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/serve.sh
 [ -x bin/warren ] || make build
 [ -d test/e2e/node_modules ] || (cd test/e2e && npm ci --silent)
 runtimes=("$@")
@@ -43,11 +44,7 @@ for run in "${runtimes[@]}"; do
 		--runtime "$rt" --bridge wbench0 --subnet 10.231.248.0/22 --team-max-sandboxes=0 "${serve_flags[@]}" >"$data/serve.log" 2>&1 &
 	pid=$!
 	trap 'kill $pid 2>/dev/null || true' EXIT
-	for _ in $(seq 600); do
-		curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
-		kill -0 $pid 2>/dev/null || { cat "$data/serve.log"; exit 1; }
-		sleep 0.5
-	done
+	wait_healthy $port $pid "$data/serve.log"
 	echo "## $run ${serve_flags[*]}"
 	E2B_API_URL=http://127.0.0.1:$port E2B_API_KEY=$key ./bin/warren bench --runtime "$run" \
 		--data-dir "$data" "${bench_flags[@]}"

@@ -9,6 +9,7 @@
 # Usage: sudo scripts/busy.sh [runtime...]     BUSY_N (default 50)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/serve.sh
 [ -x bin/warren ] || make build
 runtimes=("$@")
 [ ${#runtimes[@]} -gt 0 ] || runtimes=(runsc)
@@ -21,11 +22,7 @@ for rt in "${runtimes[@]}"; do
 		--pool-size=0 --code-interpreter=false ${BUSY_SERVE_FLAGS:-} >"$data/serve.log" 2>&1 &
 	pid=$!
 	trap 'kill $pid 2>/dev/null || true' EXIT
-	for _ in $(seq 600); do
-		curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
-		kill -0 $pid 2>/dev/null || { cat "$data/serve.log"; exit 1; }
-		sleep 0.5
-	done
+	wait_healthy $port $pid "$data/serve.log"
 	echo "## $rt"
 	status=0
 	E2B_API_URL=http://127.0.0.1:$port E2B_API_KEY=$key ./bin/warren bench --runtime "$rt" \

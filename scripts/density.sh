@@ -12,6 +12,7 @@
 # keeps the server log in F.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/serve.sh
 [ -x bin/warren ] || make build
 runtimes=("$@")
 [ ${#runtimes[@]} -gt 0 ] || runtimes=(runc runsc)
@@ -25,11 +26,7 @@ for rt in "${runtimes[@]}"; do
 		--runtime "$rt" --bridge wdense0 --subnet 10.231.244.0/22 --team-max-sandboxes 0 --pool-size=0 "${serve_flags[@]}" >"$data/serve.log" 2>&1 &
 	pid=$!
 	trap 'kill $pid 2>/dev/null || true' EXIT
-	for _ in $(seq 600); do
-		curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
-		kill -0 $pid 2>/dev/null || { cat "$data/serve.log"; exit 1; }
-		sleep 0.5
-	done
+	wait_healthy $port $pid "$data/serve.log"
 	echo "## $rt"
 	E2B_API_URL=http://127.0.0.1:$port E2B_API_KEY=$key ./bin/warren bench --runtime "$rt" \
 		--data-dir "$data" --bridge wdense0 --density "${DENSITY_N:-500}" "${flags[@]}"
