@@ -18,7 +18,9 @@ func sandboxExec(conn *connFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec ID -- COMMAND [ARG...]",
 		Short: "run a command in a sandbox, streaming its output; exits with its status",
-		Long: "Runs the command with bash -l -c, as E2B's SDKs do, so pipes and variables work.\n" +
+		Long: "Runs the command with bash -l -c, as E2B's SDKs do. One argument after the id is a\n" +
+			"shell command line (pipes and variables work); several arguments are an argv, each\n" +
+			"quoted so it arrives as typed, as `e2b sandbox exec` does.\n" +
 			"Its stdin is this one's when this one is not a terminal.",
 		Args:              cobra.MinimumNArgs(2),
 		ValidArgsFunction: completeSandboxes(conn),
@@ -33,7 +35,7 @@ func sandboxExec(conn *connFlags) *cobra.Command {
 			if len(argv) == 0 {
 				return errors.New("no command after --")
 			}
-			h, err := sb.Commands.Start(ctx, strings.Join(argv, " "), o)
+			h, err := sb.Commands.Start(ctx, commandLine(argv), o)
 			if err != nil {
 				return err
 			}
@@ -61,6 +63,31 @@ func sandboxExec(conn *connFlags) *cobra.Command {
 	}
 	return cmd
 }
+
+// commandLine turns exec's arguments into the line bash -c runs: a single
+// argument is already a command line; several are quoted one by one, so
+// `-- sh -c 'echo $((6*7))'` reaches sh as three words.
+func commandLine(argv []string) string {
+	if len(argv) == 1 {
+		return argv[0]
+	}
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = shellQuote(a)
+	}
+	return strings.Join(quoted, " ")
+}
+
+// shellQuote leaves words of only safe characters bare and single-quotes
+// the rest, a ' inside becoming '\''.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, safeShellChars) == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+const safeShellChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-"
 
 // pipeStdin forwards this process's stdin to the command, then EOF.
 func pipeStdin(ctx context.Context, h *warren.CommandHandle) {

@@ -165,8 +165,10 @@ func rSetEnv(vars map[string]string) string {
 	return "invisible(do.call(Sys.setenv, as.list(c(" + rPairs(vars) + "))))"
 }
 
+// rSaveEnv asks Sys.getenv for names explicitly: for a single name it
+// returns an unnamed value by default, leaving restore nothing to loop over.
 func rSaveEnv(vars map[string]string) string {
-	return ".e2b_env_saved <- Sys.getenv(c(" + rNames(vars) + "), unset = NA)\n" + rSetEnv(vars)
+	return ".e2b_env_saved <- Sys.getenv(c(" + rNames(vars) + "), unset = NA, names = TRUE)\n" + rSetEnv(vars)
 }
 
 func rRestoreEnv(map[string]string) string {

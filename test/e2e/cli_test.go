@@ -97,6 +97,15 @@ func TestCLI(t *testing.T) {
 	if out := c.must("from stdin\n", "sandbox", "exec", "-u", "root", id, "--", "cat; whoami"); out != "from stdin\nroot\n" {
 		t.Errorf("exec with stdin: %q", out)
 	}
+	// Several arguments are an argv: each arrives as typed, as with
+	// `e2b sandbox exec`.
+	if out := c.must("", "sandbox", "exec", id, "--", "sh", "-c", "echo $((6*7))"); out != "42\n" {
+		t.Errorf("exec sh -c: %q", out)
+	}
+	argv := []string{"a b", "it's", `"q"`, "$HOME", "`id`", "x\\y", ""}
+	if out := c.must("", append([]string{"sandbox", "exec", id, "--", "printf", "%s|"}, argv...)...); out != strings.Join(argv, "|")+"|" {
+		t.Errorf("exec argv: %q, want %q", out, strings.Join(argv, "|")+"|")
+	}
 
 	local := filepath.Join(home, "blob")
 	blob := bytes.Repeat([]byte("0123456789abcdef"), 64<<10)

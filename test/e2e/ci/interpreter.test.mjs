@@ -236,6 +236,14 @@ describe('more languages and options', { timeout: 120_000 }, () => {
     assert.match(failed.error?.value ?? '', /boom/)
     const env = await sbx.runCode('Sys.getenv("WARREN_R")', { context: ctx, envs: { WARREN_R: 'yes' } })
     assert.deepEqual(env.results.map((r) => r.text), ['[1] "yes"'])
+    // One variable per execution is restored afterwards (R's Sys.getenv
+    // drops names for a single variable unless asked for them).
+    const unset = await sbx.runCode('Sys.getenv("WARREN_R", unset = "gone")', { context: ctx })
+    assert.deepEqual(unset.results.map((r) => r.text), ['[1] "gone"'])
+    await sbx.runCode('Sys.setenv(WARREN_R2 = "kept")', { context: ctx })
+    await sbx.runCode('invisible(0)', { context: ctx, envs: { WARREN_R2: 'over' } })
+    const kept = await sbx.runCode('Sys.getenv("WARREN_R2")', { context: ctx })
+    assert.deepEqual(kept.results.map((r) => r.text), ['[1] "kept"'])
     await sbx.removeCodeContext(ctx)
   })
 
