@@ -79,7 +79,7 @@ func commandLine(argv []string) string {
 }
 
 // shellQuote leaves words of only safe characters bare and single-quotes
-// the rest, a ' inside becoming '\''.
+// the rest, a ' inside becoming '\”.
 func shellQuote(s string) string {
 	if s != "" && strings.Trim(s, safeShellChars) == "" {
 		return s
