@@ -79,7 +79,7 @@ func commandLine(argv []string) string {
 }
 
 // shellQuote leaves words of only safe characters bare and single-quotes
-// the rest, a ' inside becoming '\”.
+// the rest, closing and reopening the quotes around each ' inside.
 func shellQuote(s string) string {
 	if s != "" && strings.Trim(s, safeShellChars) == "" {
 		return s
