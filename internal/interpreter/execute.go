@@ -1,6 +1,7 @@
 package interpreter
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -31,45 +32,67 @@ func (s *Server) handleExecute(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusBadRequest, fmt.Sprintf("invalid request body: %v", err))
 		return
 	}
-	c, err := s.executeContext(r, req)
+	lang, target, err := s.executeTarget(r, req)
 	if err != nil {
 		writeError(ctx, w, err)
 		return
 	}
-	if err := c.lang.validateEnv(req.EnvVars); err != nil {
+	if err := lang.validateEnv(req.EnvVars); err != nil {
 		writeError(ctx, w, err)
 		return
 	}
-	ctx = log.With(ctx, "context", c.ID, "language", c.Language)
-	s.env.load(ctx, r.Header.Get("X-Access-Token"))
 
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	out := newStream(w, func() { _ = rc.Flush() }, s.opts.MaxLineBytes, s.opts.MaxOutputBytes)
-	out.flush() // headers now: JS bounds the wait for them separately
+	// Headers go out before anything that can take long (the sandbox's env
+	// from envd, a default kernel still starting), as the reference
+	// server's do: a sandbox killed meanwhile then ends a started stream,
+	// which the SDKs report as "killed while the request was in progress",
+	// not as a 502 from the proxy.
+	out.flush()
 	stop := out.keepalive(s.opts.KeepaliveInterval)
-	c.run(ctx, req.Code, req.EnvVars, out)
+	s.env.load(ctx, r.Header.Get("X-Access-Token"))
+	c, err := target(ctx)
+	if err == nil {
+		c.run(log.With(ctx, "context", c.ID, "language", c.Language), req.Code, req.EnvVars, out)
+	}
 	stop()
+	if err != nil {
+		if ctx.Err() != nil {
+			return // the client left while the kernel started
+		}
+		out.errorLine(errKernel, err.Error(), "")
+	}
 	out.end()
 }
 
-// executeContext picks the context of an execution: by id, by language
-// (that language's default) or the Python default.
-func (s *Server) executeContext(r *http.Request, req executeRequest) (*Context, error) {
+// executeTarget checks what an execution asks for and returns the language
+// it runs and how to get its context: at once for a context id, after its
+// kernel starts for a language's default context. Only errors found here
+// are HTTP errors; the SDKs read later ones from the stream.
+func (s *Server) executeTarget(r *http.Request, req executeRequest) (*language, func(context.Context) (*Context, error), error) {
 	id, lang := deref(req.ContextID), deref(req.Language)
 	if id != "" && lang != "" {
-		return nil, errdefs.New(errdefs.ErrInvalidArgument, "Only one of context_id or language can be provided")
+		return nil, nil, errdefs.New(errdefs.ErrInvalidArgument, "Only one of context_id or language can be provided")
 	}
-	if id != "" {
-		return s.lookup(r.Context(), id)
+	name := "python"
+	switch {
+	case id != "" && id != defaultAlias:
+		c, err := s.lookup(r.Context(), id)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c.lang, func(context.Context) (*Context, error) { return c, nil }, nil
+	case id == "":
+		var err error
+		if name, err = s.resolveLanguage(lang); err != nil {
+			return nil, nil, err
+		}
 	}
-	name, err := s.resolveLanguage(lang)
-	if err != nil {
-		return nil, err
-	}
-	return s.defaultContext(r.Context(), name)
+	return languages[name], func(ctx context.Context) (*Context, error) { return s.defaultContext(ctx, name) }, nil
 }
 
 // resolveLanguage normalizes a language and checks a kernel runs it.

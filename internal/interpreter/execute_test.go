@@ -3,10 +3,13 @@ package interpreter
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/jupyter"
 )
@@ -183,5 +186,64 @@ func TestHealth(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != 200 || strings.TrimSpace(string(b)) != `"OK"` {
 		t.Errorf("health = %d %s", resp.StatusCode, b)
+	}
+}
+
+// TestExecuteHeadersBeforeKernelStart: a default context whose kernel is
+// still starting gets its 200 at once (a sandbox killed meanwhile then
+// ends a started stream, as upstream), and a kernel that fails to start is
+// an error line, not an HTTP error.
+func TestExecuteHeadersBeforeKernelStart(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		fail    error
+		wantErr bool
+	}{
+		{"kernel starts", nil, false},
+		{"kernel fails", errors.New("no bash here"), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			ts := newTestServer(t, nil, func(o *Options) {
+				start := o.Start
+				o.Start = func(ctx context.Context, spec KernelSpec) (Kernel, error) {
+					if spec.Language != "bash" {
+						return start(ctx, spec) // python starts with the server
+					}
+					<-release
+					if tc.fail != nil {
+						return nil, tc.fail
+					}
+					return start(ctx, spec)
+				}
+			})
+			// Bounded: before the change the 200 waited for the kernel,
+			// which waits for release, so the request timed out here.
+			ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+			defer cancel()
+			resp := ts.post(t, ctx, "/execute", map[string]any{"code": "echo hi", "language": "bash"})
+			defer resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("status %d before the kernel started, want 200", resp.StatusCode)
+			}
+			close(release)
+			raw, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			events := parseStream(t, raw)
+			var gotErr bool
+			for _, ev := range events {
+				if ev["type"] == "error" {
+					gotErr = true
+					if ev["name"] != errKernel || !strings.Contains(fmt.Sprint(ev["value"]), "no bash here") {
+						t.Errorf("error line %v", ev)
+					}
+				}
+			}
+			if gotErr != tc.wantErr {
+				t.Errorf("error line: %v, want %v (%v)", gotErr, tc.wantErr, events)
+			}
+		})
 	}
 }
