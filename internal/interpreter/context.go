@@ -11,8 +11,11 @@ import (
 )
 
 // hiddenTimeout bounds the server's own snippets (cwd, env vars), which
-// must not hang a context forever if a kernel stops answering.
-const hiddenTimeout = 30 * time.Second
+// must not hang a context forever if a kernel stops answering. It is far
+// above what they take (milliseconds) because a fresh kernel's first
+// execution on a saturated machine took more than 30 s, and a busy machine
+// should make a context slow to create, not fail it.
+const hiddenTimeout = 2 * time.Minute
 
 // Context is one execution context: a kernel with its own state, its
 // language and working directory, and a queue that runs executions in
