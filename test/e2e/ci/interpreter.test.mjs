@@ -215,7 +215,7 @@ describe('runCode (javascript)', { timeout: 120_000 }, () => {
   })
 })
 
-describe('more languages and options', { timeout: 120_000 }, () => {
+describe('more languages and options', { timeout: 300_000 }, () => {
   test('typescript runs on the same kernel family', async () => {
     const ex = await sbx.runCode('const a: number = 40; a + 2', { language: 'ts' })
     assert.equal(ex.error, undefined)
