@@ -98,7 +98,9 @@ func (c *Client) Create(ctx context.Context, template string, o CreateOptions) (
 }
 
 // Connect returns a running sandbox, resuming it first if it is paused,
-// and makes it live at least timeout from now (0: its current end).
+// and makes it live at least timeout from now. With 0 a running sandbox
+// lives at least 300 s more, and a paused one resumes with the lifetime it
+// had left when paused (at least 30 s; 300 s when its timeout paused it).
 func (c *Client) Connect(ctx context.Context, id string, timeout time.Duration) (*Sandbox, error) {
 	var body rest.ConnectSandboxJSONRequestBody
 	body.Timeout = seconds(timeout)
