@@ -22,8 +22,9 @@ import (
 // docs/protocol-notes.md says what a retry gets in each case.
 const (
 	idempotencyHeader = "Idempotency-Key"
-	// replayedHeader marks an answer given again to a retry.
-	replayedHeader = "Idempotent-Replayed"
+	// ReplayedHeader marks an answer given again to a retry: no sandbox
+	// was made for it (the cluster's placement does not count it).
+	ReplayedHeader = "Idempotent-Replayed"
 	// idempotencyTTL is how long a key is kept after its first use.
 	idempotencyTTL = 24 * time.Hour
 	// idempotencyStale bounds a create in another server process that
@@ -193,7 +194,7 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, kept *store.Idem
 			"sandbox %q, created with this %s, no longer exists (killed or timed out): use a new key to create another", kept.SandboxID, idempotencyHeader))
 		return
 	}
-	w.Header().Set(replayedHeader, "true")
+	w.Header().Set(ReplayedHeader, "true")
 	writeRaw(w, kept.Status, kept.Response)
 }
 

@@ -174,7 +174,7 @@ func TestIdempotentCreateSequence(t *testing.T) {
 		if id := sandboxIDOf(t, body); id != tt.wantID {
 			t.Errorf("%s: sandbox %q, want %q", tt.name, id, tt.wantID)
 		}
-		if got := h.Get(replayedHeader) == "true"; got != tt.replayed {
+		if got := h.Get(ReplayedHeader) == "true"; got != tt.replayed {
 			t.Errorf("%s: replayed header %v, want %v", tt.name, got, tt.replayed)
 		}
 	}
@@ -236,7 +236,7 @@ func TestIdempotentCreateOutcomes(t *testing.T) {
 			t.Fatalf("failing create: %d %s", status, body)
 		}
 		status, body, h := f.create(t, "alpha", "/v2/sandboxes", `{"templateID":"base"}`, "k")
-		if status != http.StatusCreated || sandboxIDOf(t, body) != "sb2" || h.Get(replayedHeader) != "" {
+		if status != http.StatusCreated || sandboxIDOf(t, body) != "sb2" || h.Get(ReplayedHeader) != "" {
 			t.Fatalf("retry after a failure: %d %s, want a new sandbox sb2", status, body)
 		}
 	})
