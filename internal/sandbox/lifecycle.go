@@ -296,16 +296,19 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 	}
 	// The new end goes with the intent: a sandbox found running after a
 	// crash lives as long as this resume asked. So does the end of its
-	// parked copy, which a running sandbox leaves behind at once.
-	prevEnd, parked := e.sb.EndAt, e.sb.Parked
-	e.sb.EndAt, e.sb.Parked = time.Now().UTC().Add(resumeLifetime(e.sb, timeout)), false
+	// parked copy, which a running sandbox leaves behind at once. The
+	// pause time moves with it, so one found still paused keeps that
+	// lifetime for its next resume.
+	prevEnd, prevPaused, parked := e.sb.EndAt, e.sb.PausedAt, e.sb.Parked
+	now := time.Now().UTC()
+	e.sb.EndAt, e.sb.PausedAt, e.sb.Parked = now.Add(resumeLifetime(e.sb, timeout)), now, false
 	if err := m.setIntent(ctx, e, store.IntentResuming); err != nil {
-		e.sb.EndAt, e.sb.Parked = prevEnd, parked
+		e.sb.EndAt, e.sb.PausedAt, e.sb.Parked = prevEnd, prevPaused, parked
 		return err
 	}
 	crashpoint.Hit("resume.intent")
 	if err := m.resumeBackend(ctx, e, inst, memory); err != nil {
-		e.sb.EndAt, e.sb.Parked = prevEnd, parked
+		e.sb.EndAt, e.sb.PausedAt, e.sb.Parked = prevEnd, prevPaused, parked
 		m.dropIntent(ctx, e)
 		return err
 	}

@@ -70,6 +70,15 @@ func TestPauseKeepsRemainingLifetime(t *testing.T) {
 			}
 			return connectFor(NoTimeout)(t, e, id)
 		}, want: 10 * time.Minute},
+		{name: "after a failed resume", pause: func(e *env, id string) error { return e.m.Pause(e.ctx, id, false) },
+			resume: func(t *testing.T, e *env, id string) *Manager {
+				setEnvdFail(e, true)
+				if _, _, err := e.m.Connect(e.ctx, id, time.Hour, true); err == nil {
+					t.Fatal("a resume with envd down succeeded")
+				}
+				setEnvdFail(e, false)
+				return connectFor(NoTimeout)(t, e, id)
+			}, want: life},
 		{name: "restart while paused", resume: func(t *testing.T, e *env, id string) *Manager {
 			e.m.Shutdown()
 			m2, err := New(e.m.opts)
