@@ -975,6 +975,9 @@ type EventOrderAsc = bool
 // EventTypes defines model for eventTypes.
 type EventTypes = []string
 
+// IdempotencyKey defines model for idempotencyKey.
+type IdempotencyKey = string
+
 // Level defines model for level.
 type Level = LogLevel
 
@@ -1043,6 +1046,12 @@ type ListWebhookDeliveriesParams struct {
 type ListSandboxesV1Params struct {
 	// Metadata URL-encoded key=value pairs joined by &; a sandbox must have them all
 	Metadata *Metadata `form:"metadata,omitempty" json:"metadata,omitempty"`
+}
+
+// CreateSandboxParams defines parameters for CreateSandbox.
+type CreateSandboxParams struct {
+	// IdempotencyKey A retried create with the same key (per team, kept 24 h) gets the first one's sandbox and answer (header Idempotent-Replayed: true), also while the first is still booting; never a second sandbox. Another body with the key: 422. The key's sandbox since killed: 409. A create that failed frees the key. 1 to 255 visible ASCII characters.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
 }
 
 // BatchSandboxMetricsParams defines parameters for BatchSandboxMetrics.
@@ -1188,6 +1197,12 @@ type ListSandboxesParams struct {
 
 // ListSandboxesParamsOrder defines parameters for ListSandboxes.
 type ListSandboxesParamsOrder string
+
+// CreateSandboxV2Params defines parameters for CreateSandboxV2.
+type CreateSandboxV2Params struct {
+	// IdempotencyKey A retried create with the same key (per team, kept 24 h) gets the first one's sandbox and answer (header Idempotent-Replayed: true), also while the first is still booting; never a second sandbox. Another body with the key: 422. The key's sandbox since killed: 409. A create that failed frees the key. 1 to 255 visible ASCII characters.
+	IdempotencyKey *IdempotencyKey `json:"Idempotency-Key,omitempty"`
+}
 
 // ConnectSandboxJSONBody defines parameters for ConnectSandbox.
 type ConnectSandboxJSONBody struct {
@@ -1539,14 +1554,14 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /sandboxes (the `CreateSandbox` operationId).
-	CreateSandboxWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateSandboxWithBody(ctx context.Context, params *CreateSandboxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateSandbox Start a sandbox from a template or a snapshot
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /sandboxes (the `CreateSandbox` operationId).
-	CreateSandbox(ctx context.Context, body CreateSandboxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateSandbox(ctx context.Context, params *CreateSandboxParams, body CreateSandboxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// BatchSandboxMetrics The latest metrics of several sandboxes
 	//
@@ -1751,14 +1766,14 @@ type ClientInterface interface {
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /v2/sandboxes (the `CreateSandboxV2` operationId).
-	CreateSandboxV2WithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateSandboxV2WithBody(ctx context.Context, params *CreateSandboxV2Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateSandboxV2 Start a sandbox; envd always asks for its access token
 	//
 	// Takes a body of the `application/json` content type.
 	//
 	// Corresponds with POST /v2/sandboxes (the `CreateSandboxV2` operationId).
-	CreateSandboxV2(ctx context.Context, body CreateSandboxV2JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	CreateSandboxV2(ctx context.Context, params *CreateSandboxV2Params, body CreateSandboxV2JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ConnectSandboxWithBody Connect to a sandbox, resuming it if paused
 	//
@@ -2268,8 +2283,8 @@ func (c *Client) ListSandboxesV1(ctx context.Context, params *ListSandboxesV1Par
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /sandboxes (the `CreateSandbox` operationId).
-func (c *Client) CreateSandboxWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateSandboxRequestWithBody(c.Server, contentType, body)
+func (c *Client) CreateSandboxWithBody(ctx context.Context, params *CreateSandboxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSandboxRequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2285,8 +2300,8 @@ func (c *Client) CreateSandboxWithBody(ctx context.Context, contentType string, 
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /sandboxes (the `CreateSandbox` operationId).
-func (c *Client) CreateSandbox(ctx context.Context, body CreateSandboxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateSandboxRequest(c.Server, body)
+func (c *Client) CreateSandbox(ctx context.Context, params *CreateSandboxParams, body CreateSandboxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSandboxRequest(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2880,8 +2895,8 @@ func (c *Client) ListSandboxes(ctx context.Context, params *ListSandboxesParams,
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /v2/sandboxes (the `CreateSandboxV2` operationId).
-func (c *Client) CreateSandboxV2WithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateSandboxV2RequestWithBody(c.Server, contentType, body)
+func (c *Client) CreateSandboxV2WithBody(ctx context.Context, params *CreateSandboxV2Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSandboxV2RequestWithBody(c.Server, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -2897,8 +2912,8 @@ func (c *Client) CreateSandboxV2WithBody(ctx context.Context, contentType string
 // Takes a body of the `application/json` content type.
 //
 // Corresponds with POST /v2/sandboxes (the `CreateSandboxV2` operationId).
-func (c *Client) CreateSandboxV2(ctx context.Context, body CreateSandboxV2JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewCreateSandboxV2Request(c.Server, body)
+func (c *Client) CreateSandboxV2(ctx context.Context, params *CreateSandboxV2Params, body CreateSandboxV2JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateSandboxV2Request(c.Server, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -3929,18 +3944,18 @@ func NewListSandboxesV1Request(server string, params *ListSandboxesV1Params) (*h
 }
 
 // NewCreateSandboxRequest calls the generic CreateSandbox builder with application/json body
-func NewCreateSandboxRequest(server string, body CreateSandboxJSONRequestBody) (*http.Request, error) {
+func NewCreateSandboxRequest(server string, params *CreateSandboxParams, body CreateSandboxJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateSandboxRequestWithBody(server, "application/json", bodyReader)
+	return NewCreateSandboxRequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewCreateSandboxRequestWithBody constructs an http.Request for the CreateSandbox method, with any body, and a specified content type
-func NewCreateSandboxRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateSandboxRequestWithBody(server string, params *CreateSandboxParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3964,6 +3979,21 @@ func NewCreateSandboxRequestWithBody(server string, contentType string, body io.
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -5522,18 +5552,18 @@ func NewListSandboxesRequest(server string, params *ListSandboxesParams) (*http.
 }
 
 // NewCreateSandboxV2Request calls the generic CreateSandboxV2 builder with application/json body
-func NewCreateSandboxV2Request(server string, body CreateSandboxV2JSONRequestBody) (*http.Request, error) {
+func NewCreateSandboxV2Request(server string, params *CreateSandboxV2Params, body CreateSandboxV2JSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewCreateSandboxV2RequestWithBody(server, "application/json", bodyReader)
+	return NewCreateSandboxV2RequestWithBody(server, params, "application/json", bodyReader)
 }
 
 // NewCreateSandboxV2RequestWithBody constructs an http.Request for the CreateSandboxV2 method, with any body, and a specified content type
-func NewCreateSandboxV2RequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+func NewCreateSandboxV2RequestWithBody(server string, params *CreateSandboxV2Params, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -5557,6 +5587,21 @@ func NewCreateSandboxV2RequestWithBody(server string, contentType string, body i
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		if params.IdempotencyKey != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Idempotency-Key", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Idempotency-Key", headerParam0)
+		}
+
+	}
 
 	return req, nil
 }
@@ -6119,14 +6164,14 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /sandboxes (the `CreateSandbox` operationId).
-	CreateSandboxWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSandboxResponse, error)
+	CreateSandboxWithBodyWithResponse(ctx context.Context, params *CreateSandboxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSandboxResponse, error)
 
 	// CreateSandboxWithResponse Start a sandbox from a template or a snapshot
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /sandboxes (the `CreateSandbox` operationId).
-	CreateSandboxWithResponse(ctx context.Context, body CreateSandboxJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSandboxResponse, error)
+	CreateSandboxWithResponse(ctx context.Context, params *CreateSandboxParams, body CreateSandboxJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSandboxResponse, error)
 
 	// BatchSandboxMetricsWithResponse The latest metrics of several sandboxes
 	//
@@ -6371,14 +6416,14 @@ type ClientWithResponsesInterface interface {
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/sandboxes (the `CreateSandboxV2` operationId).
-	CreateSandboxV2WithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSandboxV2Response, error)
+	CreateSandboxV2WithBodyWithResponse(ctx context.Context, params *CreateSandboxV2Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSandboxV2Response, error)
 
 	// CreateSandboxV2WithResponse Start a sandbox; envd always asks for its access token
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /v2/sandboxes (the `CreateSandboxV2` operationId).
-	CreateSandboxV2WithResponse(ctx context.Context, body CreateSandboxV2JSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSandboxV2Response, error)
+	CreateSandboxV2WithResponse(ctx context.Context, params *CreateSandboxV2Params, body CreateSandboxV2JSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSandboxV2Response, error)
 
 	// ConnectSandboxWithBodyWithResponse Connect to a sandbox, resuming it if paused
 	//
@@ -9495,8 +9540,8 @@ func (c *ClientWithResponses) ListSandboxesV1WithResponse(ctx context.Context, p
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /sandboxes (the `CreateSandbox` operationId).
-func (c *ClientWithResponses) CreateSandboxWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSandboxResponse, error) {
-	rsp, err := c.CreateSandboxWithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateSandboxWithBodyWithResponse(ctx context.Context, params *CreateSandboxParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSandboxResponse, error) {
+	rsp, err := c.CreateSandboxWithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -9508,8 +9553,8 @@ func (c *ClientWithResponses) CreateSandboxWithBodyWithResponse(ctx context.Cont
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /sandboxes (the `CreateSandbox` operationId).
-func (c *ClientWithResponses) CreateSandboxWithResponse(ctx context.Context, body CreateSandboxJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSandboxResponse, error) {
-	rsp, err := c.CreateSandbox(ctx, body, reqEditors...)
+func (c *ClientWithResponses) CreateSandboxWithResponse(ctx context.Context, params *CreateSandboxParams, body CreateSandboxJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSandboxResponse, error) {
+	rsp, err := c.CreateSandbox(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -9987,8 +10032,8 @@ func (c *ClientWithResponses) ListSandboxesWithResponse(ctx context.Context, par
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/sandboxes (the `CreateSandboxV2` operationId).
-func (c *ClientWithResponses) CreateSandboxV2WithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSandboxV2Response, error) {
-	rsp, err := c.CreateSandboxV2WithBody(ctx, contentType, body, reqEditors...)
+func (c *ClientWithResponses) CreateSandboxV2WithBodyWithResponse(ctx context.Context, params *CreateSandboxV2Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateSandboxV2Response, error) {
+	rsp, err := c.CreateSandboxV2WithBody(ctx, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -10000,8 +10045,8 @@ func (c *ClientWithResponses) CreateSandboxV2WithBodyWithResponse(ctx context.Co
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /v2/sandboxes (the `CreateSandboxV2` operationId).
-func (c *ClientWithResponses) CreateSandboxV2WithResponse(ctx context.Context, body CreateSandboxV2JSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSandboxV2Response, error) {
-	rsp, err := c.CreateSandboxV2(ctx, body, reqEditors...)
+func (c *ClientWithResponses) CreateSandboxV2WithResponse(ctx context.Context, params *CreateSandboxV2Params, body CreateSandboxV2JSONRequestBody, reqEditors ...RequestEditorFn) (*CreateSandboxV2Response, error) {
+	rsp, err := c.CreateSandboxV2(ctx, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

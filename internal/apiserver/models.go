@@ -1,6 +1,8 @@
 package apiserver
 
 import (
+	"time"
+
 	"github.com/warren-sandbox/warren/api/rest"
 
 	"github.com/warren-sandbox/warren/internal/sandbox"
@@ -35,7 +37,7 @@ func (s *Server) detailResponse(sb *store.Sandbox, full bool) rest.SandboxDetail
 		EnvdVersion: sandbox.EnvdVersion,
 		Alias:       optional(sb.Alias),
 		StartedAt:   sb.StartedAt.UTC(),
-		EndAt:       sb.EndAt.UTC(),
+		EndAt:       shownEnd(sb),
 		CPUCount:    sb.CPUCount,
 		MemoryMB:    sb.MemoryMB,
 		DiskSizeMB:  sb.DiskMB,
@@ -55,6 +57,16 @@ func (s *Server) detailResponse(sb *store.Sandbox, full bool) rest.SandboxDetail
 		out.Network = renderNetwork(sb.Network)
 	}
 	return out
+}
+
+// shownEnd is a sandbox's endAt: when it ends, or for a paused one, which
+// does not end while paused, when it paused, as E2B shows it. What it had
+// left is kept for its resume (sandbox.resumeLifetime).
+func shownEnd(sb *store.Sandbox) time.Time {
+	if sb.State == store.SandboxPaused && !sb.PausedAt.IsZero() {
+		return sb.PausedAt.UTC()
+	}
+	return sb.EndAt.UTC()
 }
 
 func (s *Server) domain() *string { return optional(s.opts.Domain) }

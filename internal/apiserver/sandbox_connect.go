@@ -2,6 +2,8 @@ package apiserver
 
 import (
 	"net/http"
+
+	"github.com/warren-sandbox/warren/internal/sandbox"
 )
 
 // connectV1 serves POST /sandboxes/{id}/connect, whose body and timeout are
@@ -9,6 +11,8 @@ import (
 func (s *Server) connectV1(w http.ResponseWriter, r *http.Request) { s.connect(w, r, false) }
 
 // connectV2 serves POST /v2/sandboxes/{id}/connect, whose body is optional.
+// Without a timeout a paused sandbox resumes with the lifetime it had left
+// (sandbox.NoTimeout); with one, with at least that.
 func (s *Server) connectV2(w http.ResponseWriter, r *http.Request) { s.connect(w, r, true) }
 
 func (s *Server) connect(w http.ResponseWriter, r *http.Request, optional bool) {
@@ -24,7 +28,7 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, optional bool) 
 		fail(w, r, invalid("timeout is required"))
 		return
 	}
-	d, err := s.timeout(body.Timeout, defaultTimeout)
+	d, err := s.timeout(body.Timeout, sandbox.NoTimeout)
 	if err != nil {
 		fail(w, r, err)
 		return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/store"
 )
 
 // Limits on what one create may carry; documented in docs/api.md.
@@ -41,12 +42,42 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, v2 bool) {
 	}
 	req.APIKeyID = keyID(r.Context())
 	req.TeamID, req.AnyTeam = teamOf(r), isAdmin(r)
-	sb, err := s.opts.Manager.Create(r.Context(), req)
+	create := func() (*store.Sandbox, error) { return s.opts.Manager.Create(r.Context(), req) }
+	key, ok, err := idempotencyKey(r)
+	if err != nil {
+		fail(w, r, err)
+		return
+	}
+	if ok {
+		fp, err := fingerprint(v2, &body)
+		if err != nil {
+			fail(w, r, err)
+			return
+		}
+		s.idempotentCreate(w, r, key, fp, create)
+		return
+	}
+	sb, err := create()
 	if err != nil {
 		fail(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, s.sandboxResponse(sb))
+}
+
+// idempotencyKey returns the request's Idempotency-Key and whether it has
+// one; an empty, repeated or malformed key is refused.
+func idempotencyKey(r *http.Request) (string, bool, error) {
+	vals := r.Header.Values(idempotencyHeader)
+	switch {
+	case len(vals) == 0:
+		return "", false, nil
+	case len(vals) > 1:
+		return "", false, invalid(fmt.Sprintf("send one %s header, not %d", idempotencyHeader, len(vals)))
+	case vals[0] == "":
+		return "", false, invalid(idempotencyHeader + " header is empty")
+	}
+	return vals[0], true, checkIdempotencyKey(vals[0])
 }
 
 func (s *Server) createRequest(b *rest.NewSandbox, v2 bool) (sandbox.CreateRequest, error) {

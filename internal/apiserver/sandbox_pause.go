@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
@@ -34,7 +35,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	d, err := s.timeout(body.Timeout, defaultTimeout)
+	d, err := s.timeout(body.Timeout, sandbox.NoTimeout)
 	if err != nil {
 		fail(w, r, err)
 		return

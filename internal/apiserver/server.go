@@ -69,6 +69,9 @@ type Options struct {
 	// takes nothing else. nil (one machine, the API role) refuses
 	// /internal/layers and ignores the header.
 	Cluster *clusterauth.Signer
+	// NodeName is the cluster node this server runs on ("" in one-machine
+	// mode): it owns the idempotency keys of the creates it runs.
+	NodeName string
 }
 
 // Server serves the REST API.
@@ -83,6 +86,8 @@ type Server struct {
 	// patterns are the routes served, as registered (for the test that
 	// holds api/openapi.yaml to them).
 	patterns []string
+	// idem serialises the creates that share an Idempotency-Key.
+	idem idemGuard
 }
 
 // New returns a Server with everything it needs in opts: build it once

@@ -63,7 +63,8 @@ func (a *API) tryCreate(w http.ResponseWriter, r *http.Request, node *store.Node
 	made := false
 	defer func() { done(made) }()
 	d, ok := a.sendCreate(rec, r, node, body, quiet)
-	made = ok && rec.status == http.StatusCreated
+	// A retry's replayed answer made no sandbox on the node.
+	made = ok && rec.status == http.StatusCreated && w.Header().Get(apiserver.ReplayedHeader) == ""
 	return d
 }
 

@@ -108,7 +108,8 @@ func (m *Manager) markKilling(ctx context.Context, e *entry) (notOurs bool) {
 	return m.opts.NodeName != "" && errdefs.IsNotFound(err)
 }
 
-// SetTimeout makes the sandbox end `d` from now, shortening or lengthening.
+// SetTimeout makes the sandbox end `d` from now, shortening or lengthening;
+// a paused sandbox will have `d` left when resumed.
 func (m *Manager) SetTimeout(ctx context.Context, id string, d time.Duration) error {
 	e, err := m.getOrTakeOver(ctx, id)
 	if err != nil {
@@ -116,7 +117,7 @@ func (m *Manager) SetTimeout(ctx context.Context, id string, d time.Duration) er
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.sb.EndAt = time.Now().UTC().Add(d)
+	e.sb.EndAt = lifeBase(e.sb, time.Now().UTC()).Add(d)
 	if err := m.opts.Store.UpdateSandbox(ctx, e.sb); err != nil {
 		return fmt.Errorf("saving timeout: %w", err)
 	}
@@ -125,7 +126,8 @@ func (m *Manager) SetTimeout(ctx context.Context, id string, d time.Duration) er
 	return nil
 }
 
-// Refresh extends the sandbox's life to at least `d` from now.
+// Refresh extends the sandbox's life to at least `d` from now (paused: to
+// at least `d` left when resumed).
 func (m *Manager) Refresh(ctx context.Context, id string, d time.Duration) error {
 	e, err := m.getOrTakeOver(ctx, id)
 	if err != nil {
@@ -137,7 +139,7 @@ func (m *Manager) Refresh(ctx context.Context, id string, d time.Duration) error
 }
 
 func (m *Manager) extendLocked(ctx context.Context, e *entry, d time.Duration) error {
-	if end := time.Now().UTC().Add(d); end.After(e.sb.EndAt) {
+	if end := lifeBase(e.sb, time.Now().UTC()).Add(d); end.After(e.sb.EndAt) {
 		e.sb.EndAt = end
 		if err := m.opts.Store.UpdateSandbox(ctx, e.sb); err != nil {
 			return fmt.Errorf("saving timeout: %w", err)
@@ -184,7 +186,8 @@ func (m *Manager) expire(id string) {
 }
 
 // Connect returns a running sandbox, extending its life to at least timeout
-// from now, or resumes a paused one. resumed reports the latter. With
+// from now, or resumes a paused one for resumeLifetime. resumed reports the
+// latter. timeout may be NoTimeout. With
 // memory false a paused sandbox boots afresh from its disk instead of
 // continuing its processes.
 func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration, memory bool) (sb *store.Sandbox, resumed bool, err error) {
@@ -199,6 +202,9 @@ func (m *Manager) Connect(ctx context.Context, id string, timeout time.Duration,
 			return nil, false, err
 		}
 		return copySandbox(e.sb), true, nil
+	}
+	if timeout == NoTimeout {
+		timeout = DefaultTimeout
 	}
 	if err := m.extendLocked(ctx, e, timeout); err != nil {
 		return nil, false, err
@@ -266,7 +272,8 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) (r
 
 // resumeLocked brings a paused sandbox back as it was paused: thawed,
 // restored from its checkpoint, or (without memory, or asked for a cold
-// boot) booted from its disk with envd initialised again.
+// boot) booted from its disk with envd initialised again. It then lives
+// resumeLifetime(timeout).
 func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Duration, memory bool) (retErr error) {
 	start := time.Now()
 	defer func() { m.observe(OpResume, e.sb.Backend, start, retErr) }()
@@ -289,16 +296,19 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 	}
 	// The new end goes with the intent: a sandbox found running after a
 	// crash lives as long as this resume asked. So does the end of its
-	// parked copy, which a running sandbox leaves behind at once.
-	prevEnd, parked := e.sb.EndAt, e.sb.Parked
-	e.sb.EndAt, e.sb.Parked = time.Now().UTC().Add(timeout), false
+	// parked copy, which a running sandbox leaves behind at once. The
+	// pause time moves with it, so one found still paused keeps that
+	// lifetime for its next resume.
+	prevEnd, prevPaused, parked := e.sb.EndAt, e.sb.PausedAt, e.sb.Parked
+	now := time.Now().UTC()
+	e.sb.EndAt, e.sb.PausedAt, e.sb.Parked = now.Add(resumeLifetime(e.sb, timeout)), now, false
 	if err := m.setIntent(ctx, e, store.IntentResuming); err != nil {
-		e.sb.EndAt, e.sb.Parked = prevEnd, parked
+		e.sb.EndAt, e.sb.PausedAt, e.sb.Parked = prevEnd, prevPaused, parked
 		return err
 	}
 	crashpoint.Hit("resume.intent")
 	if err := m.resumeBackend(ctx, e, inst, memory); err != nil {
-		e.sb.EndAt, e.sb.Parked = prevEnd, parked
+		e.sb.EndAt, e.sb.PausedAt, e.sb.Parked = prevEnd, prevPaused, parked
 		m.dropIntent(ctx, e)
 		return err
 	}

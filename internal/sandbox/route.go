@@ -34,7 +34,7 @@ func (m *Manager) Resolve(ctx context.Context, id string) (*proxy.Target, error)
 		} else if inst.State == runtime.StateStopped && !inst.Checkpointed {
 			return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("sandbox %q is paused without its memory: traffic does not resume it; resume it explicitly (connect)", id))
 		}
-		if err := m.resumeLocked(ctx, e, timeoutOnAutoResume, true); err != nil {
+		if err := m.resumeLocked(ctx, e, NoTimeout, true); err != nil {
 			return nil, err
 		}
 	}
@@ -66,9 +66,6 @@ func (m *Manager) LiveTokens() map[string]string {
 	}
 	return out
 }
-
-// timeoutOnAutoResume is how long a sandbox lives after traffic resumed it.
-const timeoutOnAutoResume = 300e9
 
 // connSet tracks open proxied connections to one sandbox.
 type connSet struct {

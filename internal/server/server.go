@@ -215,8 +215,15 @@ func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemet
 		MaxCPUCount: cfg.MaxCPUCount, MaxMemoryMB: cfg.MaxMemoryMB,
 		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
 		Events: evs, NodeDeadAfter: cfg.NodeDeadAfter, Layers: layers.handler(), Cluster: auth,
-		Starts: starts.Stats,
+		Starts: starts.Stats, NodeName: nodeName(cfg),
 	})
+	// The creates this server was running died with its last run: their
+	// keys are free for a retry to create afresh.
+	if n, err := st.ReleaseIdempotencyKeysOf(ctx, nodeName(cfg)); err != nil {
+		return nil, fmt.Errorf("releasing the idempotency keys of interrupted creates: %w", err)
+	} else if n > 0 {
+		log.G(ctx).Warn("released the idempotency keys of creates a restart interrupted", "keys", n)
+	}
 	return &parts{net: netMgr, mgr: mgr, builder: b, api: api, events: evs, layers: layers}, nil
 }
 

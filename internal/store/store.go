@@ -82,6 +82,8 @@ type Store interface {
 
 	Nodes
 
+	IdempotencyKeys
+
 	Close() error
 }
 

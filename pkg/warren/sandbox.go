@@ -50,6 +50,11 @@ type CreateOptions struct {
 	// CPUCount and MemoryMB override the template's (warren), within the
 	// server's maximums.
 	CPUCount, MemoryMB int
+	// IdempotencyKey, when set, makes the create safe to send again: the
+	// server answers a retry with the same key (and the same options)
+	// with the sandbox the first made, never a second one. Keys are per
+	// team and kept 24 h; 1 to 255 visible ASCII characters (a UUID).
+	IdempotencyKey string
 }
 
 // Create starts a sandbox from a template (an id, a name or name:tag) or a
@@ -81,7 +86,11 @@ func (c *Client) Create(ctx context.Context, template string, o CreateOptions) (
 	if o.MemoryMB > 0 {
 		body.MemoryMB = &o.MemoryMB
 	}
-	resp, err := c.api.CreateSandboxV2WithResponse(ctx, body)
+	var params rest.CreateSandboxV2Params
+	if o.IdempotencyKey != "" {
+		params.IdempotencyKey = &o.IdempotencyKey
+	}
+	resp, err := c.api.CreateSandboxV2WithResponse(ctx, &params, body)
 	if err := answer(resp, err, http.StatusCreated); err != nil {
 		return nil, err
 	}
@@ -89,7 +98,9 @@ func (c *Client) Create(ctx context.Context, template string, o CreateOptions) (
 }
 
 // Connect returns a running sandbox, resuming it first if it is paused,
-// and makes it live at least timeout from now (0: its current end).
+// and makes it live at least timeout from now. With 0 a running sandbox
+// lives at least 300 s more, and a paused one resumes with the lifetime it
+// had left when paused (at least 30 s; 300 s when its timeout paused it).
 func (c *Client) Connect(ctx context.Context, id string, timeout time.Duration) (*Sandbox, error) {
 	var body rest.ConnectSandboxJSONRequestBody
 	body.Timeout = seconds(timeout)

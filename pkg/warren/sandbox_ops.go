@@ -8,9 +8,9 @@ import (
 	"github.com/warren-sandbox/warren/api/rest"
 )
 
-// Resume starts a paused sandbox again; timeout (0: the server's default)
-// is how long it then lives. Connect does the same and also accepts a
-// running sandbox.
+// Resume starts a paused sandbox again; it then lives at least timeout,
+// and at least what it had left when paused (0: just that, as Connect
+// says). Connect does the same and also accepts a running sandbox.
 func (c *Client) Resume(ctx context.Context, id string, timeout time.Duration) (*Sandbox, error) {
 	var body rest.ResumeSandboxJSONRequestBody
 	body.Timeout = seconds(timeout)

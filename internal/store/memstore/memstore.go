@@ -38,6 +38,7 @@ type Store struct {
 	usage     map[usageKey]store.UsageSample // made by the first RecordUsage
 	ev        eventTables
 	nodes     map[string]*store.Node
+	idem      map[idemKey]*store.IdempotencyKey
 	closed    bool
 }
 
@@ -55,6 +56,7 @@ func New() *Store {
 		snapNames: map[string]string{},
 		ev:        newEventTables(),
 		nodes:     map[string]*store.Node{},
+		idem:      map[idemKey]*store.IdempotencyKey{},
 	}
 }
 
