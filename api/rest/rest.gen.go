@@ -449,8 +449,11 @@ type CreatedTeamAPIKey struct {
 // Error defines model for Error.
 type Error struct {
 	// Code the HTTP status
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code int `json:"code"`
+
+	// ErrorCode Machine-readable error code, as in E2B's API: an open set of snake_case strings, each with one HTTP status. E2B's names: sandbox_capacity_unavailable (503: no memory, disk or room on the host or any node), sandbox_placement_timeout (503: a create or resume waited its turn past the bound; E2B answers 504), sandbox_no_compatible_node (503: no alive node can run it), sandbox_create_failed (500: a create or resume failed on the server's side), internal_server_error (500). warren's own: not_found (404), invalid_argument (400), too_large (413), unauthenticated (401), permission_denied (403), conflict (409), method_not_allowed (405), gone (410), quota_exceeded (429), insufficient_storage (507), not_implemented (501), unavailable (503), sandbox_not_found (502: the traffic proxy knows no such running sandbox), sandbox_port_not_open (502: the sandbox runs, nothing listens on the port), bad_gateway (502: the connection to the sandbox or its node broke).
+	ErrorCode string `json:"error_code"`
+	Message   string `json:"message"`
 }
 
 // FileLink defines model for FileLink.

@@ -50,8 +50,9 @@ func newTestServer(t *testing.T) (*httptest.Server, string) {
 }
 
 type errorBody struct {
-	Code    *int    `json:"code"`
-	Message *string `json:"message"`
+	Code      *int    `json:"code"`
+	ErrorCode *string `json:"error_code"`
+	Message   *string `json:"message"`
 }
 
 func TestErrorsHaveE2BShape(t *testing.T) {
@@ -128,11 +129,8 @@ func TestErrorsHaveE2BShape(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status = %d, want %d; body %s", resp.StatusCode, tc.status, raw)
 			}
-			var eb errorBody
-			if err := json.Unmarshal(raw, &eb); err != nil || eb.Code == nil || eb.Message == nil {
-				t.Fatalf("body %q is not {code, message}", raw)
-			}
-			if *eb.Code != tc.status || !strings.Contains(*eb.Message, tc.contains) {
+			eb := checkErrorBody(t, raw, tc.status)
+			if !strings.Contains(*eb.Message, tc.contains) {
 				t.Fatalf("body = %s, want code %d and message containing %q", raw, tc.status, tc.contains)
 			}
 		})
@@ -252,10 +250,7 @@ func TestRetryAfterOnBusyAnswers(t *testing.T) {
 			if n, err := strconv.Atoi(ra); err != nil || n <= 0 {
 				t.Fatalf("Retry-After = %q, want a positive whole number of seconds", ra)
 			}
-			var eb errorBody
-			if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Code == nil || *eb.Code != tc.status {
-				t.Fatalf("body %s", rec.Body.Bytes())
-			}
+			checkErrorBody(t, rec.Body.Bytes(), tc.status)
 		})
 	}
 }
