@@ -910,16 +910,29 @@ type UsageSeries struct {
 
 // Webhook defines model for Webhook.
 type Webhook struct {
-	CreatedAt time.Time          `json:"createdAt"`
-	Enabled   bool               `json:"enabled"`
-	Events    []SandboxEventType `json:"events"`
-	ID        string             `json:"id"`
-	Name      string             `json:"name"`
-	TeamID    string             `json:"teamId"`
+	CreatedAt time.Time `json:"createdAt"`
+
+	// DeliveryStats warren: how the webhook's deliveries are going, in GET answers. pending counts every delivery still to be made; delivered and failed the deliveries that settled within the window; attempts the attempts made within it, with their durations (from sending to the answer or the failure). lastSuccessAt and lastFailureAt are the newest attempts of each kind of all kept (events are pruned after --events-retention).
+	DeliveryStats *WebhookDeliveryStats `json:"deliveryStats,omitempty"`
+	Enabled       bool                  `json:"enabled"`
+	Events        []SandboxEventType    `json:"events"`
+	ID            string                `json:"id"`
+	Name          string                `json:"name"`
+	TeamID        string                `json:"teamId"`
 
 	// UpdatedAt warren
 	UpdatedAt time.Time `json:"updatedAt"`
 	URL       string    `json:"url"`
+}
+
+// WebhookAttemptDurations warren; the attempts' durations within the window, in milliseconds; absent without attempts
+type WebhookAttemptDurations struct {
+	Max  int `json:"max"`
+	Mean int `json:"mean"`
+	P50  int `json:"p50"`
+
+	// P95 nearest rank
+	P95 int `json:"p95"`
 }
 
 // WebhookDelivery warren
@@ -931,6 +944,9 @@ type WebhookDelivery struct {
 
 	// ID the e2b-delivery-id header of its attempts
 	ID string `json:"id"`
+
+	// LastDurationMs how long the last attempt took
+	LastDurationMs *int `json:"lastDurationMs,omitempty"`
 
 	// LastError why the last attempt failed
 	LastError *string `json:"lastError,omitempty"`
@@ -948,6 +964,37 @@ type WebhookDelivery struct {
 // WebhookDeliveryStatus defines model for WebhookDelivery.Status.
 type WebhookDeliveryStatus string
 
+// WebhookDeliveryStats warren: how the webhook's deliveries are going, in GET answers. pending counts every delivery still to be made; delivered and failed the deliveries that settled within the window; attempts the attempts made within it, with their durations (from sending to the answer or the failure). lastSuccessAt and lastFailureAt are the newest attempts of each kind of all kept (events are pruned after --events-retention).
+type WebhookDeliveryStats struct {
+	Attempts  int `json:"attempts"`
+	Delivered int `json:"delivered"`
+
+	// DurationMs warren; the attempts' durations within the window, in milliseconds; absent without attempts
+	DurationMs *WebhookAttemptDurations `json:"durationMs,omitempty"`
+
+	// Failed deliveries that failed every attempt
+	Failed         int `json:"failed"`
+	FailedAttempts int `json:"failedAttempts"`
+
+	// LastError why the last failed attempt failed
+	LastError     *string    `json:"lastError,omitempty"`
+	LastFailureAt *time.Time `json:"lastFailureAt,omitempty"`
+
+	// LastFailureStatusCode the receiver's HTTP status at the last failure; absent when it did not answer
+	LastFailureStatusCode *int       `json:"lastFailureStatusCode,omitempty"`
+	LastSuccessAt         *time.Time `json:"lastSuccessAt,omitempty"`
+	Pending               int        `json:"pending"`
+
+	// Since the window's start
+	Since time.Time `json:"since"`
+
+	// SuccessRate delivered / (delivered + failed) within the window; absent when none settled
+	SuccessRate *float64 `json:"successRate,omitempty"`
+
+	// WindowSeconds the window's length (the window parameter)
+	WindowSeconds int `json:"windowSeconds"`
+}
+
 // WebhookUpdate defines model for WebhookUpdate.
 type WebhookUpdate struct {
 	Enabled         *bool               `json:"enabled,omitempty"`
@@ -956,6 +1003,9 @@ type WebhookUpdate struct {
 	SignatureSecret *string             `json:"signatureSecret,omitempty"`
 	URL             *string             `json:"url,omitempty"`
 }
+
+// StatsWindow defines model for StatsWindow.
+type StatsWindow = string
 
 // BuildID defines model for buildID.
 type BuildID = string
@@ -1034,6 +1084,18 @@ type ListEventsOfSandboxParams struct {
 
 	// Types only these types (SandboxEventType); repeat the parameter or separate types with commas
 	Types *EventTypes `form:"types,omitempty" json:"types,omitempty"`
+}
+
+// ListWebhooksParams defines parameters for ListWebhooks.
+type ListWebhooksParams struct {
+	// Window warren: the window of deliveryStats, a Go duration between 1m and 720h (default 24h), e.g. 1h or 90m
+	Window *StatsWindow `form:"window,omitempty" json:"window,omitempty"`
+}
+
+// GetWebhookParams defines parameters for GetWebhook.
+type GetWebhookParams struct {
+	// Window warren: the window of deliveryStats, a Go duration between 1m and 720h (default 24h), e.g. 1h or 90m
+	Window *StatsWindow `form:"window,omitempty" json:"window,omitempty"`
 }
 
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
@@ -1411,7 +1473,7 @@ type ClientInterface interface {
 	// ListWebhooks The team's webhooks (every team's for the admin key)
 	//
 	// Corresponds with GET /events/webhooks (the `ListWebhooks` operationId).
-	ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListWebhooks(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateWebhookWithBody Register a webhook for the team's sandbox events
 	//
@@ -1455,7 +1517,7 @@ type ClientInterface interface {
 	DeleteWebhook(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWebhook performs a GET /events/webhooks/{webhookID} (the `GetWebhook` operationId) request.
-	GetWebhook(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetWebhook(ctx context.Context, webhookID string, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateWebhookWithBody Change the fields given; the others stay
 	//
@@ -1980,8 +2042,8 @@ func (c *Client) ListEventsOfSandbox(ctx context.Context, sandboxID SandboxID, p
 // ListWebhooks The team's webhooks (every team's for the admin key)
 //
 // Corresponds with GET /events/webhooks (the `ListWebhooks` operationId).
-func (c *Client) ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListWebhooksRequest(c.Server)
+func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhooksRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2064,8 +2126,8 @@ func (c *Client) DeleteWebhook(ctx context.Context, webhookID string, reqEditors
 }
 
 // GetWebhook performs a GET /events/webhooks/{webhookID} (the `GetWebhook` operationId) request.
-func (c *Client) GetWebhook(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetWebhookRequest(c.Server, webhookID)
+func (c *Client) GetWebhook(ctx context.Context, webhookID string, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookRequest(c.Server, webhookID, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3437,7 +3499,7 @@ func NewListEventsOfSandboxRequest(server string, sandboxID SandboxID, params *L
 }
 
 // NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
-func NewListWebhooksRequest(server string) (*http.Request, error) {
+func NewListWebhooksRequest(server string, params *ListWebhooksParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3453,6 +3515,33 @@ func NewListWebhooksRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Window != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "window", *params.Window, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3538,7 +3627,7 @@ func NewDeleteWebhookRequest(server string, webhookID string) (*http.Request, er
 }
 
 // NewGetWebhookRequest constructs an http.Request for the GetWebhook method
-func NewGetWebhookRequest(server string, webhookID string) (*http.Request, error) {
+func NewGetWebhookRequest(server string, webhookID string, params *GetWebhookParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3561,6 +3650,33 @@ func NewGetWebhookRequest(server string, webhookID string) (*http.Request, error
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Window != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "window", *params.Window, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -5971,7 +6087,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /events/webhooks (the `ListWebhooks` operationId).
-	ListWebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error)
+	ListWebhooksWithResponse(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error)
 
 	// CreateWebhookWithBodyWithResponse Register a webhook for the team's sandbox events
 	//
@@ -6019,7 +6135,7 @@ type ClientWithResponsesInterface interface {
 	// GetWebhookWithResponse performs a GET /events/webhooks/{webhookID} (the `GetWebhook` operationId) request.
 	//
 	// Returns a wrapper object for the known response body format(s).
-	GetWebhookWithResponse(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error)
+	GetWebhookWithResponse(ctx context.Context, webhookID string, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error)
 
 	// UpdateWebhookWithBodyWithResponse Change the fields given; the others stay
 	//
@@ -9251,8 +9367,8 @@ func (c *ClientWithResponses) ListEventsOfSandboxWithResponse(ctx context.Contex
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /events/webhooks (the `ListWebhooks` operationId).
-func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error) {
-	rsp, err := c.ListWebhooks(ctx, reqEditors...)
+func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error) {
+	rsp, err := c.ListWebhooks(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -9323,8 +9439,8 @@ func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, web
 // GetWebhookWithResponse performs a GET /events/webhooks/{webhookID} (the `GetWebhook` operationId) request.
 //
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error) {
-	rsp, err := c.GetWebhook(ctx, webhookID, reqEditors...)
+func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, webhookID string, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error) {
+	rsp, err := c.GetWebhook(ctx, webhookID, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
