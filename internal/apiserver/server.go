@@ -176,9 +176,26 @@ func (s *Server) routes() {
 	auth("DELETE /nodes/{name}", apikey.ScopeSandboxesWrite, s.deleteNode)
 	s.handle("GET /internal/layers/{key}", s.clusterOnly(s.serveLayer))
 
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc("/", s.noRoute)
+}
+
+// noRoute answers a request no route takes: 405 with Allow when the path
+// is served with other methods (the catch-all keeps the mux from saying
+// so itself), 404 otherwise.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) == 0 {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
-	})
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: this path is served with %s", r.Method, r.URL.Path, strings.Join(allow, ", ")))
 }
 
 // handle serves pattern with h and records it.

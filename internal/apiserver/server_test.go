@@ -103,6 +103,8 @@ func TestErrorsHaveE2BShape(t *testing.T) {
 		{"bad limit", "GET", "/v2/sandboxes?limit=-3", "", "", 400, "limit"},
 		{"bad next token", "GET", "/v2/sandboxes?nextToken=notatoken!", "", "", 400, "nextToken"},
 		{"unknown route", "GET", "/nope", "", "", 404, "no route"},
+		{"wrong method", "PUT", "/v2/sandboxes", `{}`, "", 405, "served with GET, POST"},
+		{"wrong method on the dashboard", "POST", "/dashboard/", "", "-", 405, "served with GET"},
 		{"unknown template alias", "GET", "/templates/aliases/nope", "", "", 404, "nope"},
 		{"metrics start not a number", "GET", "/sandboxes/" + unknown + "/metrics?start=yesterday", "", "", 400, "start must be a unix time"},
 		{"metrics end negative", "GET", "/sandboxes/" + unknown + "/metrics?end=-5", "", "", 400, "end must be a unix time"},
