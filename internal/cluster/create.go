@@ -37,8 +37,8 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "reading request body: "+err.Error())
 		return
 	}
-	if len(body) > maxCreateBody {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("request body is larger than %d bytes", maxCreateBody))
+	if len(body) > maxCreateBody { // 413, as a node answers it
+		apiserver.Fail(w, r, errdefs.New(errdefs.ErrTooLarge, fmt.Sprintf("request body is larger than %d bytes, the most this endpoint takes", maxCreateBody)))
 		return
 	}
 	n, nodes, err := a.createTargets(r.Context(), body)

@@ -149,8 +149,25 @@ func TestCreateFromSnapshotGoesToItsNode(t *testing.T) {
 	c.advance(testDeadAfter + nodesTTL + time.Second) // b silent since; a just beat
 	a.register(t, true, time.Unix(1, 0), "base")
 	code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"snap1"}`, nil)
-	if code != http.StatusServiceUnavailable || !strings.Contains(body["message"].(string), "not alive") {
-		t.Errorf("snapshot on a dead node: %d %v, want 503", code, body)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body["message"].(string), "not alive") ||
+		body["error_code"] != httperr.NoCompatibleNode {
+		t.Errorf("snapshot on a dead node: %d %v, want 503 %s", code, body, httperr.NoCompatibleNode)
+	}
+}
+
+// TestCreateBodyTooLarge: the API role refuses a create body past its
+// limit as a node would, 413 too_large, without asking any node.
+func TestCreateBodyTooLarge(t *testing.T) {
+	st := memstore.New()
+	n := newFakeNode(t, st, "n")
+	n.register(t, true, time.Unix(1, 0), "base")
+	big := `{"templateID":"base","metadata":{"k":"` + strings.Repeat("x", maxCreateBody) + `"}}`
+	code, body := do(t, newTestAPI(st, nil), "POST", "/v2/sandboxes", big, nil)
+	if code != http.StatusRequestEntityTooLarge || body["error_code"] != httperr.TooLarge {
+		t.Errorf("answer %d %v, want 413 %s", code, body, httperr.TooLarge)
+	}
+	if len(n.requests()) != 0 {
+		t.Errorf("the node got %v", n.requests())
 	}
 }
 
