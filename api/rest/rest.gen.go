@@ -449,8 +449,11 @@ type CreatedTeamAPIKey struct {
 // Error defines model for Error.
 type Error struct {
 	// Code the HTTP status
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code int `json:"code"`
+
+	// ErrorCode Machine-readable error code, as in E2B's API: an open set of snake_case strings, each with one HTTP status. E2B's names: sandbox_capacity_unavailable (503: no memory, disk or room on the host or any node), sandbox_placement_timeout (503: a create or resume waited its turn past the bound; E2B answers 504), sandbox_no_compatible_node (503: no alive node can run it), sandbox_create_failed (500: a create or resume failed on the server's side), internal_server_error (500). warren's own: not_found (404), invalid_argument (400), too_large (413), unauthenticated (401), permission_denied (403), conflict (409), method_not_allowed (405), gone (410), quota_exceeded (429), insufficient_storage (507), not_implemented (501), unavailable (503), sandbox_not_found (502: the traffic proxy knows no such running sandbox), sandbox_port_not_open (502: the sandbox runs, nothing listens on the port), bad_gateway (502: the connection to the sandbox or its node broke).
+	ErrorCode string `json:"error_code"`
+	Message   string `json:"message"`
 }
 
 // FileLink defines model for FileLink.
@@ -907,16 +910,29 @@ type UsageSeries struct {
 
 // Webhook defines model for Webhook.
 type Webhook struct {
-	CreatedAt time.Time          `json:"createdAt"`
-	Enabled   bool               `json:"enabled"`
-	Events    []SandboxEventType `json:"events"`
-	ID        string             `json:"id"`
-	Name      string             `json:"name"`
-	TeamID    string             `json:"teamId"`
+	CreatedAt time.Time `json:"createdAt"`
+
+	// DeliveryStats warren: how the webhook's deliveries are going, in GET answers. pending counts every delivery still to be made; delivered and failed the deliveries that settled within the window; attempts the attempts made within it, with their durations (from sending to the answer or the failure). lastSuccessAt and lastFailureAt are the newest attempts of each kind of all kept (events are pruned after --events-retention).
+	DeliveryStats *WebhookDeliveryStats `json:"deliveryStats,omitempty"`
+	Enabled       bool                  `json:"enabled"`
+	Events        []SandboxEventType    `json:"events"`
+	ID            string                `json:"id"`
+	Name          string                `json:"name"`
+	TeamID        string                `json:"teamId"`
 
 	// UpdatedAt warren
 	UpdatedAt time.Time `json:"updatedAt"`
 	URL       string    `json:"url"`
+}
+
+// WebhookAttemptDurations warren; the attempts' durations within the window, in milliseconds; absent without attempts
+type WebhookAttemptDurations struct {
+	Max  int `json:"max"`
+	Mean int `json:"mean"`
+	P50  int `json:"p50"`
+
+	// P95 nearest rank
+	P95 int `json:"p95"`
 }
 
 // WebhookDelivery warren
@@ -928,6 +944,9 @@ type WebhookDelivery struct {
 
 	// ID the e2b-delivery-id header of its attempts
 	ID string `json:"id"`
+
+	// LastDurationMs how long the last attempt took
+	LastDurationMs *int `json:"lastDurationMs,omitempty"`
 
 	// LastError why the last attempt failed
 	LastError *string `json:"lastError,omitempty"`
@@ -945,6 +964,37 @@ type WebhookDelivery struct {
 // WebhookDeliveryStatus defines model for WebhookDelivery.Status.
 type WebhookDeliveryStatus string
 
+// WebhookDeliveryStats warren: how the webhook's deliveries are going, in GET answers. pending counts every delivery still to be made; delivered and failed the deliveries that settled within the window; attempts the attempts made within it, with their durations (from sending to the answer or the failure). lastSuccessAt and lastFailureAt are the newest attempts of each kind of all kept (events are pruned after --events-retention).
+type WebhookDeliveryStats struct {
+	Attempts  int `json:"attempts"`
+	Delivered int `json:"delivered"`
+
+	// DurationMs warren; the attempts' durations within the window, in milliseconds; absent without attempts
+	DurationMs *WebhookAttemptDurations `json:"durationMs,omitempty"`
+
+	// Failed deliveries that failed every attempt
+	Failed         int `json:"failed"`
+	FailedAttempts int `json:"failedAttempts"`
+
+	// LastError why the last failed attempt failed
+	LastError     *string    `json:"lastError,omitempty"`
+	LastFailureAt *time.Time `json:"lastFailureAt,omitempty"`
+
+	// LastFailureStatusCode the receiver's HTTP status at the last failure; absent when it did not answer
+	LastFailureStatusCode *int       `json:"lastFailureStatusCode,omitempty"`
+	LastSuccessAt         *time.Time `json:"lastSuccessAt,omitempty"`
+	Pending               int        `json:"pending"`
+
+	// Since the window's start
+	Since time.Time `json:"since"`
+
+	// SuccessRate delivered / (delivered + failed) within the window; absent when none settled
+	SuccessRate *float64 `json:"successRate,omitempty"`
+
+	// WindowSeconds the window's length (the window parameter)
+	WindowSeconds int `json:"windowSeconds"`
+}
+
 // WebhookUpdate defines model for WebhookUpdate.
 type WebhookUpdate struct {
 	Enabled         *bool               `json:"enabled,omitempty"`
@@ -953,6 +1003,9 @@ type WebhookUpdate struct {
 	SignatureSecret *string             `json:"signatureSecret,omitempty"`
 	URL             *string             `json:"url,omitempty"`
 }
+
+// StatsWindow defines model for StatsWindow.
+type StatsWindow = string
 
 // BuildID defines model for buildID.
 type BuildID = string
@@ -1034,6 +1087,18 @@ type ListEventsOfSandboxParams struct {
 
 	// Types only these types (SandboxEventType); repeat the parameter or separate types with commas
 	Types *EventTypes `form:"types,omitempty" json:"types,omitempty"`
+}
+
+// ListWebhooksParams defines parameters for ListWebhooks.
+type ListWebhooksParams struct {
+	// Window warren: the window of deliveryStats, a Go duration between 1m and 720h (default 24h), e.g. 1h or 90m
+	Window *StatsWindow `form:"window,omitempty" json:"window,omitempty"`
+}
+
+// GetWebhookParams defines parameters for GetWebhook.
+type GetWebhookParams struct {
+	// Window warren: the window of deliveryStats, a Go duration between 1m and 720h (default 24h), e.g. 1h or 90m
+	Window *StatsWindow `form:"window,omitempty" json:"window,omitempty"`
 }
 
 // ListWebhookDeliveriesParams defines parameters for ListWebhookDeliveries.
@@ -1423,7 +1488,7 @@ type ClientInterface interface {
 	// ListWebhooks The team's webhooks (every team's for the admin key)
 	//
 	// Corresponds with GET /events/webhooks (the `ListWebhooks` operationId).
-	ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ListWebhooks(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateWebhookWithBody Register a webhook for the team's sandbox events
 	//
@@ -1467,7 +1532,7 @@ type ClientInterface interface {
 	DeleteWebhook(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// GetWebhook performs a GET /events/webhooks/{webhookID} (the `GetWebhook` operationId) request.
-	GetWebhook(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetWebhook(ctx context.Context, webhookID string, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// UpdateWebhookWithBody Change the fields given; the others stay
 	//
@@ -1992,8 +2057,8 @@ func (c *Client) ListEventsOfSandbox(ctx context.Context, sandboxID SandboxID, p
 // ListWebhooks The team's webhooks (every team's for the admin key)
 //
 // Corresponds with GET /events/webhooks (the `ListWebhooks` operationId).
-func (c *Client) ListWebhooks(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewListWebhooksRequest(c.Server)
+func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhooksRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2076,8 +2141,8 @@ func (c *Client) DeleteWebhook(ctx context.Context, webhookID string, reqEditors
 }
 
 // GetWebhook performs a GET /events/webhooks/{webhookID} (the `GetWebhook` operationId) request.
-func (c *Client) GetWebhook(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetWebhookRequest(c.Server, webhookID)
+func (c *Client) GetWebhook(ctx context.Context, webhookID string, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookRequest(c.Server, webhookID, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3449,7 +3514,7 @@ func NewListEventsOfSandboxRequest(server string, sandboxID SandboxID, params *L
 }
 
 // NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
-func NewListWebhooksRequest(server string) (*http.Request, error) {
+func NewListWebhooksRequest(server string, params *ListWebhooksParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -3465,6 +3530,33 @@ func NewListWebhooksRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Window != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "window", *params.Window, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -3550,7 +3642,7 @@ func NewDeleteWebhookRequest(server string, webhookID string) (*http.Request, er
 }
 
 // NewGetWebhookRequest constructs an http.Request for the GetWebhook method
-func NewGetWebhookRequest(server string, webhookID string) (*http.Request, error) {
+func NewGetWebhookRequest(server string, webhookID string, params *GetWebhookParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -3573,6 +3665,33 @@ func NewGetWebhookRequest(server string, webhookID string) (*http.Request, error
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Window != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "window", *params.Window, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -6013,7 +6132,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /events/webhooks (the `ListWebhooks` operationId).
-	ListWebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error)
+	ListWebhooksWithResponse(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error)
 
 	// CreateWebhookWithBodyWithResponse Register a webhook for the team's sandbox events
 	//
@@ -6061,7 +6180,7 @@ type ClientWithResponsesInterface interface {
 	// GetWebhookWithResponse performs a GET /events/webhooks/{webhookID} (the `GetWebhook` operationId) request.
 	//
 	// Returns a wrapper object for the known response body format(s).
-	GetWebhookWithResponse(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error)
+	GetWebhookWithResponse(ctx context.Context, webhookID string, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error)
 
 	// UpdateWebhookWithBodyWithResponse Change the fields given; the others stay
 	//
@@ -9293,8 +9412,8 @@ func (c *ClientWithResponses) ListEventsOfSandboxWithResponse(ctx context.Contex
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /events/webhooks (the `ListWebhooks` operationId).
-func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error) {
-	rsp, err := c.ListWebhooks(ctx, reqEditors...)
+func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error) {
+	rsp, err := c.ListWebhooks(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -9365,8 +9484,8 @@ func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, web
 // GetWebhookWithResponse performs a GET /events/webhooks/{webhookID} (the `GetWebhook` operationId) request.
 //
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, webhookID string, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error) {
-	rsp, err := c.GetWebhook(ctx, webhookID, reqEditors...)
+func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, webhookID string, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error) {
+	rsp, err := c.GetWebhook(ctx, webhookID, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}

@@ -152,7 +152,7 @@ func (q *Queue) Acquire(ctx context.Context, op, team string) (release func(), e
 	case Cancelled:
 		return nil, fmt.Errorf("waiting for a turn to %s: %w", op, ctx.Err())
 	}
-	return nil, busy(fmt.Sprintf("the machine is busy: this %s waited %s for its turn and did not get it; try again later",
+	return nil, errdefs.New(errdefs.ErrWaitTimedOut, fmt.Sprintf("the machine is busy: this %s waited %s for its turn and did not get it; try again later",
 		op, waited.Round(time.Second)))
 }
 

@@ -63,7 +63,8 @@ func TestTurnsAreFairBetweenTeams(t *testing.T) {
 }
 
 // TestRefusals: a start is refused (ErrResourceExhausted) only when it
-// waited its bound or the queue is full, and a start whose request went
+// waited its bound (ErrWaitTimedOut, which is resource-exhausted too) or
+// the queue is full, and a start whose request went
 // away leaves the queue; none of them keeps a turn.
 func TestRefusals(t *testing.T) {
 	cases := []struct {
@@ -77,7 +78,7 @@ func TestRefusals(t *testing.T) {
 	}{
 		{
 			name: "waited its bound", opts: Options{Slots: 1, MaxWait: 100 * time.Millisecond},
-			want: errdefs.ErrResourceExhausted, outcome: func(s Stats) uint64 { return s.TimedOut }, minWait: 100 * time.Millisecond,
+			want: errdefs.ErrWaitTimedOut, outcome: func(s Stats) uint64 { return s.TimedOut }, minWait: 100 * time.Millisecond,
 		},
 		{
 			name: "queue full", opts: Options{Slots: 1, MaxWait: time.Minute, MaxQueue: 2}, queueing: 2,

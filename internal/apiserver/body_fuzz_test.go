@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/sandbox"
@@ -199,10 +201,12 @@ func FuzzAPIRequest(f *testing.F) {
 		}
 		if w.Code >= 400 {
 			var e struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
+				Code      int    `json:"code"`
+				ErrorCode string `json:"error_code"`
+				Message   string `json:"message"`
 			}
-			if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || e.Code != w.Code || e.Message == "" {
+			if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil || e.Code != w.Code || e.Message == "" ||
+				!slices.Contains(httperr.Codes[e.ErrorCode], w.Code) {
 				t.Fatalf("status %d with body %q, not E2B's error shape", w.Code, w.Body)
 			}
 		}

@@ -111,6 +111,10 @@ func toDeliveryJSON(d *store.Delivery) rest.WebhookDelivery {
 	if d.LastError != "" {
 		out.LastError = &d.LastError
 	}
+	if d.Attempts > 0 {
+		ms := int(d.LastDuration.Milliseconds())
+		out.LastDurationMs = &ms
+	}
 	return out
 }
 

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/legacy"
 
 	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/internal/httperr"
 )
 
 // TestOpenAPIMatchesRoutes: api/openapi.yaml is a valid OpenAPI 3
@@ -139,5 +141,29 @@ func (d *docCheck) check(t *testing.T, method, url, reqBody string, resp *http.R
 		Header: resp.Header, Body: io.NopCloser(bytes.NewReader(raw)), Options: opts}
 	if err := openapi3filter.ValidateResponse(ctx, out); err != nil {
 		t.Errorf("the answer does not match openapi.yaml: %v", err)
+	}
+}
+
+// TestOpenAPIErrorCodes: the Error schema's error_code lists every code
+// warren sends (httperr.Codes), each with its status, and no other.
+func TestOpenAPIErrorCodes(t *testing.T) {
+	doc := loadOpenAPI(t)
+	prop := doc.Components.Schemas["Error"].Value.Properties["error_code"]
+	if prop == nil || !slices.Contains(doc.Components.Schemas["Error"].Value.Required, "error_code") {
+		t.Fatal("the Error schema has no required error_code")
+	}
+	desc := prop.Value.Description
+	listed := map[string]int{} // "code (status" in the description
+	for _, m := range regexp.MustCompile(`\b([a-z]+(?:_[a-z]+)*) \((\d{3})`).FindAllStringSubmatch(desc, -1) {
+		listed[m[1]], _ = strconv.Atoi(m[2])
+	}
+	for code, statuses := range httperr.Codes {
+		if !slices.Contains(statuses, listed[code]) {
+			t.Errorf("error_code %q (status %v) is not described with its status in openapi.yaml", code, statuses)
+		}
+		delete(listed, code)
+	}
+	for code := range listed {
+		t.Errorf("openapi.yaml describes error_code %q, which warren never sends", code)
 	}
 }

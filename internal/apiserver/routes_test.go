@@ -20,6 +20,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/events"
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
@@ -161,15 +162,22 @@ func registeredPatterns(t *testing.T) []string {
 	return append(append(out, removedEndpoints...), "/")
 }
 
-func checkErrorBody(t *testing.T, raw []byte, status int) {
+// checkErrorBody fails unless raw is E2B's error body for status: code
+// equal to it, a message, and an error_code that httperr.Codes lists
+// for that status.
+func checkErrorBody(t *testing.T, raw []byte, status int) errorBody {
 	t.Helper()
 	var eb errorBody
-	if err := json.Unmarshal(raw, &eb); err != nil || eb.Code == nil || eb.Message == nil {
-		t.Fatalf("body %q is not E2B's {code, message}", raw)
+	if err := json.Unmarshal(raw, &eb); err != nil || eb.Code == nil || eb.Message == nil || eb.ErrorCode == nil {
+		t.Fatalf("body %q is not E2B's {code, error_code, message}", raw)
 	}
 	if *eb.Code != status {
 		t.Fatalf("body code %d, want %d", *eb.Code, status)
 	}
+	if !slices.Contains(httperr.Codes[*eb.ErrorCode], status) {
+		t.Fatalf("body %s: error_code %q is not one of httperr.Codes for %d", raw, *eb.ErrorCode, status)
+	}
+	return eb
 }
 
 func expand(s string, vars map[string]string) string {

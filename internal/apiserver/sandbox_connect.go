@@ -35,7 +35,7 @@ func (s *Server) connect(w http.ResponseWriter, r *http.Request, optional bool) 
 	}
 	sb, resumed, err := s.opts.Manager.Connect(r.Context(), r.PathValue("id"), d, body.Memory == nil || *body.Memory)
 	if err != nil {
-		fail(w, r, err)
+		fail(w, r, startFailed(err))
 		return
 	}
 	status := http.StatusOK

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"fmt"
 	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"net/http"
 	"regexp"
 	"time"
@@ -59,7 +60,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, v2 bool) {
 	}
 	sb, err := create()
 	if err != nil {
-		fail(w, r, err)
+		fail(w, r, startFailed(err))
 		return
 	}
 	writeJSON(w, http.StatusCreated, s.sandboxResponse(sb))
@@ -198,3 +199,8 @@ func checkEnvVars(env map[string]string) error {
 }
 
 func invalid(msg string) error { return errdefs.New(errdefs.ErrInvalidArgument, msg) }
+
+// startFailed names a create, resume or fork that failed on warren's side
+// (the runtime, the sandbox's start) sandbox_create_failed, as E2B names
+// a create that failed on its node, rather than internal_server_error.
+func startFailed(err error) error { return httperr.OnInternal(err, httperr.CreateFailed) }

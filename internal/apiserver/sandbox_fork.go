@@ -2,6 +2,7 @@ package apiserver
 
 import (
 	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"net/http"
 )
 
@@ -33,7 +34,8 @@ func (s *Server) fork(w http.ResponseWriter, r *http.Request) {
 	out := make([]rest.ForkResult, len(results))
 	for i, res := range results {
 		if res.Err != nil {
-			out[i].Error = &rest.Error{Code: statusOf(res.Err), Message: res.Err.Error()}
+			err := startFailed(res.Err)
+			out[i].Error = &rest.Error{Code: statusOf(err), ErrorCode: httperr.CodeOf(err), Message: err.Error()}
 			continue
 		}
 		sb := s.sandboxResponse(res.Sandbox)

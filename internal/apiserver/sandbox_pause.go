@@ -52,7 +52,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 	}
 	sb, _, err := s.opts.Manager.Connect(r.Context(), id, d, body.Memory == nil || *body.Memory)
 	if err != nil {
-		fail(w, r, err)
+		fail(w, r, startFailed(err))
 		return
 	}
 	writeJSON(w, http.StatusCreated, s.sandboxResponse(sb))

@@ -1,6 +1,7 @@
 // Package apiserver is warren's E2B-compatible REST control plane: one file
 // per endpoint, API-key auth, and the single place where error classes from
-// errdefs become HTTP statuses and E2B's {"code","message"} error body.
+// errdefs become HTTP statuses and E2B's {"code","error_code","message"}
+// error body (through internal/httperr).
 package apiserver
 
 import (
@@ -10,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"github.com/warren-sandbox/warren/api"
-	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/admission"
 	"io"
 	"net/http"
@@ -21,6 +21,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/dashboard"
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/store"
 )
@@ -180,9 +181,26 @@ func (s *Server) routes() {
 	auth("DELETE /nodes/{name}", apikey.ScopeSandboxesWrite, s.deleteNode)
 	s.handle("GET /internal/layers/{key}", s.clusterOnly(s.serveLayer))
 
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+	s.mux.HandleFunc("/", s.noRoute)
+}
+
+// noRoute answers a request no route takes: 405 with Allow when the path
+// is served with other methods (the catch-all keeps the mux from saying
+// so itself), 404 otherwise.
+func (s *Server) noRoute(w http.ResponseWriter, r *http.Request) {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete} {
+		probe := &http.Request{Method: m, URL: r.URL, Host: r.Host, Header: http.Header{}}
+		if _, pattern := s.mux.Handler(probe); pattern != "" && pattern != "/" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) == 0 {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path))
-	})
+		return
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	writeError(w, http.StatusMethodNotAllowed, fmt.Sprintf("%s %s: this path is served with %s", r.Method, r.URL.Path, strings.Join(allow, ", ")))
 }
 
 // handle serves pattern with h and records it.
@@ -420,58 +438,25 @@ func Fail(w http.ResponseWriter, r *http.Request, err error) { fail(w, r, err) }
 // (with Retry-After on a 429 or 503); the cluster's API role uses it too.
 func WriteError(w http.ResponseWriter, status int, msg string) { writeError(w, status, msg) }
 
-// retryAfter is the Retry-After, in whole seconds, of every 429 and 503:
-// JS SDK 2.51 retries a 429 only when the header is an integer.
-const retryAfter = "5"
+// writeError sends E2B's error body with the error code of status
+// (httperr.ForStatus); code always equals the HTTP status, since the JS
+// SDK decides "not found" by body.code.
+func writeError(w http.ResponseWriter, status int, msg string) { httperr.Error(w, status, msg) }
 
-// writeError sends E2B's error body; code always equals the HTTP status,
-// since the JS SDK decides "not found" by body.code.
-func writeError(w http.ResponseWriter, status int, msg string) {
-	if (status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable) && w.Header().Get("Retry-After") == "" {
-		w.Header().Set("Retry-After", retryAfter)
-	}
-	writeJSON(w, status, rest.Error{Code: status, Message: msg})
-}
-
-// fail classifies err once and answers with the matching status.
+// fail classifies err once (httperr: status and error code) and answers.
 func fail(w http.ResponseWriter, r *http.Request, err error) {
-	status := statusOf(err)
-	msg := err.Error()
 	switch {
 	case r.Context().Err() != nil:
 		// The client went away (while its create waited its turn, or
 		// booted: the boot is then stopped, "signal: killed"): nobody
 		// reads the answer, and it is no server error.
 		log.G(r.Context()).Debug("request abandoned by its client", "method", r.Method, "path", r.URL.Path, "err", err)
-	case status == http.StatusInternalServerError:
+	case statusOf(err) == http.StatusInternalServerError:
 		log.G(r.Context()).Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
-	writeError(w, status, msg)
+	httperr.Fail(w, err)
 }
 
-func statusOf(err error) int {
-	switch {
-	case errors.Is(err, errdefs.ErrNotFound):
-		return http.StatusNotFound
-	case errors.Is(err, errdefs.ErrTooLarge):
-		return http.StatusRequestEntityTooLarge
-	case errors.Is(err, errdefs.ErrInvalidArgument):
-		return http.StatusBadRequest
-	case errors.Is(err, errdefs.ErrUnauthenticated):
-		return http.StatusUnauthorized
-	case errors.Is(err, errdefs.ErrPermissionDenied):
-		return http.StatusForbidden
-	case errdefs.IsConflict(err):
-		return http.StatusConflict
-	case errors.Is(err, errdefs.ErrNoSpace):
-		return http.StatusInsufficientStorage
-	case errors.Is(err, errdefs.ErrNotImplemented):
-		return http.StatusNotImplemented
-	case errors.Is(err, errdefs.ErrQuotaExceeded):
-		return http.StatusTooManyRequests
-	case errors.Is(err, errdefs.ErrResourceExhausted), errors.Is(err, errdefs.ErrUnavailable):
-		return http.StatusServiceUnavailable
-	default:
-		return http.StatusInternalServerError
-	}
-}
+// statusOf is the HTTP status of err's class; httperr.CodeOf, beside it,
+// is its error_code.
+func statusOf(err error) int { return httperr.Status(err) }

@@ -50,8 +50,9 @@ func newTestServer(t *testing.T) (*httptest.Server, string) {
 }
 
 type errorBody struct {
-	Code    *int    `json:"code"`
-	Message *string `json:"message"`
+	Code      *int    `json:"code"`
+	ErrorCode *string `json:"error_code"`
+	Message   *string `json:"message"`
 }
 
 func TestErrorsHaveE2BShape(t *testing.T) {
@@ -102,6 +103,8 @@ func TestErrorsHaveE2BShape(t *testing.T) {
 		{"bad limit", "GET", "/v2/sandboxes?limit=-3", "", "", 400, "limit"},
 		{"bad next token", "GET", "/v2/sandboxes?nextToken=notatoken!", "", "", 400, "nextToken"},
 		{"unknown route", "GET", "/nope", "", "", 404, "no route"},
+		{"wrong method", "PUT", "/v2/sandboxes", `{}`, "", 405, "served with GET, POST"},
+		{"wrong method on the dashboard", "POST", "/dashboard/", "", "-", 405, "served with GET"},
 		{"unknown template alias", "GET", "/templates/aliases/nope", "", "", 404, "nope"},
 		{"metrics start not a number", "GET", "/sandboxes/" + unknown + "/metrics?start=yesterday", "", "", 400, "start must be a unix time"},
 		{"metrics end negative", "GET", "/sandboxes/" + unknown + "/metrics?end=-5", "", "", 400, "end must be a unix time"},
@@ -128,11 +131,8 @@ func TestErrorsHaveE2BShape(t *testing.T) {
 			if resp.StatusCode != tc.status {
 				t.Fatalf("status = %d, want %d; body %s", resp.StatusCode, tc.status, raw)
 			}
-			var eb errorBody
-			if err := json.Unmarshal(raw, &eb); err != nil || eb.Code == nil || eb.Message == nil {
-				t.Fatalf("body %q is not {code, message}", raw)
-			}
-			if *eb.Code != tc.status || !strings.Contains(*eb.Message, tc.contains) {
+			eb := checkErrorBody(t, raw, tc.status)
+			if !strings.Contains(*eb.Message, tc.contains) {
 				t.Fatalf("body = %s, want code %d and message containing %q", raw, tc.status, tc.contains)
 			}
 		})
@@ -252,10 +252,7 @@ func TestRetryAfterOnBusyAnswers(t *testing.T) {
 			if n, err := strconv.Atoi(ra); err != nil || n <= 0 {
 				t.Fatalf("Retry-After = %q, want a positive whole number of seconds", ra)
 			}
-			var eb errorBody
-			if err := json.Unmarshal(rec.Body.Bytes(), &eb); err != nil || eb.Code == nil || *eb.Code != tc.status {
-				t.Fatalf("body %s", rec.Body.Bytes())
-			}
+			checkErrorBody(t, rec.Body.Bytes(), tc.status)
 		})
 	}
 }

@@ -53,6 +53,9 @@ func TestImportRules(t *testing.T) {
 		{"internal/netpolicy", []string{"internal/"}},
 		// The protocol's fixed points are shared by everything, envd included.
 		{"internal/wire", []string{"internal/"}},
+		// Every HTTP edge writes its errors through httperr: it knows the
+		// error classes and nothing else of ours.
+		{"internal/httperr", []string{"internal/sandbox", "internal/store", "internal/runtime", "internal/apiserver", "internal/proxy", "internal/cluster", "internal/server", "internal/log"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.pkg, func(t *testing.T) {

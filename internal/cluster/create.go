@@ -12,6 +12,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/store"
 )
@@ -36,8 +37,8 @@ func (a *API) create(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "reading request body: "+err.Error())
 		return
 	}
-	if len(body) > maxCreateBody {
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("request body is larger than %d bytes", maxCreateBody))
+	if len(body) > maxCreateBody { // 413, as a node answers it
+		apiserver.Fail(w, r, errdefs.New(errdefs.ErrTooLarge, fmt.Sprintf("request body is larger than %d bytes, the most this endpoint takes", maxCreateBody)))
 		return
 	}
 	n, nodes, err := a.createTargets(r.Context(), body)
@@ -110,7 +111,8 @@ func (a *API) createTargets(ctx context.Context, body []byte) (need, []*store.No
 		return n, nil, err
 	}
 	if len(nodes) == 0 {
-		return n, nil, errdefs.New(errdefs.ErrUnavailable, "no node is alive to run sandboxes: start warren serve --role=node")
+		// E2B names a placement without a candidate node a lack of capacity.
+		return n, nil, httperr.WithCode(errdefs.New(errdefs.ErrUnavailable, "no node is alive to run sandboxes: start warren serve --role=node"), httperr.CapacityUnavailable)
 	}
 	return n, nodes, nil
 }
@@ -129,7 +131,7 @@ func (a *API) snapshotNodes(ctx context.Context, snap *store.Snapshot) ([]*store
 	}
 	nodes = slices.DeleteFunc(nodes, func(x *store.Node) bool { return x.Name != source && !slices.Contains(x.Templates, snap.ID) })
 	if len(nodes) == 0 {
-		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("snapshot %q is kept on a node that is not alive now", snap.ID))
+		return nil, httperr.WithCode(errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("snapshot %q is kept on a node that is not alive now", snap.ID)), httperr.NoCompatibleNode)
 	}
 	return nodes, nil
 }

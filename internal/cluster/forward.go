@@ -17,6 +17,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/clusterauth"
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/proxy"
 )
@@ -186,7 +187,7 @@ func (f *forwarder) failed(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // writeError answers in E2B's error shape, as the nodes do.
-func writeError(w http.ResponseWriter, status int, msg string) { apiserver.WriteError(w, status, msg) }
+func writeError(w http.ResponseWriter, status int, msg string) { httperr.Error(w, status, msg) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -10,6 +10,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/proxy"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -129,11 +130,11 @@ func (a *API) sandboxRoute(w http.ResponseWriter, r *http.Request) {
 func (a *API) traffic(w http.ResponseWriter, r *http.Request, id string, port int) {
 	node, err := a.ownerNode(r, id, nil)
 	if err != nil {
-		msg := "The sandbox was not found"
+		b := httperr.Body{Code: http.StatusBadGateway, ErrorCode: httperr.SandboxNotFound, Message: "The sandbox was not found", SandboxID: id}
 		if !errdefs.IsNotFound(err) {
-			msg = err.Error()
+			b.ErrorCode, b.Message = httperr.BadGateway, err.Error()
 		}
-		writeJSON(w, http.StatusBadGateway, map[string]any{"sandboxId": id, "message": msg, "code": http.StatusBadGateway})
+		httperr.Write(w, b)
 		return
 	}
 	node.traffic, node.envd = true, port == wire.EnvdPort

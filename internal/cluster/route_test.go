@@ -12,6 +12,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/filesig"
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/memstore"
 )
@@ -103,8 +104,9 @@ func TestCreateWithoutNodes(t *testing.T) {
 	dead := newFakeNode(t, st, "dead")
 	dead.register(t, false, time.Unix(1, 0), "base")
 	code, body := do(t, newTestAPI(st, nil), "POST", "/sandboxes", `{"templateID":"base"}`, nil)
-	if code != http.StatusServiceUnavailable || !strings.Contains(body["message"].(string), "no node is alive") {
-		t.Errorf("answer %d %v, want 503 naming the missing nodes", code, body)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body["message"].(string), "no node is alive") ||
+		body["error_code"] != httperr.CapacityUnavailable {
+		t.Errorf("answer %d %v, want 503 naming the missing nodes, error_code %s", code, body, httperr.CapacityUnavailable)
 	}
 	if len(dead.requests()) != 0 {
 		t.Errorf("a dead node got %v", dead.requests())
@@ -147,8 +149,25 @@ func TestCreateFromSnapshotGoesToItsNode(t *testing.T) {
 	c.advance(testDeadAfter + nodesTTL + time.Second) // b silent since; a just beat
 	a.register(t, true, time.Unix(1, 0), "base")
 	code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"snap1"}`, nil)
-	if code != http.StatusServiceUnavailable || !strings.Contains(body["message"].(string), "not alive") {
-		t.Errorf("snapshot on a dead node: %d %v, want 503", code, body)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body["message"].(string), "not alive") ||
+		body["error_code"] != httperr.NoCompatibleNode {
+		t.Errorf("snapshot on a dead node: %d %v, want 503 %s", code, body, httperr.NoCompatibleNode)
+	}
+}
+
+// TestCreateBodyTooLarge: the API role refuses a create body past its
+// limit as a node would, 413 too_large, without asking any node.
+func TestCreateBodyTooLarge(t *testing.T) {
+	st := memstore.New()
+	n := newFakeNode(t, st, "n")
+	n.register(t, true, time.Unix(1, 0), "base")
+	big := `{"templateID":"base","metadata":{"k":"` + strings.Repeat("x", maxCreateBody) + `"}}`
+	code, body := do(t, newTestAPI(st, nil), "POST", "/v2/sandboxes", big, nil)
+	if code != http.StatusRequestEntityTooLarge || body["error_code"] != httperr.TooLarge {
+		t.Errorf("answer %d %v, want 413 %s", code, body, httperr.TooLarge)
+	}
+	if len(n.requests()) != 0 {
+		t.Errorf("the node got %v", n.requests())
 	}
 }
 
@@ -238,25 +257,26 @@ func TestSandboxRouteErrors(t *testing.T) {
 		header               map[string]string
 		wantCode             int
 		wantMsg              string
+		wantErrorCode        string
 	}{
-		{"no key", "DELETE", "/sandboxes/nope", nil, 401, "missing API key"},
-		{"wrong key", "POST", "/sandboxes/lost/connect", map[string]string{"X-API-KEY": "e2b_0123456789abcdef0123456789abcdef01234567"}, 401, "invalid API key"},
-		{"unknown sandbox", "GET", "/sandboxes/nope", key, 404, `sandbox "nope" not found`},
-		{"another team's", "GET", "/sandboxes/theirs", key, 404, `sandbox "theirs" not found`},
-		{"unknown sandbox traffic", "GET", "/health", map[string]string{"Host": "49983-nope.sb.test"}, 502, "The sandbox was not found"},
-		{"dead node", "POST", "/sandboxes/lost/resume", key, 503, `runs on node "dead", which is not answering`},
-		{"dead node traffic", "GET", "/", map[string]string{"E2b-Sandbox-Id": "lost", "E2b-Sandbox-Port": "80"}, 502, "not answering"},
-		{"bad port header", "GET", "/", map[string]string{"E2b-Sandbox-Id": "lost", "E2b-Sandbox-Port": "x"}, 400, "E2b-Sandbox-Port"},
-		{"signature of nothing", "GET", signedURL("other"), nil, 401, "matches no running sandbox"},
-		{"expired signature", "GET", "/files?path=a&signature=v1_x&signature_expiration=1000", nil, 401, "expired"},
-		{"malformed signature", "GET", "/files?path=a&signature=nope", nil, 401, "invalid signature"},
+		{"no key", "DELETE", "/sandboxes/nope", nil, 401, "missing API key", "unauthenticated"},
+		{"wrong key", "POST", "/sandboxes/lost/connect", map[string]string{"X-API-KEY": "e2b_0123456789abcdef0123456789abcdef01234567"}, 401, "invalid API key", "unauthenticated"},
+		{"unknown sandbox", "GET", "/sandboxes/nope", key, 404, `sandbox "nope" not found`, "not_found"},
+		{"another team's", "GET", "/sandboxes/theirs", key, 404, `sandbox "theirs" not found`, "not_found"},
+		{"unknown sandbox traffic", "GET", "/health", map[string]string{"Host": "49983-nope.sb.test"}, 502, "The sandbox was not found", "sandbox_not_found"},
+		{"dead node", "POST", "/sandboxes/lost/resume", key, 503, `runs on node "dead", which is not answering`, "unavailable"},
+		{"dead node traffic", "GET", "/", map[string]string{"E2b-Sandbox-Id": "lost", "E2b-Sandbox-Port": "80"}, 502, "not answering", "bad_gateway"},
+		{"bad port header", "GET", "/", map[string]string{"E2b-Sandbox-Id": "lost", "E2b-Sandbox-Port": "x"}, 400, "E2b-Sandbox-Port", "invalid_argument"},
+		{"signature of nothing", "GET", signedURL("other"), nil, 401, "matches no running sandbox", "unauthenticated"},
+		{"expired signature", "GET", "/files?path=a&signature=v1_x&signature_expiration=1000", nil, 401, "expired", "unauthenticated"},
+		{"malformed signature", "GET", "/files?path=a&signature=nope", nil, 401, "invalid signature", "unauthenticated"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body := do(t, api, tc.method, tc.target, "", tc.header)
 			msg, _ := body["message"].(string)
-			if code != tc.wantCode || !strings.Contains(msg, tc.wantMsg) {
-				t.Errorf("answer %d %v, want %d with %q", code, body, tc.wantCode, tc.wantMsg)
+			if code != tc.wantCode || !strings.Contains(msg, tc.wantMsg) || body["error_code"] != tc.wantErrorCode {
+				t.Errorf("answer %d %v, want %d with %q, error_code %q", code, body, tc.wantCode, tc.wantMsg, tc.wantErrorCode)
 			}
 		})
 	}

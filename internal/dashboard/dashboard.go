@@ -10,12 +10,13 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
-	"encoding/json"
 	"io/fs"
 	"net/http"
 	"path"
 	"strings"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/httperr"
 )
 
 //go:embed static
@@ -115,11 +116,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // writeError answers with E2B's error body, as the API does.
 func writeError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	}{status, msg})
+	httperr.Error(w, status, msg)
 }

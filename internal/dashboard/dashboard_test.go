@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/warren-sandbox/warren/internal/httperr"
 )
 
 func get(t *testing.T, h http.Handler, method, path string, hdr map[string]string) *http.Response {
@@ -73,11 +75,13 @@ func checkCaching(t *testing.T, resp *http.Response, body []byte) {
 	cc := resp.Header.Get("Cache-Control")
 	if resp.StatusCode != 200 {
 		var e struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
+			Code      int    `json:"code"`
+			ErrorCode string `json:"error_code"`
+			Message   string `json:"message"`
 		}
-		if err := json.Unmarshal(body, &e); err != nil || e.Code != resp.StatusCode || e.Message == "" {
-			t.Errorf("error body %q is not {code, message}", body)
+		if err := json.Unmarshal(body, &e); err != nil || e.Code != resp.StatusCode || e.Message == "" ||
+			e.ErrorCode != httperr.ForStatus(resp.StatusCode) {
+			t.Errorf("error body %q is not {code, error_code, message}", body)
 		}
 		if cc != "no-store" {
 			t.Errorf("error Cache-Control = %q, want no-store", cc)

@@ -27,6 +27,11 @@ var (
 	// ErrTooLarge is input past a size limit (413). It is an invalid
 	// argument too, so that classifiers that know no 413 see bad input.
 	ErrTooLarge = fmt.Errorf("too large: %w", ErrInvalidArgument)
+	// ErrWaitTimedOut is work that waited its turn on a busy machine past
+	// its bound (503, error_code sandbox_placement_timeout). It is
+	// resource-exhausted too, so classifiers that know no such class see
+	// a busy machine.
+	ErrWaitTimedOut = fmt.Errorf("waited too long for a turn: %w", ErrResourceExhausted)
 )
 
 // IsNotFound reports whether err is of the not-found class.

@@ -123,6 +123,7 @@ func (s *Service) deliver(ctx context.Context, d *store.Delivery) {
 		return // deleted meanwhile, and its deliveries with it
 	}
 	var status int
+	began := time.Now()
 	switch {
 	case err != nil:
 		err = fmt.Errorf("reading webhook: %w", err)
@@ -132,6 +133,7 @@ func (s *Service) deliver(ctx context.Context, d *store.Delivery) {
 	default:
 		status, err = s.send(ctx, w, d)
 	}
+	d.LastDuration = time.Since(began)
 	if ctx.Err() != nil {
 		// Shutting down: the attempt counts for nothing; released, it is
 		// made again by another process at once, or by this one next start.
@@ -161,6 +163,9 @@ func (s *Service) settle(ctx context.Context, d *store.Delivery, status int, err
 	if err != nil {
 		log.G(ctx).Info("webhook delivery failed", "webhook", d.WebhookID, "delivery", d.ID, "attempt", d.Attempts, "status", d.Status, "err", err)
 	}
+	if s.opts.Observe != nil { // before the store has it, so whoever sees it there sees this too
+		s.opts.Observe(attemptOutcome(d, err), d.LastDuration)
+	}
 	switch uerr := s.opts.Store.CompleteDelivery(context.WithoutCancel(ctx), s.claimer, d); {
 	case uerr == nil, errdefs.IsNotFound(uerr): // deleted meanwhile
 	case errors.Is(uerr, errdefs.ErrConflict):
@@ -168,6 +173,24 @@ func (s *Service) settle(ctx context.Context, d *store.Delivery, status int, err
 		log.G(ctx).Warn("webhook delivery outlived its lease", "delivery", d.ID, "err", uerr)
 	default:
 		log.G(ctx).Error("recording a webhook delivery", "delivery", d.ID, "err", uerr)
+	}
+}
+
+// Outcomes of a delivery attempt, for Options.Observe.
+const (
+	OutcomeDelivered = "delivered" // the receiver answered 2xx
+	OutcomeRetry     = "retry"     // it failed; another attempt follows
+	OutcomeFailed    = "failed"    // it failed, and it was the last
+)
+
+func attemptOutcome(d *store.Delivery, err error) string {
+	switch {
+	case err == nil:
+		return OutcomeDelivered
+	case d.Status == store.DeliveryFailed:
+		return OutcomeFailed
+	default:
+		return OutcomeRetry
 	}
 }
 

@@ -50,6 +50,9 @@ type Options struct {
 	Workers int
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
+	// Observe, when set, is told each delivery attempt's outcome
+	// (Outcome*) and how long it took (the Prometheus metrics).
+	Observe func(outcome string, took time.Duration)
 }
 
 // Service records events and delivers them.

@@ -171,7 +171,8 @@ func TestDeliveryRetriesThenSucceeds(t *testing.T) {
 		return http.StatusOK
 	})
 	addHook(t, st, "h", "t1", r.srv.URL, store.EventPaused)
-	s := fixture(t, st, Options{})
+	var obs observed
+	s := fixture(t, st, Options{Observe: obs.observe})
 	e := record(s, "sb1", "t1", store.EventPaused)
 	eventually(t, "the third attempt", func() bool { return len(r.received()) == 1 })
 	if p := r.received()[0]; p.ID != e.ID || p.Type != store.EventPaused || p.SandboxID != "sb1" || p.Version != "v1" {
@@ -185,6 +186,50 @@ func TestDeliveryRetriesThenSucceeds(t *testing.T) {
 	if d.Attempts != 3 || d.LastStatus != 200 || d.LastError != "" || !d.NextAttempt.IsZero() {
 		t.Errorf("delivery = %+v, want 3 attempts ending in 200", d)
 	}
+	obs.want(t, OutcomeRetry, OutcomeRetry, OutcomeDelivered)
+	wantStats(t, st, "h", store.DeliveryStats{Delivered: 1, Attempts: 3, FailedAttempts: 2, LastFailureStatus: 500,
+		LastError: "the receiver answered 500 Internal Server Error"})
+}
+
+// observed collects Options.Observe's reports.
+type observed struct {
+	mu       sync.Mutex
+	outcomes []string
+}
+
+func (o *observed) observe(outcome string, took time.Duration) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if took > 0 {
+		o.outcomes = append(o.outcomes, outcome)
+	}
+}
+
+func (o *observed) want(t *testing.T, outcomes ...string) {
+	t.Helper()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !slices.Equal(o.outcomes, outcomes) {
+		t.Errorf("observed attempts %v, want %v (each with its duration)", o.outcomes, outcomes)
+	}
+}
+
+// wantStats checks the store's counts and last error for hook (its
+// times only for being set: loopback answers within a millisecond).
+func wantStats(t *testing.T, st store.Store, hook string, want store.DeliveryStats) {
+	t.Helper()
+	got, err := st.DeliveryStats(t.Context(), hook, time.Now().Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.LastFailure.IsZero() != (want.FailedAttempts == 0) || got.LastSuccess.IsZero() != (want.Delivered == 0) {
+		t.Errorf("stats %+v: the last success or failure is missing", got)
+	}
+	got.MeanDuration, got.P50Duration, got.P95Duration, got.MaxDuration = 0, 0, 0, 0
+	got.LastSuccess, got.LastFailure = time.Time{}, time.Time{}
+	if *got != want {
+		t.Errorf("stats %+v, want %+v", *got, want)
+	}
 }
 
 // TestDeliveryGivesUp: a receiver that always fails gets len(Backoff)+1
@@ -194,7 +239,8 @@ func TestDeliveryGivesUp(t *testing.T) {
 	st := memstore.New()
 	r := newReceiver(t, "sec-h", always(http.StatusServiceUnavailable))
 	addHook(t, st, "h", "t1", r.srv.URL, store.EventKilled)
-	s := fixture(t, st, Options{})
+	var obs observed
+	s := fixture(t, st, Options{Observe: obs.observe})
 	record(s, "sb1", "t1", store.EventKilled)
 	eventually(t, "the delivery failed", func() bool {
 		ds := deliveries(t, st, "h")
@@ -208,6 +254,9 @@ func TestDeliveryGivesUp(t *testing.T) {
 	if r.calls != 3 {
 		t.Errorf("receiver called %d times, want 3", r.calls)
 	}
+	obs.want(t, OutcomeRetry, OutcomeRetry, OutcomeFailed)
+	wantStats(t, st, "h", store.DeliveryStats{Failed: 1, Attempts: 3, FailedAttempts: 3, LastFailureStatus: 503,
+		LastError: "the receiver answered 503 Service Unavailable"})
 }
 
 // TestDeliveriesInOrder: one receiver gets its events in the order they

@@ -3,13 +3,14 @@ package mcpserver
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/warren-sandbox/warren/internal/httperr"
 )
 
 // MaxRequestBody bounds one HTTP request's body: write_file's content
@@ -79,7 +80,5 @@ func requestKey(r *http.Request) string {
 // unauthorized answers 401 with E2B's error body.
 func unauthorized(w http.ResponseWriter, msg string) {
 	w.Header().Set("WWW-Authenticate", `Bearer realm="warren-mcp"`)
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusUnauthorized)
-	_ = json.NewEncoder(w).Encode(map[string]any{"code": http.StatusUnauthorized, "message": msg})
+	httperr.Error(w, http.StatusUnauthorized, msg)
 }

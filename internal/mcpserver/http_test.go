@@ -60,14 +60,15 @@ func TestHTTPKey(t *testing.T) {
 				return
 			}
 			var body struct {
-				Code    int    `json:"code"`
-				Message string `json:"message"`
+				Code      int    `json:"code"`
+				ErrorCode string `json:"error_code"`
+				Message   string `json:"message"`
 			}
 			if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
 				t.Fatalf("401 body: %v", err)
 			}
-			if body.Code != 401 || !strings.Contains(body.Message, c.message) {
-				t.Errorf("body %+v, want code 401 and a message with %q", body, c.message)
+			if body.Code != 401 || body.ErrorCode != "unauthenticated" || !strings.Contains(body.Message, c.message) {
+				t.Errorf("body %+v, want code 401, error_code unauthenticated and a message with %q", body, c.message)
 			}
 			if resp.Header.Get("WWW-Authenticate") == "" {
 				t.Error("no WWW-Authenticate header")

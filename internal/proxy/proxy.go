@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/warren-sandbox/warren/internal/wire"
@@ -23,6 +22,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"
 )
 
@@ -142,7 +142,7 @@ func rewrite(pr *httputil.ProxyRequest) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, port, ok, err := h.route(r)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]any{"code": 400, "message": err.Error()})
+		httperr.Error(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if !ok {
@@ -160,9 +160,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, id string, por
 	if port == wire.EnvdPort && r.URL.Path == "/init" {
 		// envd exempts /init from its token so warren can hand it one;
 		// a client that could reach it could replace the token.
-		writeJSON(w, http.StatusForbidden, map[string]any{
-			"code": 403, "message": "envd /init is reserved for warren",
-		})
+		httperr.Error(w, http.StatusForbidden, "envd /init is reserved for warren")
 		return
 	}
 	t, err := h.resolver.Resolve(r.Context(), id)
@@ -170,16 +168,16 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, id string, por
 		if !errdefs.IsNotFound(err) && !errors.Is(err, errdefs.ErrUnavailable) {
 			log.G(r.Context()).Error("resolving sandbox", "sandbox", id, "err", err)
 		}
-		writeJSON(w, http.StatusBadGateway, map[string]any{
-			"sandboxId": id, "message": "The sandbox was not found", "code": 502,
+		httperr.Write(w, httperr.Body{
+			Code: http.StatusBadGateway, ErrorCode: httperr.SandboxNotFound, SandboxID: id, Message: "The sandbox was not found",
 		})
 		return
 	}
 	// envd's port is exempt from the traffic access token: envd checks its own.
 	if port != wire.EnvdPort && t.TrafficAccessToken != "" &&
 		subtle.ConstantTimeCompare([]byte(r.Header.Get("E2b-Traffic-Access-Token")), []byte(t.TrafficAccessToken)) != 1 {
-		writeJSON(w, http.StatusForbidden, map[string]any{
-			"sandboxId": id, "message": "missing or invalid traffic access token", "code": 403,
+		httperr.Write(w, httperr.Body{
+			Code: http.StatusForbidden, SandboxID: id, Message: "missing or invalid traffic access token",
 		})
 		return
 	}
@@ -196,9 +194,9 @@ func (h *Handler) proxyError(w http.ResponseWriter, r *http.Request, err error) 
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {
 		log.G(r.Context()).Debug("dialing a sandbox port", "sandbox", rt.target.ID, "port", rt.port, "err", err)
-		writeJSON(w, http.StatusBadGateway, map[string]any{
-			"sandboxId": rt.target.ID, "message": "The sandbox is running but port is not open",
-			"port": rt.port, "code": 502,
+		httperr.Write(w, httperr.Body{
+			Code: http.StatusBadGateway, ErrorCode: httperr.PortNotOpen, SandboxID: rt.target.ID, Port: rt.port,
+			Message: "The sandbox is running but port is not open",
 		})
 		return
 	}
@@ -208,9 +206,9 @@ func (h *Handler) proxyError(w http.ResponseWriter, r *http.Request, err error) 
 	// The connection broke before a response: the sandbox was killed or
 	// paused meanwhile, or the service on the port reset it.
 	log.G(r.Context()).Debug("proxying to a sandbox port", "sandbox", rt.target.ID, "port", rt.port, "err", err)
-	writeJSON(w, http.StatusBadGateway, map[string]any{
-		"sandboxId": rt.target.ID, "port": rt.port, "code": 502,
-		"message": fmt.Sprintf("The connection to port %d of the sandbox failed: %v", rt.port, err),
+	httperr.Write(w, httperr.Body{
+		Code: http.StatusBadGateway, ErrorCode: httperr.BadGateway, SandboxID: rt.target.ID, Port: rt.port,
+		Message: fmt.Sprintf("The connection to port %d of the sandbox failed: %v", rt.port, err),
 	})
 }
 
@@ -264,10 +262,4 @@ func validID(id string) bool {
 		}
 	}
 	return id != ""
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }

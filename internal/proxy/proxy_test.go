@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/json"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/httperr"
 )
 
 func TestParseHost(t *testing.T) {
@@ -64,14 +66,15 @@ func TestForwardRefusals(t *testing.T) {
 		host               string
 		status             int
 		contains           string
+		errorCode          string // "" for an answer that is not the proxy's
 	}{
-		{"api", "GET", "/health", nil, "", 299, ""},
-		{"unknown sandbox", "GET", "/health", map[string]string{"E2b-Sandbox-Id": "zzz", "E2b-Sandbox-Port": "49983"}, "", 502, "The sandbox was not found"},
-		{"bad port header", "GET", "/health", map[string]string{"E2b-Sandbox-Id": "abc", "E2b-Sandbox-Port": "x"}, "", 400, "E2b-Sandbox-Port"},
-		{"init refused", "POST", "/init", map[string]string{"E2b-Sandbox-Id": "abc", "E2b-Sandbox-Port": "49983"}, "", 403, "reserved"},
-		{"closed port", "GET", "/", map[string]string{"E2b-Sandbox-Id": "abc", "E2b-Sandbox-Port": closed}, "", 502, "port is not open"},
-		{"host routing unknown", "GET", "/", nil, "8080-zzz.example.test", 502, "not found"},
-		{"signed url matching nothing", "GET", "/files?path=a&signature=v1_x", nil, "", 401, "invalid signature"},
+		{"api", "GET", "/health", nil, "", 299, "", ""},
+		{"unknown sandbox", "GET", "/health", map[string]string{"E2b-Sandbox-Id": "zzz", "E2b-Sandbox-Port": "49983"}, "", 502, "The sandbox was not found", "sandbox_not_found"},
+		{"bad port header", "GET", "/health", map[string]string{"E2b-Sandbox-Id": "abc", "E2b-Sandbox-Port": "x"}, "", 400, "E2b-Sandbox-Port", "invalid_argument"},
+		{"init refused", "POST", "/init", map[string]string{"E2b-Sandbox-Id": "abc", "E2b-Sandbox-Port": "49983"}, "", 403, "reserved", "permission_denied"},
+		{"closed port", "GET", "/", map[string]string{"E2b-Sandbox-Id": "abc", "E2b-Sandbox-Port": closed}, "", 502, "port is not open", "sandbox_port_not_open"},
+		{"host routing unknown", "GET", "/", nil, "8080-zzz.example.test", 502, "not found", "sandbox_not_found"},
+		{"signed url matching nothing", "GET", "/files?path=a&signature=v1_x", nil, "", 401, "invalid signature", "unauthenticated"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -87,6 +90,13 @@ func TestForwardRefusals(t *testing.T) {
 			h.ServeHTTP(rec, req)
 			if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.contains) {
 				t.Fatalf("got %d %s; want %d containing %q", rec.Code, rec.Body.String(), tc.status, tc.contains)
+			}
+			if tc.errorCode == "" {
+				return
+			}
+			var b httperr.Body
+			if err := json.Unmarshal(rec.Body.Bytes(), &b); err != nil || b.Code != tc.status || b.ErrorCode != tc.errorCode {
+				t.Fatalf("body %s: want code %d, error_code %q", rec.Body, tc.status, tc.errorCode)
 			}
 		})
 	}

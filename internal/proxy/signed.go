@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/warren-sandbox/warren/internal/filesig"
+	"github.com/warren-sandbox/warren/internal/httperr"
 )
 
 // serveSignedFile routes a signed /files URL that carries no sandbox id (the
@@ -18,7 +19,5 @@ func (h *Handler) serveSignedFile(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	writeJSON(w, http.StatusUnauthorized, map[string]any{
-		"code": 401, "message": "invalid signature: it matches no running sandbox",
-	})
+	httperr.Error(w, http.StatusUnauthorized, "invalid signature: it matches no running sandbox")
 }

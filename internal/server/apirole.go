@@ -47,7 +47,7 @@ func runAPI(ctx context.Context, cfg Config) error {
 	if err != nil {
 		return err
 	}
-	evs := newEvents(&cfg, st)
+	evs := newEvents(&cfg, st, metrics)
 	auth, err := cfg.clusterSigner()
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/events"
 	"github.com/warren-sandbox/warren/internal/netguard"
 	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/telemetry"
 )
 
 // newEvents makes the service that records lifecycle events and delivers
@@ -13,7 +14,7 @@ import (
 // from the host, so deliveries go through the same guard as image pulls:
 // no loopback, private, link-local, host or sandbox address unless the
 // operator allows its range (--webhook-allow).
-func newEvents(cfg *Config, st store.Store) *events.Service {
+func newEvents(cfg *Config, st store.Store, metrics *telemetry.Registry) *events.Service {
 	var deny []netip.Prefix
 	if sub, err := netip.ParsePrefix(cfg.Subnet); err == nil {
 		deny = append(deny, sub)
@@ -22,5 +23,6 @@ func newEvents(cfg *Config, st store.Store) *events.Service {
 		Store:     st,
 		Retention: cfg.EventsRetention,
 		Guard:     &netguard.Guard{Allow: cfg.WebhookAllow, Deny: deny},
+		Observe:   metrics.ObserveWebhook,
 	})
 }

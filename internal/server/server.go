@@ -185,7 +185,7 @@ type parts struct {
 // its peers, and checks the API role's and its peers' calls, with the
 // cluster secret.
 func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry) (*parts, error) {
-	evs := newEvents(cfg, st)
+	evs := newEvents(cfg, st, metrics)
 	auth, err := cfg.clusterSigner()
 	if err != nil {
 		return nil, err

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
@@ -47,8 +48,11 @@ type Events interface {
 	// expired lease (its holder died mid-attempt) is claimable again.
 	ClaimDeliveries(ctx context.Context, claimer string, now time.Time, lease time.Duration, limit int) ([]*Delivery, error)
 	// CompleteDelivery records the outcome of claimer's attempt of d
-	// (Status, Attempts, NextAttempt, LastStatus, LastError, UpdatedAt)
-	// and ends the lease. It fails with ErrNotFound when the delivery is
+	// (Status, Attempts, NextAttempt, LastStatus, LastError,
+	// LastDuration, UpdatedAt) and ends the lease. In the same
+	// transaction it adds the attempt to the webhook's history that
+	// DeliveryStats sums up: made at UpdatedAt, taking LastDuration,
+	// answered LastStatus, a success exactly when Status is delivered. It fails with ErrNotFound when the delivery is
 	// gone and ErrConflict when claimer no longer holds it (its lease ran
 	// out and another claimed it); a lease that ran out but was not
 	// claimed again still takes the outcome.
@@ -63,6 +67,11 @@ type Events interface {
 	// PendingDeliveries returns up to limit deliveries still to be made,
 	// the earliest NextAttempt first (then CreatedAt, then ID).
 	PendingDeliveries(ctx context.Context, limit int) ([]*Delivery, error)
+	// DeliveryStats sums up webhook webhookID's deliveries and attempts
+	// (see DeliveryStats for which count since); an unknown webhook has
+	// zero stats. The attempts go with their deliveries: when the events
+	// are pruned, or the webhook is deleted.
+	DeliveryStats(ctx context.Context, webhookID string, since time.Time) (*DeliveryStats, error)
 }
 
 // Event types, as E2B names them.
@@ -134,6 +143,9 @@ type Delivery struct {
 	NextAttempt time.Time // when pending: the next attempt is due
 	LastStatus  int       // HTTP status of the last attempt; 0 for none
 	LastError   string    // why the last attempt failed
+	// LastDuration is how long the last attempt took, from sending the
+	// request to the receiver's answer (or the failure).
+	LastDuration time.Duration
 	// ClaimedBy is the worker whose lease the delivery is under ("" for
 	// none); the lease is live until LeaseUntil (see ClaimDeliveries).
 	ClaimedBy  string
@@ -151,4 +163,33 @@ func CheckClaim(claimer string, lease time.Duration, limit int) error {
 		return fmt.Errorf("claiming deliveries: lease %s and limit %d must be positive: %w", lease, limit, errdefs.ErrInvalidArgument)
 	}
 	return nil
+}
+
+// DeliveryStats is how one webhook's deliveries are going, for an
+// operator: Store.DeliveryStats.
+type DeliveryStats struct {
+	// Pending counts the deliveries still to be made, however old.
+	Pending int
+	// Delivered and Failed count the deliveries that settled (delivered,
+	// or failed for good) since the stats' start.
+	Delivered, Failed int
+	// Attempts counts the attempts made since the start, FailedAttempts
+	// those of them that failed.
+	Attempts, FailedAttempts int
+	// The durations of the attempts made since the start: mean, median
+	// and 95th percentile (nearest rank), and the longest.
+	MeanDuration, P50Duration, P95Duration, MaxDuration time.Duration
+	// LastSuccess and LastFailure are when the newest successful and
+	// failed attempts were made, of all those kept; LastFailureStatus and
+	// LastError say how the failed one went.
+	LastSuccess, LastFailure time.Time
+	LastFailureStatus        int
+	LastError                string
+}
+
+// Rank is the 0-based index, in n values sorted ascending, of the p-th
+// quantile (0 < p <= 1) by nearest rank: the stores' percentiles.
+func Rank(n int, p float64) int {
+	r := int(math.Ceil(p*float64(n))) - 1
+	return max(0, min(r, n-1))
 }

@@ -1,7 +1,8 @@
 // Package telemetry holds the server's Prometheus registry: the Go
 // runtime's and the process's own metrics (goroutines, heap, open file
 // descriptors), the live sandboxes and their resource use, lifecycle and
-// build durations, warm pools, and the REST API's requests. The parts it
+// build durations, warm pools, webhook deliveries, and the REST API's
+// requests. The parts it
 // measures call its Observe methods through hooks they declare, so none of
 // them imports Prometheus. docs/operations.md lists every series.
 package telemetry
@@ -16,10 +17,11 @@ import (
 
 // Registry is one server's metrics.
 type Registry struct {
-	reg    *prometheus.Registry
-	ops    *ops
-	http   *httpMetrics
-	starts starts
+	reg      *prometheus.Registry
+	ops      *ops
+	http     *httpMetrics
+	starts   starts
+	webhooks *webhooks
 }
 
 // New returns a registry with the Go runtime and process collectors and
@@ -31,7 +33,7 @@ func New() *Registry {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
-	return &Registry{reg: reg, ops: newOps(reg), http: newHTTPMetrics(reg)}
+	return &Registry{reg: reg, ops: newOps(reg), http: newHTTPMetrics(reg), webhooks: newWebhooks(reg)}
 }
 
 // Registerer is where more collectors go.

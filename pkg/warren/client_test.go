@@ -66,7 +66,7 @@ func fakeServer(t *testing.T) *httptest.Server {
 	})
 	for status, path := range map[int]string{400: "bad", 401: "nokey", 404: "gone", 409: "busy", 429: "quota", 503: "starting", 500: "broken"} {
 		mux.HandleFunc("DELETE /sandboxes/"+path, func(w http.ResponseWriter, r *http.Request) {
-			reply(w, status, map[string]any{"code": status, "message": "sandbox " + path})
+			reply(w, status, map[string]any{"code": status, "error_code": "code_" + path, "message": "sandbox " + path})
 		})
 	}
 	mux.HandleFunc("DELETE /sandboxes/sb1", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(204) })
@@ -105,7 +105,7 @@ func TestSandboxCalls(t *testing.T) {
 }
 
 // TestErrors: an error answer is an *APIError with the server's message
-// that errors.Is classifies by status.
+// and error_code that errors.Is classifies by status.
 func TestErrors(t *testing.T) {
 	srv := fakeServer(t)
 	c, err := New(Config{APIURL: srv.URL, APIKey: "e2b_test"})
@@ -121,8 +121,8 @@ func TestErrors(t *testing.T) {
 	} {
 		err := c.Kill(context.Background(), tc.id)
 		var apiErr *APIError
-		if !errors.Is(err, tc.want) || !errors.As(err, &apiErr) || apiErr.Message != "sandbox "+tc.id {
-			t.Errorf("Kill(%s) = %v, want %v with the server's message", tc.id, err, tc.want)
+		if !errors.Is(err, tc.want) || !errors.As(err, &apiErr) || apiErr.Message != "sandbox "+tc.id || apiErr.Code != "code_"+tc.id {
+			t.Errorf("Kill(%s) = %#v, want %v with the server's message and error_code", tc.id, err, tc.want)
 		}
 		if errors.Is(err, ErrNotFound) != (tc.want == ErrNotFound) {
 			t.Errorf("Kill(%s) = %v: misclassified as not found", tc.id, err)

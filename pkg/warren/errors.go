@@ -21,11 +21,16 @@ var (
 	ErrServer       = errors.New("server error")               // other 5xx
 )
 
-// APIError is an error answer of the server: E2B's {code, message}.
+// APIError is an error answer of the server: E2B's {code, error_code,
+// message}.
 type APIError struct {
 	Status  int
 	Message string
-	cause   error // the transport's error, for errors.As
+	// Code is the answer's machine-readable error_code (for instance
+	// "sandbox_capacity_unavailable"; api/openapi.yaml lists them); "" when
+	// the server sent none.
+	Code  string
+	cause error // the transport's error, for errors.As
 }
 
 // Unwrap gives the underlying error (a *connect.Error for envd's RPCs).
@@ -75,8 +80,11 @@ func answer(resp response, err error, want ...int) error {
 		}
 	}
 	e := &APIError{Status: code, Message: http.StatusText(code)}
-	if body := resp.GetJSONDefault(); body != nil && body.Message != "" {
-		e.Message = body.Message
+	if body := resp.GetJSONDefault(); body != nil {
+		e.Code = body.ErrorCode
+		if body.Message != "" {
+			e.Message = body.Message
+		}
 	}
 	return e
 }

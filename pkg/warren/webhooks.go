@@ -19,6 +19,24 @@ type Webhook struct {
 	Events    []string // Event* types it receives
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// Stats is how its deliveries are going over the last day, as
+	// Webhooks and Webhook return it; nil elsewhere.
+	Stats *WebhookStats
+}
+
+// WebhookStats is how a webhook's deliveries are going: Pending counts
+// every delivery still to be made; Delivered and Failed the deliveries
+// that settled since Since; Attempts the attempts made since then, with
+// their durations. The last success and failure are of all kept.
+type WebhookStats struct {
+	Since                                               time.Time
+	Pending, Delivered, Failed                          int
+	Attempts, FailedAttempts                            int
+	SuccessRate                                         float64 // Delivered/(Delivered+Failed); -1 when none settled
+	MeanDuration, P50Duration, P95Duration, MaxDuration time.Duration
+	LastSuccess, LastFailure                            time.Time
+	LastFailureStatusCode                               int // 0 when the receiver did not answer
+	LastError                                           string
 }
 
 // WebhookSpec registers a webhook.
@@ -55,6 +73,7 @@ type WebhookDelivery struct {
 	// when it did not answer); LastError why that attempt failed.
 	LastStatusCode int
 	LastError      string
+	LastDuration   time.Duration // how long the last attempt took
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
 }
@@ -73,7 +92,7 @@ func (c *Client) CreateWebhook(ctx context.Context, s WebhookSpec) (Webhook, err
 
 // Webhooks lists the key's team's webhooks (every team's for the admin key).
 func (c *Client) Webhooks(ctx context.Context) ([]Webhook, error) {
-	resp, err := c.api.ListWebhooksWithResponse(ctx)
+	resp, err := c.api.ListWebhooksWithResponse(ctx, nil)
 	if err := answer(resp, err, http.StatusOK); err != nil {
 		return nil, err
 	}
@@ -86,7 +105,7 @@ func (c *Client) Webhooks(ctx context.Context) ([]Webhook, error) {
 
 // Webhook returns one webhook.
 func (c *Client) Webhook(ctx context.Context, id string) (Webhook, error) {
-	resp, err := c.api.GetWebhookWithResponse(ctx, id)
+	resp, err := c.api.GetWebhookWithResponse(ctx, id, nil)
 	if err := answer(resp, err, http.StatusOK); err != nil {
 		return Webhook{}, err
 	}
@@ -135,6 +154,9 @@ func (c *Client) WebhookDeliveries(ctx context.Context, id string, limit int) ([
 		if d.LastStatusCode != nil {
 			wd.LastStatusCode = *d.LastStatusCode
 		}
+		if d.LastDurationMs != nil {
+			wd.LastDuration = time.Duration(*d.LastDurationMs) * time.Millisecond
+		}
 		out = append(out, wd)
 	}
 	return out, nil
@@ -154,5 +176,30 @@ func toWebhook(w *rest.Webhook) Webhook {
 		types[i] = string(t)
 	}
 	return Webhook{ID: w.ID, TeamID: w.TeamID, Name: w.Name, URL: w.URL, Enabled: w.Enabled, Events: types,
-		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt}
+		CreatedAt: w.CreatedAt, UpdatedAt: w.UpdatedAt, Stats: toWebhookStats(w.DeliveryStats)}
+}
+
+func toWebhookStats(s *rest.WebhookDeliveryStats) *WebhookStats {
+	if s == nil {
+		return nil
+	}
+	out := &WebhookStats{Since: s.Since, Pending: s.Pending, Delivered: s.Delivered, Failed: s.Failed,
+		Attempts: s.Attempts, FailedAttempts: s.FailedAttempts, SuccessRate: -1, LastError: deref(s.LastError)}
+	if s.SuccessRate != nil {
+		out.SuccessRate = *s.SuccessRate
+	}
+	if d := s.DurationMs; d != nil {
+		ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+		out.MeanDuration, out.P50Duration, out.P95Duration, out.MaxDuration = ms(d.Mean), ms(d.P50), ms(d.P95), ms(d.Max)
+	}
+	if s.LastSuccessAt != nil {
+		out.LastSuccess = *s.LastSuccessAt
+	}
+	if s.LastFailureAt != nil {
+		out.LastFailure = *s.LastFailureAt
+	}
+	if s.LastFailureStatusCode != nil {
+		out.LastFailureStatusCode = *s.LastFailureStatusCode
+	}
+	return out
 }

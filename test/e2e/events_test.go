@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -51,11 +52,13 @@ func (h *hookReceiver) deliveries() ([]hookDelivery, []string) {
 // a private address stays refused), a sandbox created, given a new
 // timeout, paused, resumed and killed; the events API lists each step in
 // order after the kill, and the receiver gets each one once, signed, in
-// the same order, with every delivery shown delivered.
+// the same order, with every delivery shown delivered. The webhook's
+// delivery statistics and the Prometheus series say so too; a second
+// webhook, on a receiver that answers 500, shows its failures there.
 func TestEvents(t *testing.T) {
 	cfg := loadConfig(t)
 	rt := cfg.runtimes[len(cfg.runtimes)-1]
-	s := launchServer(t, cfg, serverOpts{index: 140, runtime: rt, args: []string{"--webhook-allow", "127.0.0.0/8"}})
+	s := launchServer(t, cfg, serverOpts{index: 191, runtime: rt, args: []string{"--webhook-allow", "127.0.0.0/8"}})
 	c, err := warren.New(warren.Config{APIURL: s.url, APIKey: s.apiKey, SandboxURL: s.url, Domain: cfg.domain})
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +71,14 @@ func TestEvents(t *testing.T) {
 	hook, err := c.CreateWebhook(ctx, warren.WebhookSpec{Name: "e2e", URL: rs.URL + "/hook", Events: all, Secret: recv.secret})
 	if err != nil {
 		t.Fatalf("CreateWebhook: %v", err)
+	}
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	t.Cleanup(broken.Close)
+	failing, err := c.CreateWebhook(ctx, warren.WebhookSpec{Name: "broken", URL: broken.URL, Events: []string{warren.EventCreated}, Secret: "x"})
+	if err != nil {
+		t.Fatalf("CreateWebhook (broken): %v", err)
 	}
 	_, err = c.CreateWebhook(ctx, warren.WebhookSpec{URL: "http://10.1.2.3/hook", Events: all, Secret: "x"})
 	var apiErr *warren.APIError
@@ -100,6 +111,9 @@ func TestEvents(t *testing.T) {
 	}
 	checkEvents(t, evs, want, sb.ID)
 	checkDeliveries(t, c, recv, hook.ID, evs)
+	checkHookStats(t, c, hook.ID, len(evs))
+	checkFailingHookStats(t, c, failing.ID)
+	checkWebhookMetrics(t, s, len(evs))
 }
 
 func checkEvents(t *testing.T, evs []warren.Event, want []string, id string) {
@@ -154,6 +168,81 @@ func checkDeliveries(t *testing.T, c *warren.Client, recv *hookReceiver, hookID 
 	for _, d := range ds {
 		if d.Status != "delivered" || d.Attempts != 1 || d.LastStatusCode != http.StatusNoContent {
 			t.Errorf("delivery %+v, want delivered at the first attempt", d)
+		}
+	}
+}
+
+// checkHookStats: a webhook whose n deliveries all went through at the
+// first attempt shows them delivered, none pending or failed, a success
+// rate of 1 and a last success but no failure.
+func checkHookStats(t *testing.T, c *warren.Client, hookID string, n int) {
+	t.Helper()
+	h, err := c.Webhook(t.Context(), hookID)
+	if err != nil || h.Stats == nil {
+		t.Fatalf("Webhook: %+v, %v; want its stats", h, err)
+	}
+	st := *h.Stats
+	if st.Delivered != n || st.Pending != 0 || st.Failed != 0 || st.Attempts != n || st.FailedAttempts != 0 ||
+		st.SuccessRate != 1 || st.LastSuccess.IsZero() || !st.LastFailure.IsZero() || st.LastError != "" {
+		t.Errorf("stats %+v, want %d delivered at the first attempt and no failure", st, n)
+	}
+	if st.MaxDuration < st.P95Duration || st.P95Duration < st.P50Duration || time.Since(st.Since) < 23*time.Hour {
+		t.Errorf("stats %+v: durations out of order, or not over the default day", st)
+	}
+	hooks, err := c.Webhooks(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range hooks {
+		if w.Stats == nil {
+			t.Errorf("listed webhook %s without its stats", w.ID)
+		}
+	}
+}
+
+// checkFailingHookStats waits for the broken receiver's first failed
+// attempt and checks the stats report it: pending (a retry is due), no
+// success, the receiver's 500 as the last failure.
+func checkFailingHookStats(t *testing.T, c *warren.Client, hookID string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		h, err := c.Webhook(t.Context(), hookID)
+		if err != nil || h.Stats == nil {
+			t.Fatalf("Webhook: %+v, %v", h, err)
+		}
+		st := *h.Stats
+		if st.FailedAttempts > 0 {
+			if st.Pending != 1 || st.Delivered != 0 || st.Attempts != st.FailedAttempts || st.SuccessRate != -1 ||
+				!st.LastSuccess.IsZero() || st.LastFailure.IsZero() || st.LastFailureStatusCode != http.StatusInternalServerError ||
+				!strings.Contains(st.LastError, "500") {
+				t.Errorf("stats %+v, want one pending delivery whose attempt got a 500", st)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no failed attempt in the stats after 30 s: %+v", st)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// checkWebhookMetrics: /metrics counts the n deliveries and at least one
+// failed attempt that will be retried, each also in the duration histogram.
+func checkWebhookMetrics(t *testing.T, s *server, n int) {
+	t.Helper()
+	status, body, _ := send(t, s, "GET", "/metrics", "", nil)
+	if status != http.StatusOK {
+		t.Fatalf("GET /metrics = %d %s", status, body)
+	}
+	text := string(body)
+	for _, line := range []string{
+		fmt.Sprintf("warren_webhook_deliveries_total{outcome=\"delivered\"} %d\n", n),
+		fmt.Sprintf("warren_webhook_delivery_duration_seconds_count{outcome=\"delivered\"} %d\n", n),
+		"warren_webhook_deliveries_total{outcome=\"retry\"} ",
+	} {
+		if !strings.Contains(text, line) {
+			t.Errorf("no %q in /metrics", line)
 		}
 	}
 }

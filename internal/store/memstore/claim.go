@@ -67,6 +67,8 @@ func (m *Store) CompleteDelivery(ctx context.Context, claimer string, d *store.D
 	return m.endClaim(claimer, d.ID, func(stored *store.Delivery) {
 		stored.Status, stored.Attempts, stored.NextAttempt = d.Status, d.Attempts, utc(d.NextAttempt)
 		stored.LastStatus, stored.LastError, stored.UpdatedAt = d.LastStatus, d.LastError, d.UpdatedAt.UTC()
+		stored.LastDuration = d.LastDuration.Truncate(time.Millisecond)
+		m.addAttempt(stored)
 	})
 }
 

@@ -16,10 +16,14 @@ type eventTables struct {
 	events     map[string]*store.Event
 	webhooks   map[string]*store.Webhook
 	deliveries map[string]*store.Delivery
+	// attempts are each delivery's attempts (by delivery id), oldest
+	// first, for DeliveryStats; they go with their delivery.
+	attempts map[string][]attempt
 }
 
 func newEventTables() eventTables {
-	return eventTables{events: map[string]*store.Event{}, webhooks: map[string]*store.Webhook{}, deliveries: map[string]*store.Delivery{}}
+	return eventTables{events: map[string]*store.Event{}, webhooks: map[string]*store.Webhook{}, deliveries: map[string]*store.Delivery{},
+		attempts: map[string][]attempt{}}
 }
 
 func cloneEvent(e *store.Event) *store.Event {
@@ -40,6 +44,7 @@ func cloneDelivery(d *store.Delivery) *store.Delivery {
 	c := *d
 	c.NextAttempt, c.CreatedAt, c.UpdatedAt = utc(d.NextAttempt), d.CreatedAt.UTC(), d.UpdatedAt.UTC()
 	c.LeaseUntil = utc(d.LeaseUntil)
+	c.LastDuration = d.LastDuration.Truncate(time.Millisecond) // as the SQL stores keep it
 	return &c
 }
 
@@ -136,6 +141,7 @@ func (m *Store) DeleteEventsBefore(ctx context.Context, t time.Time) (int, error
 	for id, d := range m.ev.deliveries {
 		if _, ok := m.ev.events[d.EventID]; !ok {
 			delete(m.ev.deliveries, id)
+			delete(m.ev.attempts, id)
 		}
 	}
 	return n, nil
@@ -212,6 +218,7 @@ func (m *Store) DeleteWebhook(ctx context.Context, id string) error {
 	for did, d := range m.ev.deliveries {
 		if d.WebhookID == id {
 			delete(m.ev.deliveries, did)
+			delete(m.ev.attempts, did)
 		}
 	}
 	return nil

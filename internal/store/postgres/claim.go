@@ -84,41 +84,60 @@ func (s *Store) ClaimDeliveries(ctx context.Context, claimer string, now time.Ti
 // CompleteDelivery implements store.Store.
 func (s *Store) CompleteDelivery(ctx context.Context, claimer string, d *store.Delivery) error {
 	var e encoder
-	args := []any{d.ID, claimer, d.Status, d.Attempts, e.time(d.NextAttempt), d.LastStatus, d.LastError, e.time(d.UpdatedAt)}
+	at := e.time(d.UpdatedAt)
+	args := []any{d.ID, claimer, d.Status, d.Attempts, e.time(d.NextAttempt), d.LastStatus, d.LastError, at,
+		d.LastDuration.Milliseconds()}
 	if e.err != nil {
 		return fmt.Errorf("completing delivery %q: %w", d.ID, e.err)
 	}
-	return s.endClaim(ctx, claimer, d.ID, `UPDATE webhook_deliveries SET (status, attempts, next_attempt, last_status,
-		last_error, updated_at, claimed_by, lease_until) = ($3, $4, $5, $6, $7, $8, '', NULL)
+	return s.endClaim(ctx, claimer, d.ID, func(tx pgx.Tx) error {
+		// The attempt's history, for DeliveryStats; a retried recording
+		// of one attempt keeps the first.
+		_, err := tx.Exec(ctx, `INSERT INTO webhook_attempts (delivery_id, attempt, webhook_id, at, duration_ms,
+			http_status, ok, error) SELECT id, $2, webhook_id, $3, $4, $5, $6, $7 FROM webhook_deliveries WHERE id = $1
+			ON CONFLICT DO NOTHING`, d.ID, d.Attempts, at, d.LastDuration.Milliseconds(), d.LastStatus,
+			d.Status == store.DeliveryDelivered, d.LastError)
+		if err != nil {
+			return fmt.Errorf("recording an attempt of delivery %q: %w", d.ID, err)
+		}
+		return nil
+	}, `UPDATE webhook_deliveries SET (status, attempts, next_attempt, last_status,
+		last_error, updated_at, last_duration_ms, claimed_by, lease_until) = ($3, $4, $5, $6, $7, $8, $9, '', NULL)
 		WHERE id = $1 AND claimed_by = $2`, args...)
 }
 
 // ReleaseDelivery implements store.Store.
 func (s *Store) ReleaseDelivery(ctx context.Context, claimer, id string) error {
-	return s.endClaim(ctx, claimer, id, `UPDATE webhook_deliveries SET claimed_by = '', lease_until = NULL
+	return s.endClaim(ctx, claimer, id, nil, `UPDATE webhook_deliveries SET claimed_by = '', lease_until = NULL
 		WHERE id = $1 AND claimed_by = $2`, id, claimer)
 }
 
-// endClaim runs update, which ends claimer's lease of delivery id, and
-// tells a delivery that is gone from one claimed by another.
-func (s *Store) endClaim(ctx context.Context, claimer, id, update string, args ...any) error {
+// endClaim runs update, which ends claimer's lease of delivery id, then
+// (when it did) then, in one transaction, and tells a delivery that is
+// gone from one claimed by another.
+func (s *Store) endClaim(ctx context.Context, claimer, id string, then func(pgx.Tx) error, update string, args ...any) error {
 	if claimer == "" {
 		return fmt.Errorf("delivery %q: no claimer: %w", id, errdefs.ErrInvalidArgument)
 	}
-	tag, err := s.pool.Exec(ctx, update, args...)
-	if err != nil {
-		return fmt.Errorf("ending the claim of delivery %q: %w", id, err)
-	}
-	if tag.RowsAffected() == 1 {
-		return nil
-	}
-	var holder string
-	err = s.pool.QueryRow(ctx, `SELECT claimed_by FROM webhook_deliveries WHERE id = $1`, id).Scan(&holder)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("delivery %q: %w", id, errdefs.ErrNotFound)
-	}
-	if err != nil {
-		return fmt.Errorf("reading delivery %q: %w", id, err)
-	}
-	return fmt.Errorf("delivery %q is claimed by %q, not %q: %w", id, holder, claimer, errdefs.ErrConflict)
+	return s.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, update, args...)
+		if err != nil {
+			return fmt.Errorf("ending the claim of delivery %q: %w", id, err)
+		}
+		if tag.RowsAffected() == 1 {
+			if then != nil {
+				return then(tx)
+			}
+			return nil
+		}
+		var holder string
+		err = tx.QueryRow(ctx, `SELECT claimed_by FROM webhook_deliveries WHERE id = $1`, id).Scan(&holder)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("delivery %q: %w", id, errdefs.ErrNotFound)
+		}
+		if err != nil {
+			return fmt.Errorf("reading delivery %q: %w", id, err)
+		}
+		return fmt.Errorf("delivery %q is claimed by %q, not %q: %w", id, holder, claimer, errdefs.ErrConflict)
+	})
 }

@@ -51,12 +51,12 @@ func (s *Store) CreateEvent(ctx context.Context, e *store.Event, ds []*store.Del
 func insertDelivery(ctx context.Context, tx pgx.Tx, d *store.Delivery) error {
 	var e encoder
 	args := []any{d.ID, d.WebhookID, d.EventID, d.EventType, d.Status, d.Attempts, e.time(d.NextAttempt),
-		d.LastStatus, d.LastError, e.time(d.CreatedAt), e.time(d.UpdatedAt)}
+		d.LastStatus, d.LastError, e.time(d.CreatedAt), e.time(d.UpdatedAt), d.LastDuration.Milliseconds()}
 	if e.err != nil {
 		return fmt.Errorf("storing delivery %q: %w", d.ID, e.err)
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempts,
-		next_attempt, last_status, last_error, created_at, updated_at) VALUES (`+placeholders(1, len(args))+`)`, args...)
+		next_attempt, last_status, last_error, created_at, updated_at, last_duration_ms) VALUES (`+placeholders(1, len(args))+`)`, args...)
 	switch {
 	case isUniqueViolation(err):
 		return fmt.Errorf("delivery %q: %w", d.ID, errdefs.ErrAlreadyExists)

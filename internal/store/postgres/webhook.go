@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -82,7 +83,7 @@ func scanWebhook(row pgx.Row) (*store.Webhook, error) {
 
 // deliveryColumns are what scanDelivery reads.
 const deliveryColumns = `id, webhook_id, event_id, event_type, status, attempts, next_attempt, last_status,
-	last_error, claimed_by, lease_until, created_at, updated_at`
+	last_error, last_duration_ms, claimed_by, lease_until, created_at, updated_at`
 
 const selectDelivery = `SELECT ` + deliveryColumns + ` FROM webhook_deliveries`
 
@@ -90,12 +91,12 @@ const selectDelivery = `SELECT ` + deliveryColumns + ` FROM webhook_deliveries`
 func (s *Store) UpdateDelivery(ctx context.Context, d *store.Delivery) error {
 	var e encoder
 	args := []any{d.ID, d.Status, d.Attempts, e.time(d.NextAttempt), d.LastStatus, d.LastError, e.time(d.UpdatedAt),
-		d.ClaimedBy, e.time(d.LeaseUntil)}
+		d.ClaimedBy, e.time(d.LeaseUntil), d.LastDuration.Milliseconds()}
 	if e.err != nil {
 		return fmt.Errorf("updating delivery %q: %w", d.ID, e.err)
 	}
 	tag, err := s.pool.Exec(ctx, `UPDATE webhook_deliveries SET (status, attempts, next_attempt, last_status,
-		last_error, updated_at, claimed_by, lease_until) = ($2, $3, $4, $5, $6, $7, $8, $9) WHERE id = $1`, args...)
+		last_error, updated_at, claimed_by, lease_until, last_duration_ms) = ($2, $3, $4, $5, $6, $7, $8, $9, $10) WHERE id = $1`, args...)
 	return affectedOne(tag, err, fmt.Sprintf("updating delivery %q", d.ID))
 }
 
@@ -126,11 +127,13 @@ func scanDelivery(row pgx.Row) (*store.Delivery, error) {
 	var (
 		d                             store.Delivery
 		next, lease, created, updated *int64
+		tookMS                        int64
 	)
 	if err := row.Scan(&d.ID, &d.WebhookID, &d.EventID, &d.EventType, &d.Status, &d.Attempts, &next, &d.LastStatus,
-		&d.LastError, &d.ClaimedBy, &lease, &created, &updated); err != nil {
+		&d.LastError, &tookMS, &d.ClaimedBy, &lease, &created, &updated); err != nil {
 		return nil, err
 	}
+	d.LastDuration = time.Duration(tookMS) * time.Millisecond
 	d.NextAttempt, d.CreatedAt, d.UpdatedAt = fromNanos(next), fromNanos(created), fromNanos(updated)
 	d.LeaseUntil = fromNanos(lease)
 	return &d, nil

@@ -46,21 +46,33 @@ func (s *Store) ClaimDeliveries(ctx context.Context, claimer string, now time.Ti
 
 // CompleteDelivery implements store.Store.
 func (s *Store) CompleteDelivery(ctx context.Context, claimer string, d *store.Delivery) error {
-	return s.endClaim(ctx, claimer, d.ID, `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt = ?,
-		last_status = ?, last_error = ?, updated_at = ?, claimed_by = '', lease_until = NULL
+	return s.endClaim(ctx, claimer, d.ID, func(tx *sql.Tx) error {
+		// The attempt's history, for DeliveryStats; a retried recording
+		// of one attempt keeps the first.
+		_, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts (delivery_id, attempt, webhook_id, at, duration_ms,
+			http_status, ok, error) SELECT id, ?, webhook_id, ?, ?, ?, ?, ? FROM webhook_deliveries WHERE id = ?
+			ON CONFLICT DO NOTHING`, d.Attempts, formatTime(d.UpdatedAt), d.LastDuration.Milliseconds(), d.LastStatus,
+			d.Status == store.DeliveryDelivered, d.LastError, d.ID)
+		if err != nil {
+			return fmt.Errorf("recording an attempt of delivery %q: %w", d.ID, err)
+		}
+		return nil
+	}, `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt = ?,
+		last_status = ?, last_error = ?, last_duration_ms = ?, updated_at = ?, claimed_by = '', lease_until = NULL
 		WHERE id = ? AND claimed_by = ?`, d.Status, d.Attempts, optTime(d.NextAttempt), d.LastStatus, d.LastError,
-		formatTime(d.UpdatedAt), d.ID, claimer)
+		d.LastDuration.Milliseconds(), formatTime(d.UpdatedAt), d.ID, claimer)
 }
 
 // ReleaseDelivery implements store.Store.
 func (s *Store) ReleaseDelivery(ctx context.Context, claimer, id string) error {
-	return s.endClaim(ctx, claimer, id, `UPDATE webhook_deliveries SET claimed_by = '', lease_until = NULL
+	return s.endClaim(ctx, claimer, id, nil, `UPDATE webhook_deliveries SET claimed_by = '', lease_until = NULL
 		WHERE id = ? AND claimed_by = ?`, id, claimer)
 }
 
-// endClaim runs update, which ends claimer's lease of delivery id, and
-// tells a delivery that is gone from one claimed by another.
-func (s *Store) endClaim(ctx context.Context, claimer, id, update string, args ...any) error {
+// endClaim runs update, which ends claimer's lease of delivery id, then
+// (when it did) then, in one transaction, and tells a delivery that is
+// gone from one claimed by another.
+func (s *Store) endClaim(ctx context.Context, claimer, id string, then func(*sql.Tx) error, update string, args ...any) error {
 	if claimer == "" {
 		return fmt.Errorf("delivery %q: no claimer: %w", id, errdefs.ErrInvalidArgument)
 	}
@@ -70,6 +82,9 @@ func (s *Store) endClaim(ctx context.Context, claimer, id, update string, args .
 			return fmt.Errorf("ending the claim of delivery %q: %w", id, err)
 		}
 		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			if err == nil && then != nil {
+				err = then(tx)
+			}
 			return err
 		}
 		var holder string

@@ -44,9 +44,9 @@ func (s *Store) CreateEvent(ctx context.Context, e *store.Event, ds []*store.Del
 
 func insertDelivery(ctx context.Context, tx *sql.Tx, d *store.Delivery) error {
 	_, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (id, webhook_id, event_id, event_type, status, attempts,
-		next_attempt, last_status, last_error, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		next_attempt, last_status, last_error, last_duration_ms, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		d.ID, d.WebhookID, d.EventID, d.EventType, d.Status, d.Attempts, optTime(d.NextAttempt),
-		d.LastStatus, d.LastError, formatTime(d.CreatedAt), formatTime(d.UpdatedAt))
+		d.LastStatus, d.LastError, d.LastDuration.Milliseconds(), formatTime(d.CreatedAt), formatTime(d.UpdatedAt))
 	switch {
 	case isUniqueViolation(err):
 		return fmt.Errorf("delivery %q: %w", d.ID, errdefs.ErrAlreadyExists)

@@ -117,16 +117,16 @@ func scanWebhook(sc interface{ Scan(...any) error }) (*store.Webhook, error) {
 
 // deliveryColumns are what scanDelivery reads.
 const deliveryColumns = `id, webhook_id, event_id, event_type, status, attempts, next_attempt, last_status,
-	last_error, claimed_by, lease_until, created_at, updated_at`
+	last_error, last_duration_ms, claimed_by, lease_until, created_at, updated_at`
 
 const selectDelivery = `SELECT ` + deliveryColumns + ` FROM webhook_deliveries`
 
 // UpdateDelivery implements store.Store.
 func (s *Store) UpdateDelivery(ctx context.Context, d *store.Delivery) error {
 	res, err := s.db.ExecContext(ctx, `UPDATE webhook_deliveries SET status = ?, attempts = ?, next_attempt = ?,
-		last_status = ?, last_error = ?, claimed_by = ?, lease_until = ?, updated_at = ? WHERE id = ?`, d.Status,
-		d.Attempts, optTime(d.NextAttempt), d.LastStatus, d.LastError, d.ClaimedBy, optTime(d.LeaseUntil),
-		formatTime(d.UpdatedAt), d.ID)
+		last_status = ?, last_error = ?, last_duration_ms = ?, claimed_by = ?, lease_until = ?, updated_at = ? WHERE id = ?`,
+		d.Status, d.Attempts, optTime(d.NextAttempt), d.LastStatus, d.LastError, d.LastDuration.Milliseconds(), d.ClaimedBy,
+		optTime(d.LeaseUntil), formatTime(d.UpdatedAt), d.ID)
 	return affectedOne(res, err, "updating delivery", d.ID)
 }
 
@@ -172,11 +172,13 @@ func scanDelivery(sc interface{ Scan(...any) error }) (*store.Delivery, error) {
 		d                  store.Delivery
 		next, lease        sql.NullString
 		created, updatedAt string
+		tookMS             int64
 	)
 	if err := sc.Scan(&d.ID, &d.WebhookID, &d.EventID, &d.EventType, &d.Status, &d.Attempts, &next, &d.LastStatus,
-		&d.LastError, &d.ClaimedBy, &lease, &created, &updatedAt); err != nil {
+		&d.LastError, &tookMS, &d.ClaimedBy, &lease, &created, &updatedAt); err != nil {
 		return nil, fmt.Errorf("reading delivery: %w", err)
 	}
+	d.LastDuration = time.Duration(tookMS) * time.Millisecond
 	var err error
 	if d.NextAttempt, err = parseOptTime(next); err != nil {
 		return nil, err

@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Event", eventTests},
 		{"Webhook", webhookTests},
 		{"Claim", claimTests},
+		{"DeliveryStats", statsTests},
 		{"Node", nodeTests},
 		{"Park", parkTests},
 		{"Concurrent", concurrentTests},

@@ -319,7 +319,7 @@ func TestServeUnknownLayer(t *testing.T) {
 	mux.Handle("GET "+Path+"{key}", r)
 	rec := httptest.NewRecorder()
 	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, Path+keyA[:20], nil))
-	if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), `"code":404`) {
+	if rec.Code != http.StatusNotFound || !strings.Contains(rec.Body.String(), `"code":404,"error_code":"not_found"`) {
 		t.Fatalf("GET unknown layer = %d %s", rec.Code, rec.Body)
 	}
 }

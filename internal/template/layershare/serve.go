@@ -3,11 +3,11 @@ package layershare
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/template/layer"
 )
@@ -44,7 +44,5 @@ func (r *Resolver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // writeError answers in E2B's error shape, as the rest of the API does.
 func writeError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"code": status, "message": msg})
+	httperr.Error(w, status, msg)
 }

@@ -1,0 +1,85 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// DeliveryStats implements store.Store.
+func (s *Store) DeliveryStats(ctx context.Context, webhookID string, since time.Time) (*store.DeliveryStats, error) {
+	var st store.DeliveryStats
+	from := formatTime(since)
+	err := s.db.QueryRowContext(ctx, `SELECT
+			COALESCE(SUM(CASE WHEN status = ? THEN 1 ELSE 0 END), 0),
+			COALESCE(SUM(CASE WHEN status = ? AND updated_at >= ? THEN 1 ELSE 0 END), 0),
+			COALESCE(SUM(CASE WHEN status = ? AND updated_at >= ? THEN 1 ELSE 0 END), 0)
+		FROM webhook_deliveries WHERE webhook_id = ?`, store.DeliveryPending, store.DeliveryDelivered, from,
+		store.DeliveryFailed, from, webhookID).Scan(&st.Pending, &st.Delivered, &st.Failed)
+	if err != nil {
+		return nil, fmt.Errorf("counting deliveries of webhook %q: %w", webhookID, err)
+	}
+	var sumMS, maxMS int64
+	err = s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN ok THEN 0 ELSE 1 END), 0),
+			COALESCE(SUM(duration_ms), 0), COALESCE(MAX(duration_ms), 0)
+		FROM webhook_attempts WHERE webhook_id = ? AND at >= ?`, webhookID, from).
+		Scan(&st.Attempts, &st.FailedAttempts, &sumMS, &maxMS)
+	if err != nil {
+		return nil, fmt.Errorf("counting attempts of webhook %q: %w", webhookID, err)
+	}
+	if st.Attempts > 0 {
+		st.MeanDuration = (time.Duration(sumMS) * time.Millisecond / time.Duration(st.Attempts)).Truncate(time.Millisecond)
+		st.MaxDuration = time.Duration(maxMS) * time.Millisecond
+		if st.P50Duration, err = s.attemptDuration(ctx, webhookID, from, store.Rank(st.Attempts, 0.5)); err != nil {
+			return nil, err
+		}
+		if st.P95Duration, err = s.attemptDuration(ctx, webhookID, from, store.Rank(st.Attempts, 0.95)); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.lastAttempts(ctx, webhookID, &st); err != nil {
+		return nil, err
+	}
+	return &st, nil
+}
+
+// attemptDuration is the rank-th shortest duration of the webhook's
+// attempts made since from.
+func (s *Store) attemptDuration(ctx context.Context, webhookID, from string, rank int) (time.Duration, error) {
+	var ms int64
+	err := s.db.QueryRowContext(ctx, `SELECT duration_ms FROM webhook_attempts WHERE webhook_id = ? AND at >= ?
+		ORDER BY duration_ms LIMIT 1 OFFSET ?`, webhookID, from, rank).Scan(&ms)
+	if err != nil {
+		return 0, fmt.Errorf("reading attempt durations of webhook %q: %w", webhookID, err)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
+}
+
+// lastAttempts fills in the newest successful and failed attempts.
+func (s *Store) lastAttempts(ctx context.Context, webhookID string, st *store.DeliveryStats) error {
+	var ok sql.NullString
+	err := s.db.QueryRowContext(ctx, `SELECT MAX(at) FROM webhook_attempts WHERE webhook_id = ? AND ok`, webhookID).Scan(&ok)
+	if err == nil {
+		st.LastSuccess, err = parseOptTime(ok)
+	}
+	if err != nil {
+		return fmt.Errorf("reading the last success of webhook %q: %w", webhookID, err)
+	}
+	var at string
+	err = s.db.QueryRowContext(ctx, `SELECT at, http_status, error FROM webhook_attempts
+		WHERE webhook_id = ? AND NOT ok ORDER BY at DESC LIMIT 1`, webhookID).Scan(&at, &st.LastFailureStatus, &st.LastError)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	if err == nil {
+		st.LastFailure, err = parseTime(at)
+	}
+	if err != nil {
+		return fmt.Errorf("reading the last failure of webhook %q: %w", webhookID, err)
+	}
+	return nil
+}
