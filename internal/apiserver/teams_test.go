@@ -132,7 +132,7 @@ func TestKeyScopesAndExpiry(t *testing.T) {
 	f := newRouteFixture(t)
 	reader := f.addKey(t, apikey.Spec{Name: "reader", Scopes: []string{apikey.ScopeSandboxesRead}})
 	builder := f.addKey(t, apikey.Spec{Name: "builder", Scopes: []string{apikey.ScopeTemplatesRead, apikey.ScopeTemplatesWrite}})
-	expiring := f.addKey(t, apikey.Spec{Name: "short", TTL: 50 * time.Millisecond})
+	expiring := f.addKey(t, apikey.Spec{Name: "short", TTL: 2 * time.Second})
 	admin := f.addKey(t, apikey.Spec{Name: "admin", Admin: true})
 	tests := []struct {
 		key, method, path, body string
@@ -155,7 +155,7 @@ func TestKeyScopesAndExpiry(t *testing.T) {
 			t.Errorf("%s %s = %d %s, want %d with %q", tc.method, tc.path, st, body, tc.status, tc.contains)
 		}
 	}
-	time.Sleep(60 * time.Millisecond)
+	time.Sleep(2100 * time.Millisecond) // past the TTL, which is long enough for the requests above on a loaded machine
 	if st, body := f.call(t, expiring, "GET", "/v2/sandboxes", ""); st != 401 || !strings.Contains(body, "expired") {
 		t.Errorf("expired key: %d %s, want 401", st, body)
 	}
