@@ -210,7 +210,8 @@ func TestPoolClaimSkipsTheQueue(t *testing.T) {
 	defer cancel()
 	go e.m.RunPools(ctx)
 	waitPool(t, e.m, 1)
-	cancel() // no refill: the next cold create needs a turn
+	// RunPools keeps running: stopping it drains the pool, racing the
+	// claim below. Its refill after the claim takes no turn.
 	held, err := starts.Acquire(e.ctx, "test", "other")
 	if err != nil {
 		t.Fatal(err)
