@@ -80,6 +80,7 @@ serve_start() {
 		>"$SUITES_DIR/logs/server-$rt.log" 2>&1 &
 	server_pid=$!
 	trap serve_stop EXIT
+	trap 'exit 130' INT TERM
 	echo "warren ($rt) started, pid $server_pid, log $SUITES_DIR/logs/server-$rt.log"
 	for _ in $(seq 600); do
 		if [ -s "$data/tls/ca.pem" ] && curl -sf --cacert "$data/tls/ca.pem" \
