@@ -131,6 +131,7 @@ run_suite() {
 		py)
 			cd "$SUITES_DIR/python"
 			export SSL_CERT_FILE=$data/tls/ca.pem
+			export COLUMNS=250 # the short summary keeps each error whole
 			export PYTHONPATH=$root/scripts/lib/pyresolve:$SUITES_DIR/pydeps:$SUITES_DIR/e2b-python:$SUITES_DIR/python
 			# pytest.ini adds --numprocesses=2; a test is bounded too, so
 			# one that hangs is reported rather than eating the suite's time.
