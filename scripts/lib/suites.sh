@@ -69,6 +69,11 @@ suites_setup() {
 serve_start() {
 	local rt=$1
 	data=$SUITES_DIR/run/$rt
+	# A server that was killed may have left its sandboxes' mounts there.
+	if awk -v d="$data/" 'index($2, d) == 1 { found = 1 } END { exit !found }' /proc/mounts; then
+		echo "official-suites: mounts are left under $data by an earlier server; unmount them first" >&2
+		exit 1
+	fi
 	rm -rf "$data"
 	mkdir -p "$data"
 	key="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
