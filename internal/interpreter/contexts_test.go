@@ -3,11 +3,13 @@ package interpreter
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -243,4 +245,73 @@ func testDefaultContexts(t *testing.T, warm bool) {
 	if got := js.userCodes(); !slices.Equal(got, []string{"1", "2"}) {
 		t.Errorf("javascript kernel ran %q", got)
 	}
+}
+
+// TestDefaultPythonListedAfterFailedStart: a python kernel that misses its
+// start budget at Prestart (a loaded host) leaves its default context
+// listed first all the same, as the reference server lists it; the first
+// execution starts its kernel, in that same context.
+func TestDefaultPythonListedAfterFailedStart(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name     string
+		failures int32 // python starts that fail before one succeeds
+		atStart  int   // kernels running after Prestart
+	}{
+		{"started", 0, 1},
+		{"start failed", 1, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int32
+			ts, err := newPrestartedServer(t, nil, func(o *Options) {
+				start := o.Start
+				o.Start = func(ctx context.Context, spec KernelSpec) (Kernel, error) {
+					if spec.Argv[0] == "python3" && calls.Add(1) <= tc.failures {
+						return nil, errors.New("connecting to kernel: context deadline exceeded")
+					}
+					return start(ctx, spec)
+				}
+			})
+			if (err != nil) != (tc.failures > 0) {
+				t.Fatalf("Prestart: %v, with %d failed starts", err, tc.failures)
+			}
+			before := ts.listLanguages(t)
+			if want := []string{"python", "javascript"}; !slices.Equal(before.langs, want) {
+				t.Fatalf("listed %v, want %v", before.langs, want)
+			}
+			if n := len(ts.starter.all()); n != tc.atStart {
+				t.Errorf("%d kernels after Prestart, want %d", n, tc.atStart)
+			}
+			for _, ev := range ts.execute(t, map[string]any{"code": "1"}) {
+				if ev["type"] == "error" {
+					t.Fatalf("first execution: %v", ev)
+				}
+			}
+			if n := len(ts.starter.all()); n != 1 {
+				t.Errorf("%d kernels after the first execution, want 1 (python)", n)
+			}
+			if after := ts.listLanguages(t); !slices.Equal(after.ids, before.ids) {
+				t.Errorf("contexts %v after the first execution, want %v", after.ids, before.ids)
+			}
+		})
+	}
+}
+
+type listed struct{ langs, ids []string }
+
+// listLanguages is GET /contexts as languages and ids, in order.
+func (ts *testServer) listLanguages(t *testing.T) listed {
+	t.Helper()
+	status, b := ts.do(t, http.MethodGet, "/contexts", nil)
+	var list []contextInfo
+	if err := json.Unmarshal(b, &list); status != http.StatusOK || err != nil {
+		t.Fatalf("GET /contexts: %d %s (%v)", status, b, err)
+	}
+	var l listed
+	for _, c := range list {
+		l.langs = append(l.langs, c.Language)
+		l.ids = append(l.ids, c.ID)
+	}
+	return l
 }

@@ -29,6 +29,17 @@ func newTestServer(t *testing.T, s script, mod func(*Options)) *testServer {
 // newWarmTestServer starts the server with these warm default contexts.
 func newWarmTestServer(t *testing.T, s script, mod func(*Options), warm ...string) *testServer {
 	t.Helper()
+	ts, err := newPrestartedServer(t, s, mod, warm...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ts
+}
+
+// newPrestartedServer is newWarmTestServer returning Prestart's error
+// instead of failing on it; the server serves either way.
+func newPrestartedServer(t *testing.T, s script, mod func(*Options), warm ...string) (*testServer, error) {
+	t.Helper()
 	if s == nil {
 		s = defaultScript
 	}
@@ -51,15 +62,13 @@ func newWarmTestServer(t *testing.T, s script, mod func(*Options), warm ...strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := srv.Prestart(t.Context(), warm...); err != nil {
-		t.Fatal(err)
-	}
+	perr := srv.Prestart(t.Context(), warm...)
 	hs := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
 		hs.Close()
 		srv.Close(context.Background())
 	})
-	return &testServer{Server: srv, url: hs.URL, starter: f}
+	return &testServer{Server: srv, url: hs.URL, starter: f}, perr
 }
 
 func (ts *testServer) post(t *testing.T, ctx context.Context, path string, body any) *http.Response {

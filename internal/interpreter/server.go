@@ -124,6 +124,14 @@ var startupLanguages = []string{"javascript"}
 // background when the language is in warm, else on first use.
 func (s *Server) Prestart(ctx context.Context, warm ...string) error {
 	_, err := s.defaultContext(ctx, "python")
+	if err != nil {
+		// A kernel that missed its start budget (a loaded host) is
+		// retried on first use; until then its context is listed, as the
+		// reference server lists it from the start, before javascript.
+		if derr := s.declare("python"); derr != nil {
+			log.G(ctx).Warn("declaring the default python context", "err", derr)
+		}
+	}
 	for _, lang := range startupLanguages {
 		if _, ok := s.opts.Kernels[languages[lang].kernel]; !ok {
 			continue
