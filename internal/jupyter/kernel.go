@@ -15,11 +15,12 @@ import (
 
 const (
 	// defaultStartTimeout bounds Start when ctx has no deadline: a Python
-	// kernel with heavy startup scripts takes a few seconds, never half a
-	// minute. It stays under the SDKs' 60 s request timeout, so a kernel
-	// that never comes up is reported with its output rather than as a
-	// client-side timeout that says nothing.
-	defaultStartTimeout = 30 * time.Second
+	// kernel with heavy startup scripts takes a few seconds when the
+	// machine is quiet, but 4 in 206 took more than 30 s on a runsc host at
+	// load 30 on 2 cores. It stays under the SDKs' 60 s request timeout, so
+	// a kernel that never comes up is reported with its output rather than
+	// as a client-side timeout that says nothing.
+	defaultStartTimeout = 50 * time.Second
 	// shutdownGrace is how long a kernel may take to honour shutdown_request
 	// before it is killed.
 	shutdownGrace = 2 * time.Second
