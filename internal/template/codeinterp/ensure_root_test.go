@@ -56,6 +56,7 @@ func TestEnsureRealBuild(t *testing.T) {
 	checkPython(t, rootfs)
 	checkKernels(t, rootfs, m)
 	checkCharts(t, rootfs)
+	checkJava(t, rootfs)
 	checkIPythonLoadsFormatters(t, rootfs)
 	// A sudoers syntax error would take sudo away from the sandbox user.
 	if out, err := chrootOutput(rootfs, "/usr/sbin/visudo", "-c"); err != nil || !strings.Contains(out, sudoersDropIn+": parsed OK") {
@@ -98,6 +99,33 @@ func checkKernels(t *testing.T, rootfs string, m *Marker) {
 	out, err := chrootOutput(rootfs, denoBinary, "eval", "console.log(6*7)")
 	if err != nil || out != "42" {
 		t.Errorf("deno eval: %v\n%s", err, out)
+	}
+}
+
+// javaProbe runs one cell through the Java side of JavaKernel, with the
+// kernel's own JVM options and class path, and prints the frames it got.
+const javaProbe = `import base64, os, struct, subprocess, sys
+sys.path.insert(0, os.path.dirname(sys.argv[1]))
+import warren_java_kernel as k
+p = subprocess.Popen([k.JAVA, *k.JVM_OPTIONS, "-cp", k.CLASSES, "warren.jshell.Main"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+p.stdin.write(b"x " + base64.b64encode(b'System.out.println("hi"); 6 * 7') + b"\n")
+p.stdin.flush()
+got = []
+while True:
+    kind, n = struct.unpack(">cI", p.stdout.read(5))
+    if kind == b"d":
+        break
+    got.append(kind.decode() + ":" + p.stdout.read(n).decode())
+p.kill()
+print("|".join(got))
+`
+
+// checkJava proves the JDK is installed and the Java kernel's classes were
+// compiled: a cell prints and yields a value.
+func checkJava(t *testing.T, rootfs string) {
+	out, err := chrootOutput(rootfs, "/usr/bin/python3", "-c", javaProbe, JavaKernel)
+	if err != nil || out != "o:hi|o:\n|r:42" {
+		t.Errorf("running a Java cell: %v\n%s", err, out)
 	}
 }
 
