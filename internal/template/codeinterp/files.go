@@ -19,9 +19,10 @@ const (
 	DisplayModule  = "/usr/local/lib/warren/python/warren_display.py"
 	BashKernel     = "/usr/local/lib/warren/python/warren_bash_kernel.py"
 	JavaKernel     = "/usr/local/lib/warren/python/warren_java_kernel.py"
-	// javaDir holds the Java side of JavaKernel: its sources, and the
-	// classes javac makes from them at build time (see compileJava).
+	// javaDir holds the Java side of JavaKernel: its sources, and the JAR
+	// and class archive built from them (see compileJava).
 	javaDir = "/usr/local/lib/warren/java"
+	javaJar = javaDir + "/warren-jshell.jar"
 	// InterpreterPath is where warren binds its interpreter server into
 	// every sandbox; the template's start command runs it through sudo.
 	InterpreterPath = "/.warren/interpreter"

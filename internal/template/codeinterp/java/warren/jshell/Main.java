@@ -38,7 +38,7 @@ import jdk.jshell.spi.ExecutionEnv;
  * cells by warren_java_kernel.py (the Jupyter side).
  *
  * Requests arrive on stdin, one a line: "x BASE64" runs a cell, "s" stops
- * the running one. Answers go out on the real stdout as frames: one type
+ * the running one; the end of stdin ends the program after its cells. Answers go out on the real stdout as frames: one type
  * byte, a 4-byte big-endian length, the UTF-8 payload. Types: 'o' and 'e'
  * are the user's stdout and stderr, one frame per write (E2B's Java kernel
  * forwards each write as a chunk of its own); 'r' is the value of the cell's
@@ -50,6 +50,8 @@ public final class Main {
     private final ValueControl control = new ValueControl();
     private final JShell shell;
     private volatile boolean stopping;
+    // Queued after the last request; compared by identity.
+    private static final String END = new String("end of requests");
 
     private Main(Channel channel, PrintStream out, PrintStream err) {
         this.channel = channel;
@@ -90,6 +92,9 @@ public final class Main {
         m.warmUp();
         while (true) {
             String code = cells.take();
+            if (code == END) {
+                System.exit(0);
+            }
             m.stopping = false;
             m.runCell(code);
             out.flush();
@@ -111,9 +116,11 @@ public final class Main {
                 }
             }
         } catch (IOException | RuntimeException e) {
-            // Nothing to answer to: the kernel is gone.
+            // Nothing more will come.
         }
-        Runtime.getRuntime().halt(0);
+        // The cells already sent still run; then the JVM exits normally,
+        // which is when the template build's class archive is written.
+        cells.add(END);
     }
 
     /**
