@@ -188,3 +188,13 @@ func percentile(xs []float64, p float64) float64 {
 	i := int(p/100*float64(len(s)-1) + 0.5)
 	return s[i]
 }
+
+// BaselineRuncTrue times n runs of `runc run /bin/true` over the base
+// template's rootfs (milliseconds), for benchmarks outside Run that report
+// ratios to the same baseline.
+func BaselineRuncTrue(ctx context.Context, n int) ([]float64, error) {
+	return baselineRuncTrue(ctx, &Config{Baseline: n})
+}
+
+// Percentile is the p-th percentile of xs (nearest rank; 0 when empty).
+func Percentile(xs []float64, p float64) float64 { return percentile(xs, p) }

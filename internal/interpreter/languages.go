@@ -36,6 +36,7 @@ var languages = map[string]*language{
 	"typescript": {name: "typescript", kernel: "javascript", chdir: jsChdir, setEnv: jsSetEnv, saveEnv: jsSaveEnv, restoreEnv: jsRestoreEnv},
 	"bash":       {name: "bash", kernel: "bash", identOnly: true, chdir: shChdir, setEnv: shSetEnv, saveEnv: shSaveEnv, restoreEnv: shRestoreEnv},
 	"r":          {name: "r", kernel: "r", chdir: rChdir, setEnv: rSetEnv, saveEnv: rSaveEnv, restoreEnv: rRestoreEnv},
+	"java":       {name: "java", kernel: "java", chdir: javaChdir, setEnv: javaSetEnv, saveEnv: javaSaveEnv, restoreEnv: javaRestoreEnv},
 }
 
 // normalizeLanguage applies the reference server's rules: trimmed,

@@ -45,7 +45,7 @@ func TestEnvSnippetsRun(t *testing.T) {
 
 func TestNormalizeLanguage(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{"": "python", " Python ": "python", "js": "javascript", "TS": "typescript", "bash": "bash", "r": "r"} {
+	for in, want := range map[string]string{"": "python", " Python ": "python", "js": "javascript", "TS": "typescript", "bash": "bash", "r": "r", " JAVA": "java"} {
 		if got, err := normalizeLanguage(in); err != nil || got != want {
 			t.Errorf("normalizeLanguage(%q) = %q, %v; want %q", in, got, err, want)
 		}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,9 @@ type config struct {
 	logDir       string // empty: a temporary dir; logs are printed on failure
 	startTimeout time.Duration
 	suiteTimeout time.Duration
+	// firstIndex is the index (bridge we2e<n>, subnet 10.231.<n>.0/24) of
+	// the first runtime's server; the next runtime takes the next one.
+	firstIndex int
 }
 
 // minBudget is the least time the suite needs with templates already built.
@@ -36,7 +40,7 @@ func TestE2E(t *testing.T) {
 	cfg := loadConfig(t)
 	for i, rt := range cfg.runtimes {
 		t.Run(rt, func(t *testing.T) {
-			srv := startServer(t, cfg, i, rt)
+			srv := startServer(t, cfg, cfg.firstIndex+i, rt)
 			for _, pkg := range cfg.sdks {
 				t.Run(pkg, func(t *testing.T) { runSDKSuite(t, cfg, srv, pkg) })
 			}
@@ -87,6 +91,13 @@ func loadConfigTB(t testing.TB) config {
 		logDir:       os.Getenv("WARREN_E2E_LOG_DIR"),
 		startTimeout: envDuration(t, "WARREN_E2E_START_TIMEOUT", 10*time.Minute),
 		suiteTimeout: envDuration(t, "WARREN_E2E_SUITE_TIMEOUT", 15*time.Minute),
+	}
+	if v := os.Getenv("WARREN_E2E_INDEX"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 250 {
+			t.Fatalf("WARREN_E2E_INDEX=%q: want 0 to 250", v)
+		}
+		cfg.firstIndex = n
 	}
 	cfg.warrenBin = warrenBinary(t, cfg.repoRoot)
 	installNodeModules(t, e2eDir)

@@ -29,6 +29,9 @@ mount --bind "$DEBS" "$R/var/cache/apt/archives"
 mount --bind "$LISTS" "$R/var/lib/apt/lists"
 if [ -e /etc/resolv.conf ]; then mount --bind /etc/resolv.conf "$R/etc/resolv.conf"; fi
 chroot "$R" apt-get -q update
+# The base keeps no man pages, but the JRE's postinst registers java.1.gz
+# with update-alternatives, which fails unless the directory exists.
+mkdir -p "$R/usr/share/man/man1"
 # The stub first, on its own: once installed it satisfies python3-pythran,
 # so the resolver never selects the real package (see stub.go).
 chroot "$R" apt-get -q -y install "/var/cache/apt/archives/$STUB"

@@ -61,6 +61,12 @@ func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs str
 	if err := writeConfig(rootfs, denoErr == nil); err != nil {
 		return nil, fmt.Errorf("configuring rootfs: %w", err)
 	}
+	if err := compileJava(ctx, rootfs, lock, logf); err != nil {
+		return nil, fmt.Errorf("compiling the Java kernel: %w", err)
+	}
+	if err := cachedfs.UnmountUnder(rootfs); err != nil {
+		return nil, fmt.Errorf("cleaning up javac mounts: %w", err)
+	}
 	p.Enter(stepFinish)
 	if err := cachedfs.Trim(rootfs); err != nil {
 		return nil, fmt.Errorf("trimming rootfs: %w", err)

@@ -56,6 +56,7 @@ func TestEnsureRealBuild(t *testing.T) {
 	checkPython(t, rootfs)
 	checkKernels(t, rootfs, m)
 	checkCharts(t, rootfs)
+	checkJava(t, rootfs)
 	checkIPythonLoadsFormatters(t, rootfs)
 	// A sudoers syntax error would take sudo away from the sandbox user.
 	if out, err := chrootOutput(rootfs, "/usr/sbin/visudo", "-c"); err != nil || !strings.Contains(out, sudoersDropIn+": parsed OK") {
@@ -101,13 +102,45 @@ func checkKernels(t *testing.T, rootfs string, m *Marker) {
 	}
 }
 
+// javaProbe runs one cell through the Java side of JavaKernel, with the
+// kernel's own command line, and prints the frames it got. -Xshare:on
+// makes the JVM fail rather than start without the class archive.
+const javaProbe = `import base64, os, struct, subprocess, sys
+sys.path.insert(0, os.path.dirname(sys.argv[1]))
+import warren_java_kernel as k
+if not os.path.exists(k.ARCHIVE):
+    sys.exit("no class archive " + k.ARCHIVE)
+p = subprocess.Popen(k.java_argv("-Xshare:on"), stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+p.stdin.write(b"x " + base64.b64encode(b'System.out.println("hi"); 6 * 7') + b"\n")
+p.stdin.flush()
+got = []
+while True:
+    kind, n = struct.unpack(">cI", p.stdout.read(5))
+    if kind == b"d":
+        break
+    got.append(kind.decode() + ":" + p.stdout.read(n).decode())
+p.kill()
+print("|".join(got))
+`
+
+// checkJava proves the JDK is installed and the Java kernel's classes were
+// compiled: a cell prints and yields a value.
+func checkJava(t *testing.T, rootfs string) {
+	out, err := chrootOutput(rootfs, "/usr/bin/python3", "-c", javaProbe, JavaKernel)
+	// Importing the kernel imports ipykernel, whose debugger may warn first.
+	if err != nil || !strings.HasSuffix(out, "\no:hi|o:\n|r:42") {
+		t.Errorf("running a Java cell: %v\n%s", err, out)
+	}
+}
+
 // chrootOutput runs a command in rootfs. The rootfs is the shared, complete
 // cache entry, which nothing may change (a run as root once left
 // matplotlib's and Deno's caches in it): the command runs in a mount
 // namespace of its own with a tmpfs over the rootfs's /tmp, and its caches
-// go there.
+// go there. /proc is mounted as in a sandbox: the JVM needs it to map its
+// class archive.
 func chrootOutput(rootfs string, args ...string) (string, error) {
-	script := `mount -t tmpfs tmpfs "$0/tmp" && exec chroot "$0" "$@"`
+	script := `mount -t tmpfs tmpfs "$0/tmp" && mount -t proc proc "$0/proc" && exec chroot "$0" "$@"`
 	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", script, rootfs}, args...)...)
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME=/tmp",
 		"PYTHONDONTWRITEBYTECODE=1", "MPLBACKEND=Agg", "MPLCONFIGDIR=/tmp/mpl",

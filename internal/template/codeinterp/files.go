@@ -1,7 +1,7 @@
 package codeinterp
 
 import (
-	_ "embed"
+	"embed"
 	"encoding/json"
 	"fmt"
 	"github.com/warren-sandbox/warren/internal/template/cachedfs"
@@ -18,6 +18,11 @@ const (
 	startupScript  = "/etc/ipython/startup/00-warren.py"
 	DisplayModule  = "/usr/local/lib/warren/python/warren_display.py"
 	BashKernel     = "/usr/local/lib/warren/python/warren_bash_kernel.py"
+	JavaKernel     = "/usr/local/lib/warren/python/warren_java_kernel.py"
+	// javaDir holds the Java side of JavaKernel: its sources, and the JAR
+	// and class archive built from them (see compileJava).
+	javaDir = "/usr/local/lib/warren/java"
+	javaJar = javaDir + "/warren-jshell.jar"
 	// InterpreterPath is where warren binds its interpreter server into
 	// every sandbox; the template's start command runs it through sudo.
 	InterpreterPath = "/.warren/interpreter"
@@ -35,6 +40,12 @@ var (
 	// bashKernel is our own bash kernel: bookworm packages none.
 	//go:embed python/warren_bash_kernel.py
 	bashKernel []byte
+	// javaKernel is our own Java kernel (IJava is not packaged), with the
+	// JShell program it drives.
+	//go:embed python/warren_java_kernel.py
+	javaKernel []byte
+	//go:embed java/warren/jshell
+	javaSources embed.FS
 )
 
 // Kernel is one entry of KernelsFile: how the interpreter server starts a
@@ -47,13 +58,15 @@ type Kernel struct {
 
 // Kernels returns the language → kernel table; javascript and typescript
 // share Deno's kernel, which runs both. bash runs on our own kernel
-// (BashKernel): bash_kernel is not packaged in bookworm.
+// (BashKernel): bash_kernel is not packaged in bookworm; java on our
+// JShell kernel (JavaKernel): neither is IJava.
 func Kernels(withDeno bool) map[string]Kernel {
 	k := map[string]Kernel{
 		"python": {Argv: []string{"/usr/bin/python3", "-m", "ipykernel_launcher", "-f", connectionField}, InterruptMode: "signal"},
 		"bash":   {Argv: []string{"/usr/bin/python3", BashKernel, "-f", connectionField}, InterruptMode: "signal"},
 		// The command line of r-cran-irkernel's own kernelspec.
-		"r": {Argv: []string{"/usr/bin/R", "--slave", "-e", "IRkernel::main()", "--args", connectionField}, InterruptMode: "signal"},
+		"r":    {Argv: []string{"/usr/bin/R", "--slave", "-e", "IRkernel::main()", "--args", connectionField}, InterruptMode: "signal"},
+		"java": {Argv: []string{"/usr/bin/python3", JavaKernel, "-f", connectionField}, InterruptMode: "signal"},
 	}
 	if withDeno {
 		// Deno colours its text/plain results with ANSI escapes unless
@@ -109,8 +122,14 @@ func configFiles(withDeno bool) ([]rootFile, error) {
 		{rel(startupScript), 0o644, startupSource},
 		{rel(DisplayModule), 0o644, displayModule},
 		{rel(BashKernel), 0o644, bashKernel},
+		{rel(JavaKernel), 0o644, javaKernel},
 		{rel(sudoersDropIn), 0o440, []byte(sudoersSource)},
 	}
+	src, err := javaSourceFiles()
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, src...)
 	if withDeno {
 		spec, err := json.MarshalIndent(map[string]any{
 			"argv":           denoArgv(),
@@ -143,6 +162,27 @@ func writeConfig(rootfs string, withDeno bool) error {
 		}
 	}
 	return nil
+}
+
+// javaSourceFiles are the Java kernel's sources under javaDir/src, in a
+// fixed order (the recipe hash reads them in this order).
+func javaSourceFiles() ([]rootFile, error) {
+	var files []rootFile
+	err := fs.WalkDir(javaSources, "java", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := javaSources.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files = append(files, rootFile{rel(javaDir) + "/src/" + strings.TrimPrefix(p, "java/"), 0o644, data})
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reading embedded Java sources: %w", err)
+	}
+	return files, nil
 }
 
 func rel(p string) string { return strings.TrimPrefix(p, "/") }

@@ -27,7 +27,7 @@ var stepNames = map[int]string{
 	stepUnpack:    "apt: unpacking packages",
 	stepSetup:     "apt: configuring packages",
 	stepDeno:      "installing Deno",
-	stepConfigure: "writing kernels and IPython configuration",
+	stepConfigure: "writing kernels and IPython configuration, compiling the Java kernel",
 	stepFinish:    "trimming, measuring and saving",
 }
 

@@ -12,7 +12,7 @@ import (
 // ConfigVersion is the revision of how this package builds the tree
 // (copy, apt, the pythran stub, trimming). The files it writes are hashed by content, so
 // editing them needs no bump; changing the build steps does.
-const ConfigVersion = 2
+const ConfigVersion = 3
 
 // Packages is what the template installs on top of base, with apt and
 // without Recommends (base's apt.conf.d sets that). Chosen for what a data
@@ -27,9 +27,13 @@ const ConfigVersion = 2
 // template has one; they bring R's runtime and the IRkernel's R packages
 // (ZeroMQ bindings, repr, evaluate), not R's compilers (r-base-dev).
 //
+// default-jdk-headless (OpenJDK 17) runs the Java kernel and compiles its
+// JShell program at build time (see JavaKernel); IJava is not packaged.
+//
 // Not here: bash_kernel (not packaged in bookworm: see BashKernel), and
 // any -dev package or compiler.
 var Packages = []string{
+	"default-jdk-headless",
 	"python3-bs4",
 	"python3-ipykernel",
 	"python3-lxml",

@@ -88,6 +88,7 @@ func TestKernels(t *testing.T) {
 		"typescript": "/usr/local/bin/deno jupyter --kernel --conn {connection_file}",
 		"bash":       "/usr/bin/python3 /usr/local/lib/warren/python/warren_bash_kernel.py -f {connection_file}",
 		"r":          "/usr/bin/R --slave -e IRkernel::main() --args {connection_file}",
+		"java":       "/usr/bin/python3 /usr/local/lib/warren/python/warren_java_kernel.py -f {connection_file}",
 	}
 	if len(kernels) != len(want) {
 		t.Errorf("kernels = %v, want %d languages", kernels, len(want))
@@ -102,8 +103,8 @@ func TestKernels(t *testing.T) {
 			t.Errorf("%s kernel = %+v, want argv %q, %s", lang, k, argv, mode)
 		}
 	}
-	if got := Kernels(false); len(got) != 3 || got["python"].Argv == nil || got["bash"].Argv == nil || got["r"].Argv == nil {
-		t.Errorf("Kernels(false) = %v, want python, bash and r only", got)
+	if got := Kernels(false); len(got) != 4 || got["python"].Argv == nil || got["bash"].Argv == nil || got["r"].Argv == nil || got["java"].Argv == nil {
+		t.Errorf("Kernels(false) = %v, want python, bash, r and java only", got)
 	}
 }
 

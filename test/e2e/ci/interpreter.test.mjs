@@ -1,5 +1,5 @@
 // The code interpreter through the official @e2b/code-interpreter SDK:
-// stateful Python and JavaScript, streaming logs, rich results, errors,
+// stateful Python, JavaScript and Java, streaming logs, rich results, errors,
 // contexts, timeouts and a kernel that dies.
 
 import assert from 'node:assert/strict'
@@ -324,5 +324,76 @@ describe('more languages and options', { timeout: 300_000 }, () => {
     const out = ex.logs.stdout.join('')
     assert.ok(out.includes('\u0000\u0001') && out.includes('\u00ff'), `stdout: ${JSON.stringify(out.slice(0, 80))}`)
     assert.equal((await sbx.runCode('2 + 2')).text, '4')
+  })
+})
+
+describe('runCode (java)', { timeout: 240_000 }, () => {
+  // A sandbox of its own: its global envs are part of the test, and the
+  // JVM should not share memory with the other file's kernels. Last in the
+  // file, so that the shared sandbox's lifetime does not pay for JVM starts.
+  let jsbx
+  before(async () => {
+    jsbx = await Sandbox.create({ timeoutMs: 300_000, envs: { TEST_ENV_VAR: 'supertest' } })
+  })
+  after(async () => {
+    await jsbx?.kill().catch(() => {})
+  })
+  const java = (code, opts = {}) => jsbx.runCode(code, { language: 'java', timeoutMs: 60_000, ...opts })
+
+  test('println arrives as upstream sends it: the text, then the line end', async () => {
+    const ex = await java('System.out.println("Hello, World!")')
+    assert.equal(ex.error, undefined)
+    assert.equal(ex.logs.stdout[0], 'Hello, World!')
+    assert.deepEqual(ex.logs.stdout, ['Hello, World!', '\n'])
+    const err = await java('System.err.print("é 日本")')
+    assert.deepEqual(err.logs.stderr, ['é 日本'])
+  })
+
+  test('the working directory is user.dir; a context has its own', async () => {
+    assert.equal((await java('System.getProperty("user.dir")')).text, '/home/user')
+    const ctx = await jsbx.createCodeContext({ language: 'java', cwd: '/tmp' })
+    assert.equal((await jsbx.runCode('System.getProperty("user.dir")', { context: ctx })).text, '/tmp')
+    await jsbx.removeCodeContext(ctx)
+  })
+
+  test('envs are system properties: global, per execution, an overwrite restored', async () => {
+    assert.equal((await java('System.getProperty("TEST_ENV_VAR")')).text, 'supertest')
+    const tricky = 'a "q" \\u0022 \\ \n日本'
+    assert.equal((await java('System.getProperty("FOO")', { envs: { FOO: tricky } })).text, tricky)
+    assert.equal((await java('System.getProperty("FOO", "default")')).text, 'default')
+    assert.equal((await java('System.getProperty("TEST_ENV_VAR")', { envs: { TEST_ENV_VAR: 'overwrite' } })).text, 'overwrite')
+    assert.equal((await java('System.getProperty("TEST_ENV_VAR")')).text, 'supertest')
+  })
+
+  test('values are shown as String.valueOf; state persists across cells', async () => {
+    assert.equal((await java('"a" + "b"')).text, 'ab')
+    assert.equal((await java('int n = 6;')).results.length, 0)
+    await java('import java.util.*;\nList<Integer> l = new ArrayList<>(List.of(n, 7));\nint times(int a, int b) { return a * b; }')
+    assert.equal((await java('times(l.get(0), l.get(1))')).text, '42')
+    assert.equal((await java('l')).text, '[6, 7]')
+    assert.equal((await java('System.getProperty("no.such.property")')).results.length, 0, 'null is no result')
+  })
+
+  test('a compile error and an exception are errors with name, value and traceback', async () => {
+    const bad = await java('int x = "s";')
+    assert.equal(bad.error?.name, 'CompilationException')
+    assert.match(bad.error.value, /incompatible types/)
+    assert.match(bad.error.traceback, /int x = "s";/)
+    const thrown = await java('int[] a = new int[1];\na[0] = 1 / 0;')
+    assert.equal(thrown.error?.name, 'java.lang.ArithmeticException')
+    assert.equal(thrown.error.value, '/ by zero')
+    assert.match(thrown.error.traceback, /ArithmeticException: \/ by zero/)
+  })
+
+  test('a run past timeoutMs is interrupted and the context keeps its state; a restart clears it', async () => {
+    const ctx = await jsbx.createCodeContext({ language: 'java' })
+    await jsbx.runCode('int kept = 42;', { context: ctx, timeoutMs: 60_000 })
+    await assert.rejects(jsbx.runCode('while (true) { }', { context: ctx, timeoutMs: 3_000 }))
+    await assert.rejects(jsbx.runCode('Thread.sleep(60_000)', { context: ctx, timeoutMs: 3_000 }))
+    assert.equal((await jsbx.runCode('kept', { context: ctx, timeoutMs: 60_000 })).text, '42')
+    await jsbx.restartCodeContext(ctx)
+    const gone = await jsbx.runCode('kept', { context: ctx, timeoutMs: 60_000 })
+    assert.equal(gone.error?.name, 'CompilationException')
+    await jsbx.removeCodeContext(ctx)
   })
 })
