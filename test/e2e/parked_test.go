@@ -135,12 +135,14 @@ func checkParked(ctx context.Context, t *testing.T, sb *warren.Sandbox, memory b
 	if data, err := sb.Files.Read(ctx, "parked.txt", warren.FileOptions{}); err != nil || string(data) != "kept across nodes" {
 		t.Errorf("file after the move: %q, %v", data, err)
 	}
-	// By its command line: after a cold boot the same pid may be another
-	// process's.
+	// By its whole command line: after a cold boot the same pid may be
+	// another process's, this very check's shell among them (a fresh pid
+	// namespace numbers its first commands alike), whose command line holds
+	// the word sleep too.
 	var res *warren.CommandResult
 	err := testutil.Poll(10*time.Second, 200*time.Millisecond, func() error {
 		var err error
-		res, err = sb.Commands.Run(ctx, "grep -qa 'sleep' /proc/$(cat sleeper.pid)/cmdline 2>/dev/null && echo alive || echo gone", warren.CommandOptions{})
+		res, err = sb.Commands.Run(ctx, `[ "$(tr '\0' ' ' < /proc/$(cat sleeper.pid)/cmdline 2>/dev/null)" = "sleep 3600 " ] && echo alive || echo gone`, warren.CommandOptions{})
 		return err
 	})
 	if err != nil {
