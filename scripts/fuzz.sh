@@ -6,12 +6,12 @@
 # replays it as a regression) and makes this script fail after the rest
 # have run.
 # Usage: scripts/fuzz.sh [Target...]   (default: all)
-# FUZZTIME (default 5s) is each target's budget, as `go test -fuzztime`
+# FUZZTIME (default 3s) is each target's budget, as `go test -fuzztime`
 # takes it: a duration or a count such as 1000x.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH=$PATH:/usr/local/go/bin
-fuzztime=${FUZZTIME:-5s}
+fuzztime=${FUZZTIME:-3s}
 
 # "<package dir> <target>" for every target, in a stable order.
 targets=$(grep -H '^func Fuzz[A-Za-z0-9_]*(f \*testing.F)' --include='*_fuzz_test.go' -r internal pkg cmd 2>/dev/null |

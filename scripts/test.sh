@@ -11,7 +11,7 @@ echo
 echo "==> go vet"
 go vet ./...
 echo
-echo "==> fuzz (every target, ${FUZZTIME:-5s} each)"
+echo "==> fuzz (every target, ${FUZZTIME:-3s} each)"
 ./scripts/fuzz.sh
 echo
 echo "==> go test ./... (unit, conformance and end-to-end)"
