@@ -187,6 +187,23 @@ type DeliveryStats struct {
 	LastError                string
 }
 
+// SetDurations derives the duration figures from the attempts' durations:
+// their sum, their maximum, and nth, which reads the duration at a rank (0
+// the shortest). Every store derives them here, so the figures agree.
+func (st *DeliveryStats) SetDurations(sum, longest time.Duration, nth func(rank int) (time.Duration, error)) error {
+	if st.Attempts == 0 {
+		return nil
+	}
+	st.MeanDuration = (sum / time.Duration(st.Attempts)).Truncate(time.Millisecond)
+	st.MaxDuration = longest
+	var err error
+	if st.P50Duration, err = nth(Rank(st.Attempts, 0.5)); err != nil {
+		return err
+	}
+	st.P95Duration, err = nth(Rank(st.Attempts, 0.95))
+	return err
+}
+
 // Rank is the 0-based index, in n values sorted ascending, of the p-th
 // quantile (0 < p <= 1) by nearest rank: the stores' percentiles.
 func Rank(n int, p float64) int {

@@ -72,11 +72,14 @@ func (m *Store) DeliveryStats(ctx context.Context, webhookID string, since time.
 			took, sum = append(took, a.took), sum+a.took
 		}
 	}
+	slices.Sort(took)
+	var longest time.Duration
 	if len(took) > 0 {
-		slices.Sort(took)
-		st.MeanDuration = (sum / time.Duration(len(took))).Truncate(time.Millisecond)
-		st.P50Duration, st.P95Duration = took[store.Rank(len(took), 0.5)], took[store.Rank(len(took), 0.95)]
-		st.MaxDuration = took[len(took)-1]
+		longest = took[len(took)-1]
+	}
+	nth := func(rank int) (time.Duration, error) { return took[rank], nil }
+	if err := st.SetDurations(sum, longest, nth); err != nil {
+		return nil, err
 	}
 	return &st, nil
 }

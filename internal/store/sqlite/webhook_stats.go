@@ -31,15 +31,9 @@ func (s *Store) DeliveryStats(ctx context.Context, webhookID string, since time.
 	if err != nil {
 		return nil, fmt.Errorf("counting attempts of webhook %q: %w", webhookID, err)
 	}
-	if st.Attempts > 0 {
-		st.MeanDuration = (time.Duration(sumMS) * time.Millisecond / time.Duration(st.Attempts)).Truncate(time.Millisecond)
-		st.MaxDuration = time.Duration(maxMS) * time.Millisecond
-		if st.P50Duration, err = s.attemptDuration(ctx, webhookID, from, store.Rank(st.Attempts, 0.5)); err != nil {
-			return nil, err
-		}
-		if st.P95Duration, err = s.attemptDuration(ctx, webhookID, from, store.Rank(st.Attempts, 0.95)); err != nil {
-			return nil, err
-		}
+	nth := func(rank int) (time.Duration, error) { return s.attemptDuration(ctx, webhookID, from, rank) }
+	if err := st.SetDurations(time.Duration(sumMS)*time.Millisecond, time.Duration(maxMS)*time.Millisecond, nth); err != nil {
+		return nil, err
 	}
 	if err := s.lastAttempts(ctx, webhookID, &st); err != nil {
 		return nil, err
