@@ -1,16 +1,10 @@
 package interpreter
 
 import (
-	"bufio"
-	"encoding/base64"
-	"encoding/binary"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/warren-sandbox/warren/internal/testutil"
 )
 
 func TestJavaQuote(t *testing.T) {
@@ -60,43 +54,8 @@ func TestJavaSnippets(t *testing.T) {
 // old value or clears a property that was unset.
 func TestJavaSnippetsRun(t *testing.T) {
 	t.Parallel()
-	for _, tool := range []string{"javac", "java"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
-	dir := t.TempDir()
-	src, _ := filepath.Glob(filepath.Join("..", "template", "codeinterp", "java", "warren", "jshell", "*.java"))
-	if out, err := exec.Command("javac", append([]string{"-d", dir}, src...)...).CombinedOutput(); err != nil {
-		t.Fatalf("javac %v: %v\n%s", src, err, out)
-	}
-	cmd := exec.Command("java", "-XX:TieredStopAtLevel=1", "-cp", dir, "warren.jshell.Main")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { stdin.Close(); cmd.Wait() }()
-	r := bufio.NewReader(stdout)
-	run := func(code string) string {
-		fmt.Fprintf(stdin, "x %s\n", base64.StdEncoding.EncodeToString([]byte(code)))
-		var out strings.Builder
-		for {
-			var head [5]byte
-			if _, err := io.ReadFull(r, head[:]); err != nil {
-				t.Fatalf("reading the kernel: %v", err)
-			}
-			payload := make([]byte, binary.BigEndian.Uint32(head[1:]))
-			if _, err := io.ReadFull(r, payload); err != nil {
-				t.Fatalf("reading the kernel: %v", err)
-			}
-			if head[0] == 'd' {
-				return out.String()
-			}
-			fmt.Fprintf(&out, "%c:%s|", head[0], payload)
-		}
-	}
+	p := testutil.StartJavaProgram(t, filepath.Join("..", "template", "codeinterp", "java", "warren", "jshell"))
+	run := func(code string) string { return p.Run(code, 0) }
 	value := "it's \"q\" \\u0022 $HOME \\n\nline2\t\x01日本 🙂"
 	vars := map[string]string{"NEWV": value, "OLDV": "new"}
 	report := `"[" + System.getProperty("NEWV", "unset") + "][" + System.getProperty("OLDV") + "][" + System.getProperty("user.dir") + "]"`

@@ -1,83 +1,18 @@
 package codeinterp
 
 import (
-	"bufio"
-	"encoding/base64"
-	"encoding/binary"
-	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/testutil"
 )
-
-// javaProgram is the Java side of JavaKernel, compiled and started with
-// the host's JDK.
-type javaProgram struct {
-	t     *testing.T
-	stdin io.WriteCloser
-	out   *bufio.Reader
-}
-
-func startJavaProgram(t *testing.T) *javaProgram {
-	for _, tool := range []string{"javac", "java"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not installed", tool)
-		}
-	}
-	dir := t.TempDir()
-	src, err := filepath.Glob("java/warren/jshell/*.java")
-	if err != nil || len(src) == 0 {
-		t.Fatalf("no Java sources: %v", err)
-	}
-	if out, err := exec.Command("javac", append([]string{"-d", dir}, src...)...).CombinedOutput(); err != nil {
-		t.Fatalf("javac: %v\n%s", err, out)
-	}
-	cmd := exec.Command("java", "-XX:TieredStopAtLevel=1", "-cp", dir, "warren.jshell.Main")
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close() // the program ends when its requests end
-		cmd.Wait()
-	})
-	return &javaProgram{t: t, stdin: stdin, out: bufio.NewReader(stdout)}
-}
-
-// run sends a cell, and "s" after stopAfter if that is set; it returns the
-// frames up to the cell's end as "type:payload|" text.
-func (p *javaProgram) run(code string, stopAfter time.Duration) string {
-	fmt.Fprintf(p.stdin, "x %s\n", base64.StdEncoding.EncodeToString([]byte(code)))
-	if stopAfter > 0 {
-		time.AfterFunc(stopAfter, func() { io.WriteString(p.stdin, "s\n") })
-	}
-	var got strings.Builder
-	for {
-		var head [5]byte
-		if _, err := io.ReadFull(p.out, head[:]); err != nil {
-			p.t.Fatalf("reading frames: %v", err)
-		}
-		payload := make([]byte, binary.BigEndian.Uint32(head[1:]))
-		if _, err := io.ReadFull(p.out, payload); err != nil {
-			p.t.Fatalf("reading frames: %v", err)
-		}
-		if head[0] == 'd' {
-			return got.String()
-		}
-		fmt.Fprintf(&got, "%c:%s|", head[0], strings.ReplaceAll(string(payload), "\x00", "¦"))
-	}
-}
 
 // The cells of one JShell in order: state carries from each to the next.
 func TestJavaProgram(t *testing.T) {
 	t.Parallel()
-	p := startJavaProgram(t)
+	p := testutil.StartJavaProgram(t, filepath.Join("java", "warren", "jshell"))
 	tests := []struct {
 		name, code string
 		stop       time.Duration
@@ -101,7 +36,7 @@ func TestJavaProgram(t *testing.T) {
 		{"user code cannot read the requests", `System.in.read()`, 0, "r:-1|", false},
 	}
 	for _, tc := range tests {
-		got := p.run(tc.code, tc.stop)
+		got := p.Run(tc.code, tc.stop)
 		if tc.wantPrefix && !strings.HasPrefix(got, tc.want) || !tc.wantPrefix && got != tc.want {
 			t.Errorf("%s: %q gave %q, want %q", tc.name, tc.code, got, tc.want)
 		}
