@@ -1,20 +1,26 @@
 package main
 
 import (
-	"context"
-	"flag"
 	"os"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/warren-sandbox/warren/internal/bench"
 )
 
-// runBench is `warren bench`: it measures a running server (see
+// benchCommand is `warren bench`: it measures a running server (see
 // docs/benchmarks.md).
-func runBench(args []string) error {
-	c := &bench.Config{}
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.StringVar(&c.URL, "url", os.Getenv("E2B_API_URL"), "server URL (E2B_API_URL)")
+func benchCommand(c *bench.Config) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "bench [flags]",
+		Short:   "measure a running server against a runc baseline",
+		GroupID: "server",
+		Args:    usageArgs(cobra.NoArgs),
+		RunE:    func(cmd *cobra.Command, _ []string) error { return bench.Run(cmd.Context(), c) },
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&c.URL, "api-url", os.Getenv("E2B_API_URL"), "server URL (E2B_API_URL)")
 	fs.StringVar(&c.APIKey, "api-key", os.Getenv("E2B_API_KEY"), "API key (E2B_API_KEY)")
 	fs.StringVar(&c.NodeDir, "node-dir", "test/e2e", "directory with node_modules/e2b and bench/tti.mjs")
 	fs.StringVar(&c.Rootfs, "rootfs", "", "rootfs for the runc baseline (default: the cached base template)")
@@ -40,8 +46,7 @@ func runBench(args []string) error {
 	fs.DurationVar(&c.Density.IdleWindow, "idle-window", 30*time.Second, "with --density: how long idle CPU is measured at each step")
 	fs.IntVar(&c.Density.MemFloorMB, "mem-floor-mb", 2048, "with --density: stop creating when the host has less memory available")
 	fs.StringVar(&c.Density.Bridge, "bridge", "", "with --density: the server's --bridge, to check its ports, netns and nftables sets are reclaimed")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	return bench.Run(context.Background(), c)
+	_ = cmd.MarkFlagDirname("node-dir")
+	_ = cmd.MarkFlagDirname("plot-dir")
+	return cmd
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"archive/tar"
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,38 +11,30 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
-const imageUsage = `usage: warren image import FILE|DIR    a docker save tarball or an OCI image layout
-       warren image list
-
-Imported images are used by FROM and fromImage by their names, before any
-registry is asked.`
-
-// runImage dispatches `warren image ...`, a client of the server's
+// imageCommand is `warren image import|list`, a client of the server's
 // /images endpoints.
-func runImage(args []string) error {
-	if len(args) == 0 || (args[0] != "import" && args[0] != "list") {
-		return errors.New(imageUsage)
+func imageCommand(conn *connFlags) *cobra.Command {
+	imp := &cobra.Command{
+		Use:   "import FILE|DIR",
+		Short: "import a docker save tarball or an OCI image layout",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+		RunE: withClient(conn, func(_ context.Context, c *warren.Client, args []string) error {
+			return imageImport(c, args[0])
+		}),
 	}
-	fset := flag.NewFlagSet("image "+args[0], flag.ContinueOnError)
-	url, key := serverFlags(fset)
-	rest, err := parseInterleaved(fset, args[1:])
-	if err != nil {
-		return err
+	list := &cobra.Command{
+		Use: "list", Short: "list the imported images", Args: usageArgs(cobra.NoArgs),
+		RunE: withClient(conn, func(_ context.Context, c *warren.Client, _ []string) error { return imageList(c) }),
 	}
-	c, err := client(*url, *key)
-	if err != nil {
-		return err
-	}
-	if args[0] == "list" {
-		return imageList(c)
-	}
-	if len(rest) != 1 {
-		return errors.New(imageUsage)
-	}
-	return imageImport(c, rest[0])
+	cmd := parentCommand("image", "import docker-save tarballs and OCI layouts for builds", "server", imp, list)
+	cmd.Long = "Imported images are used by FROM and fromImage by their names, before any\nregistry is asked. " + serverFound
+	conn.register(cmd.PersistentFlags())
+	return cmd
 }
 
 func imageImport(c *warren.Client, path string) error {

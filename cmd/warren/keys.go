@@ -2,63 +2,71 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/apikey"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/server"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
-// runKeys implements `warren keys create|list|revoke`, working on the
-// server's database directly: the data directory's SQLite (safe while the
-// server runs: WAL) or, with --store, a cluster's Postgres.
-func runKeys(args []string) error {
-	if len(args) < 1 {
-		return errors.New("usage: warren keys create|list|revoke [--data-dir DIR | --store URL] [--name NAME] [--team TEAM] [--scopes S,S] [--expires DURATION] [ID|NAME]")
+// keysOptions are `warren keys`' flags.
+type keysOptions struct {
+	db                 storeFlags
+	name, team, scopes string
+	expires            time.Duration
+}
+
+// keysCommand is `warren keys create|list|revoke`, working on the server's
+// database directly (see storeFlags).
+func keysCommand(o *keysOptions) *cobra.Command {
+	create := &cobra.Command{
+		Use:   "create [--name NAME] [--team TEAM] [--scopes S,S] [--expires DURATION]",
+		Short: "create an API key and print it (the last line printed)",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE:  func(cmd *cobra.Command, _ []string) error { return o.create(cmd.Context()) },
 	}
-	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
-	dataDir := fs.String("data-dir", server.DefaultDataDir, "data directory of the server")
-	storeURL := fs.String("store", os.Getenv(server.StoreEnv), server.StoreFlagHelp)
-	name := fs.String("name", "", "name of the new key (create)")
-	team := fs.String("team", store.DefaultTeam, "team of the new key, created when first named (create)")
-	scopes := fs.String("scopes", "", "comma-separated scopes the new key is limited to (create; default: all): "+strings.Join(apikey.Scopes, ", "))
-	expires := fs.Duration("expires", 0, "lifetime of the new key, e.g. 720h (create; default: never expires)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
+	f := create.Flags()
+	f.StringVar(&o.name, "name", "", "name of the new key")
+	f.StringVar(&o.team, "team", store.DefaultTeam, "team of the new key, created when first named")
+	f.StringVar(&o.scopes, "scopes", "", "comma-separated scopes the new key is limited to (default: all): "+strings.Join(apikey.Scopes, ", "))
+	f.DurationVar(&o.expires, "expires", 0, "lifetime of the new key, e.g. 720h (default: never expires)")
+	_ = create.RegisterFlagCompletionFunc("scopes", cobra.FixedCompletions(apikey.Scopes, cobra.ShellCompDirectiveNoFileComp))
+	list := &cobra.Command{
+		Use: "list", Short: "list the keys (never the keys themselves)", Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.db.with(cmd.Context(), func(st store.Store) error { return listKeys(cmd.Context(), st) })
+		},
 	}
-	ctx := context.Background()
-	st, err := server.OpenStore(ctx, *storeURL, *dataDir)
-	if err != nil {
-		return err
+	revoke := &cobra.Command{
+		Use: "revoke ID|NAME", Short: "revoke a key", Args: usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return o.db.with(cmd.Context(), func(st store.Store) error { return st.RevokeAPIKey(cmd.Context(), args[0]) })
+		},
 	}
-	defer st.Close()
-	switch args[0] {
-	case "create":
-		var sc []string
-		if *scopes != "" {
-			sc = strings.Split(*scopes, ",")
-		}
-		key, err := server.CreateKey(ctx, st, apikey.Spec{Name: *name, Team: *team, Scopes: sc, TTL: *expires})
+	cmd := parentCommand("keys", "manage API keys in a data directory", "server", create, list, revoke)
+	o.db.register(cmd)
+	return cmd
+}
+
+func (o *keysOptions) create(ctx context.Context) error {
+	var sc []string
+	if o.scopes != "" {
+		sc = strings.Split(o.scopes, ",")
+	}
+	return o.db.with(ctx, func(st store.Store) error {
+		key, err := server.CreateKey(ctx, st, apikey.Spec{Name: o.name, Team: o.team, Scopes: sc, TTL: o.expires})
 		if err != nil {
 			return err
 		}
 		fmt.Println(key)
 		return nil
-	case "list":
-		return listKeys(ctx, st)
-	case "revoke":
-		if fs.NArg() != 1 {
-			return errors.New("usage: warren keys revoke ID|NAME")
-		}
-		return st.RevokeAPIKey(ctx, fs.Arg(0))
-	}
-	return fmt.Errorf("unknown keys command %q", args[0])
+	})
 }
 
 func listKeys(ctx context.Context, st store.Store) error {

@@ -32,19 +32,26 @@ func captureStdout(t *testing.T, f func() error) string {
 	return string(out)
 }
 
+// runCLI executes warren with args as main does.
+func runCLI(args ...string) error {
+	root := rootCommand()
+	root.SetArgs(goStyleFlags(root, args))
+	return root.Execute()
+}
+
 func TestKeysCommands(t *testing.T) {
 	dir := t.TempDir()
 	key := strings.TrimSpace(captureStdout(t, func() error {
-		return runKeys([]string{"create", "--data-dir", dir, "--name", "ci"})
+		return runCLI("keys", "create", "--data-dir", dir, "--name", "ci")
 	}))
 	if !apikey.Valid(key) {
 		t.Fatalf("created key %q is not e2b_ + 40 hex", key)
 	}
-	list := captureStdout(t, func() error { return runKeys([]string{"list", "--data-dir", dir}) })
+	list := captureStdout(t, func() error { return runCLI("keys", "list", "--data-dir", dir) })
 	if !strings.Contains(list, "ci") || strings.Contains(list, key) || !strings.Contains(list, "active") {
 		t.Fatalf("list must show the key's name and mask, never the key:\n%s", list)
 	}
-	captureStdout(t, func() error { return runKeys([]string{"revoke", "--data-dir", dir, "ci"}) })
+	captureStdout(t, func() error { return runCLI("keys", "revoke", "--data-dir", dir, "ci") })
 
 	st, err := sqlite.Open(context.Background(), filepath.Join(dir, server.DBFile))
 	if err != nil {
@@ -56,7 +63,7 @@ func TestKeysCommands(t *testing.T) {
 	}
 	for _, bad := range [][]string{{}, {"rotate", "--data-dir", dir}, {"revoke", "--data-dir", dir},
 		{"create", "--data-dir", dir, "--team", "Not A Team"}, {"create", "--data-dir", dir, "--scopes", "root"}} {
-		if err := runKeys(bad); err == nil {
+		if err := runCLI(append([]string{"keys"}, bad...)...); err == nil {
 			t.Errorf("keys %v: want an error", bad)
 		}
 	}
@@ -68,7 +75,7 @@ func TestKeysCommands(t *testing.T) {
 func TestKeysTeams(t *testing.T) {
 	dir := t.TempDir()
 	out := captureStdout(t, func() error {
-		return runKeys([]string{"create", "--data-dir", dir, "--name", "ci", "--team", "acme", "--scopes", "sandboxes:read,sandboxes:write", "--expires", "24h"})
+		return runCLI("keys", "create", "--data-dir", dir, "--name", "ci", "--team", "acme", "--scopes", "sandboxes:read,sandboxes:write", "--expires", "24h")
 	})
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	key := lines[len(lines)-1]
@@ -81,7 +88,7 @@ func TestKeysTeams(t *testing.T) {
 	if err != nil || k.TeamID != "acme" || len(k.Scopes) != 2 || k.ExpiresAt == nil || k.Admin {
 		t.Fatalf("stored key = %+v, %v", k, err)
 	}
-	list := captureStdout(t, func() error { return runKeys([]string{"list", "--data-dir", dir}) })
+	list := captureStdout(t, func() error { return runCLI("keys", "list", "--data-dir", dir) })
 	if !strings.Contains(list, "acme") || !strings.Contains(list, "sandboxes:read,sandboxes:write") || !strings.Contains(list, "active until") {
 		t.Fatalf("list must show the team, scopes and expiry:\n%s", list)
 	}
@@ -92,14 +99,14 @@ func TestKeysTeams(t *testing.T) {
 func TestTeamsCommands(t *testing.T) {
 	dir := t.TempDir()
 	captureStdout(t, func() error {
-		return runTeams([]string{"set", "acme", "--data-dir", dir, "--max-sandboxes", "3", "--max-memory", "-1"})
+		return runCLI("teams", "set", "acme", "--data-dir", dir, "--max-sandboxes", "3", "--max-memory", "-1")
 	})
-	list := captureStdout(t, func() error { return runTeams([]string{"list", "--data-dir", dir}) })
+	list := captureStdout(t, func() error { return runCLI("teams", "list", "--data-dir", dir) })
 	if !strings.Contains(list, "acme") || !strings.Contains(list, "3") || !strings.Contains(list, "none") {
 		t.Fatalf("list:\n%s", list)
 	}
 	for _, bad := range [][]string{{}, {"set", "--data-dir", dir}, {"set", "acme", "--data-dir", dir, "--max-cpus", "-2"}, {"grow", "--data-dir", dir}} {
-		if err := runTeams(bad); err == nil {
+		if err := runCLI(append([]string{"teams"}, bad...)...); err == nil {
 			t.Errorf("teams %v: want an error", bad)
 		}
 	}

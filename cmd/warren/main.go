@@ -2,7 +2,7 @@
 // the E2B-compatible API, the sandbox proxy and the sandbox manager;
 // `warren sandbox` and `warren template` are clients of a server, on the
 // Go SDK; `warren mcp` serves agents over MCP; the other subcommands
-// administer a data directory.
+// administer a data directory. Every command is a cobra command.
 package main
 
 import (
@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/warren-sandbox/warren/internal/bench"
 	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
@@ -34,6 +35,7 @@ func main() {
 		}
 	}()
 	root := rootCommand()
+	root.SetArgs(goStyleFlags(root, os.Args[1:]))
 	err := root.Execute()
 	var exit exitError
 	switch {
@@ -46,7 +48,21 @@ func main() {
 	}
 }
 
-func rootCommand() *cobra.Command {
+// cliOptions hold what the flags of the commands that have options of
+// their own parse into, so that a test can read them after parsing.
+type cliOptions struct {
+	serve    serveOptions
+	keys     keysOptions
+	teams    teamsOptions
+	image    connFlags
+	bench    bench.Config
+	selftest selftestOptions
+	template templateOptions
+}
+
+func rootCommand() *cobra.Command { return newRoot(&cliOptions{}) }
+
+func newRoot(o *cliOptions) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "warren",
 		Short:         "Self-hosted, E2B-compatible sandboxes for AI agents",
@@ -57,35 +73,15 @@ func rootCommand() *cobra.Command {
 	root.SetVersionTemplate("warren {{.Version}}\n")
 	root.AddGroup(&cobra.Group{ID: "server", Title: "Run and administer a server:"},
 		&cobra.Group{ID: "client", Title: "Use a server:"})
-	for _, c := range []struct {
-		name, args, short string
-		run               func([]string) error
-		group             string
-	}{
-		{"serve", "[flags]", "run the API server and sandboxes", runServe, "server"},
-		{"keys", "create|list|revoke", "manage API keys in a data directory", runKeys, "server"},
-		{"teams", "set|list", "per-team quotas in a data directory", runTeams, "server"},
-		{"image", "import|list", "import docker-save tarballs and OCI layouts for builds", runImage, "server"},
-		{"bench", "[flags]", "measure a running server against a runc baseline", runBench, "server"},
-		{"selftest", "isolation [flags]", "probe a running server's sandboxes for escapes", runSelftest, "server"},
-		{"template", "build|list|get|delete|tag|untag", "build and manage templates on a server", runTemplate, "client"},
-	} {
-		root.AddCommand(passthrough(c.name, c.args, c.short, c.group, c.run))
+	for _, c := range []*cobra.Command{serveCommand(&o.serve), keysCommand(&o.keys), teamsCommand(&o.teams),
+		imageCommand(&o.image), benchCommand(&o.bench), selftestCommand(&o.selftest), templateCommand(&o.template)} {
+		root.AddCommand(markGoFlags(c))
 	}
 	root.AddCommand(sandboxCommand(), nodesCommand(), loginCommand(), mcpCommand())
 	root.AddCommand(&cobra.Command{Use: "version", Short: "print the version", Args: cobra.NoArgs,
 		Run: func(*cobra.Command, []string) { fmt.Println("warren", version) }})
+	root.SetGlobalNormalizationFunc(flagAliases)
 	return root
-}
-
-// passthrough wraps a command that parses its own flags with the standard
-// library, as the server-side commands always have.
-func passthrough(name, args, short, group string, run func([]string) error) *cobra.Command {
-	return &cobra.Command{
-		Use: name + " " + args, Short: short, GroupID: group,
-		DisableFlagParsing: true,
-		RunE:               func(_ *cobra.Command, a []string) error { return run(a) },
-	}
 }
 
 // explain adds what a user can do about the common errors.

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/admission"
-	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -16,27 +13,65 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/warren-sandbox/warren/internal/admission"
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/server"
 	"github.com/warren-sandbox/warren/internal/telemetry"
 	"github.com/warren-sandbox/warren/internal/usage"
 )
 
-// parseServe reads `warren serve`'s flags into a checked server.Config.
-func parseServe(args []string) (*server.Config, error) {
-	c := &server.Config{PoolTemplates: []string{"base", "code-interpreter-v1"}}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+// serveOptions are what `warren serve`'s flags parse into; config turns
+// them into the server's checked Config.
+type serveOptions struct {
+	cfg        server.Config
+	secretFile string // --cluster-secret-file
+}
+
+func serveCommand(o *serveOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "serve [flags]",
+		Short:   "run the API server and sandboxes",
+		GroupID: "server",
+		Args:    usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := o.config()
+			if err != nil {
+				return err
+			}
+			return runServe(cfg)
+		},
+	}
+	c := &o.cfg
+	c.PoolTemplates = []string{"base", "code-interpreter-v1"}
+	fs := cmd.Flags()
 	serveFlagsPlaces(fs, c)
 	serveFlagsSandboxes(fs, c)
 	serveFlagsPools(fs, c)
 	serveFlagsObserve(fs, c)
-	secretFile := serveFlagsCluster(fs, c)
-	if err := fs.Parse(args); err != nil {
-		return nil, err
+	serveFlagsCluster(fs, o)
+	complete := func(name string, values ...string) {
+		_ = cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
+	complete("runtime", "runsc", "runc")
+	complete("role", server.RoleAll, "node", "api")
+	complete("log-level", "debug", "info", "warn", "error")
+	for _, d := range []string{"data-dir", "cache-dir", "shared-dir"} {
+		_ = cmd.MarkFlagDirname(d)
+	}
+	return cmd
+}
+
+// config is the server's Config from the parsed flags and the environment,
+// checked by Config.Validate.
+func (o *serveOptions) config() (*server.Config, error) {
+	c := o.cfg
 	c.ClusterSecret = os.Getenv(clusterauth.Env)
-	if *secretFile != "" {
-		b, err := os.ReadFile(*secretFile)
+	if o.secretFile != "" {
+		b, err := os.ReadFile(o.secretFile)
 		if err != nil {
 			return nil, fmt.Errorf("--cluster-secret-file: %w", err)
 		}
@@ -58,11 +93,11 @@ func parseServe(args []string) (*server.Config, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	return c, nil
+	return &c, nil
 }
 
 // serveFlagsPlaces: where warren listens, keeps its state and finds its parts.
-func serveFlagsPlaces(fs *flag.FlagSet, c *server.Config) {
+func serveFlagsPlaces(fs *pflag.FlagSet, c *server.Config) {
 	fs.StringVar(&c.Listen, "listen", "127.0.0.1:3000", "address for the API and all sandbox traffic")
 	fs.StringVar(&c.DataDir, "data-dir", server.DefaultDataDir, "where the database and sandbox state live")
 	fs.StringVar(&c.Store, "store", os.Getenv(server.StoreEnv), server.StoreFlagHelp)
@@ -72,7 +107,8 @@ func serveFlagsPlaces(fs *flag.FlagSet, c *server.Config) {
 	fs.StringVar(&c.Subnet, "subnet", "10.99.0.0/16", "private range for sandbox addresses; must not overlap the host's")
 	fs.StringVar(&c.Bridge, "bridge", "warren0", "name of the host bridge sandboxes attach to")
 	fs.StringVar(&c.EnvdPath, "envd", "", "path of the static envd binary (default: next to warren)")
-	fs.TextVar(&c.LogLevel, "log-level", slog.LevelInfo, "debug, info, warn or error (a bad level is an error)")
+	c.LogLevel = slog.LevelInfo
+	fs.Var(levelValue{&c.LogLevel}, "log-level", "debug, info, warn or error (a bad level is an error)")
 	fs.BoolVar(&c.CodeInterpreter, "code-interpreter", true, "build and serve the code-interpreter-v1 template")
 	fs.StringVar(&c.InterpreterPath, "interpreter", "", "path of the static interpreter server binary (default: next to warren)")
 	fs.IntVar(&c.EgressProxyPort, "egress-proxy-port", 4380, "port of the egress proxy on the sandbox gateway, which enforces allowOut domains (0: domain rules are refused)")
@@ -91,7 +127,7 @@ func serveFlagsPlaces(fs *flag.FlagSet, c *server.Config) {
 }
 
 // serveFlagsSandboxes: what a sandbox gets and may ask for, and how long things live.
-func serveFlagsSandboxes(fs *flag.FlagSet, c *server.Config) {
+func serveFlagsSandboxes(fs *pflag.FlagSet, c *server.Config) {
 	fs.DurationVar(&c.MaxTimeout, "max-timeout", 24*time.Hour, "longest sandbox timeout a request may ask for (0: no cap)")
 	fs.DurationVar(&c.CheckpointAfter, "checkpoint-after", 30*time.Second, "how long a paused runsc sandbox stays frozen in memory before its memory is checkpointed to disk (0: at once)")
 	fs.IntVar(&c.CPUCount, "default-cpu", 2, "CPUs per sandbox when the template does not say")
@@ -113,7 +149,7 @@ func serveFlagsSandboxes(fs *flag.FlagSet, c *server.Config) {
 }
 
 // serveFlagsPools: the warm pools.
-func serveFlagsPools(fs *flag.FlagSet, c *server.Config) {
+func serveFlagsPools(fs *pflag.FlagSet, c *server.Config) {
 	fs.IntVar(&c.PoolSize, "pool-size", 8, "the most sandboxes kept booted ahead for one template (and settings) that creates ask for, claimed by the next create; 0: no pools")
 	fs.IntVar(&c.PoolMin, "pool-min", 1, "the fewest sandboxes a pool keeps while creates still ask for its template (within --pool-size)")
 	fs.Func("pool-templates", "comma-separated templates whose pools (for creates with default settings) are filled from the start and kept at --pool-min even when idle (default \"base,code-interpreter-v1\"; \"\": none)", func(v string) error {
@@ -124,7 +160,7 @@ func serveFlagsPools(fs *flag.FlagSet, c *server.Config) {
 }
 
 // serveFlagsObserve: metrics, usage, lifecycle events and webhooks.
-func serveFlagsObserve(fs *flag.FlagSet, c *server.Config) {
+func serveFlagsObserve(fs *pflag.FlagSet, c *server.Config) {
 	fs.DurationVar(&c.MetricsRetention, "metrics-retention", time.Hour, "how long a killed sandbox's metrics history stays readable (0: dropped when it ends)")
 	fs.StringVar(&c.MetricsListen, "metrics-listen", "", "also serve GET /metrics on this address, without an API key (e.g. 127.0.0.1:9090; default: off, /metrics on --listen takes the admin key)")
 	fs.IntVar(&c.MetricsSandboxLimit, "metrics-sandbox-limit", telemetry.DefaultSandboxLimit, "the most running sandboxes with per-sandbox series in /metrics; the rest are counted in warren_sandbox_series_dropped_total")
@@ -133,9 +169,10 @@ func serveFlagsObserve(fs *flag.FlagSet, c *server.Config) {
 	fs.Func("webhook-allow", "an internal range (CIDR) webhook deliveries may reach, e.g. 127.0.0.0/8 for a receiver on the host; repeatable (default: none, as for --registry-allow)", cidrList(&c.WebhookAllow))
 }
 
-// serveFlagsCluster: the role and what a node tells the cluster; it
-// returns where the cluster secret's file is named.
-func serveFlagsCluster(fs *flag.FlagSet, c *server.Config) *string {
+// serveFlagsCluster: the role, what a node tells the cluster, and the
+// cluster secret's file.
+func serveFlagsCluster(fs *pflag.FlagSet, o *serveOptions) {
+	c := &o.cfg
 	host, _ := os.Hostname()
 	c.Version = version
 	fs.StringVar(&c.Role, "role", server.RoleAll, "all: API and sandboxes on this machine (SQLite by default); node: run sandboxes for a cluster sharing --store=postgres://…; api: the cluster's stateless API in front of the nodes (--store=postgres://…, no root)")
@@ -144,20 +181,24 @@ func serveFlagsCluster(fs *flag.FlagSet, c *server.Config) *string {
 	fs.DurationVar(&c.HeartbeatInterval, "heartbeat-interval", server.DefaultHeartbeatInterval, "how often a node writes its heartbeat (capacity and usage) to the store")
 	fs.StringVar(&c.SharedDir, "shared-dir", "", "storage every node mounts at this same path (NFS, a CSI volume; --role=node): paused sandboxes are parked there, and when a node dies the cluster hands them to another that sees the same storage")
 	fs.DurationVar(&c.NodeDeadAfter, "node-dead-after", server.DefaultNodeDeadAfter, "a node whose last heartbeat is this old is reported dead (GET /nodes); the API role reports its running sandboxes lost then, or up to one --heartbeat-interval later when the node's clock is ahead of the API's (docs/cluster.md)")
-	return fs.String("cluster-secret-file", "", "file holding the cluster secret (at least 32 characters, the same on the API and every node), with which they authenticate each other; default $"+clusterauth.Env+"; required with --role=api and --role=node")
+	fs.StringVar(&o.secretFile, "cluster-secret-file", "", "file holding the cluster secret (at least 32 characters, the same on the API and every node), with which they authenticate each other; default $"+clusterauth.Env+"; required with --role=api and --role=node")
 }
 
-func runServe(args []string) error {
-	cfg, err := parseServe(args)
-	if err != nil {
-		return err
-	}
+func runServe(cfg *server.Config) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: cfg.LogLevel}))
 	slog.SetDefault(logger)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return server.Run(log.WithLogger(ctx, logger), *cfg)
 }
+
+// levelValue is a log level flag; pflag's TextVar would show no type name
+// in the help for it.
+type levelValue struct{ l *slog.Level }
+
+func (v levelValue) String() string     { return v.l.String() }
+func (v levelValue) Set(s string) error { return v.l.UnmarshalText([]byte(s)) }
+func (v levelValue) Type() string       { return "level" }
 
 // splitList splits a comma-separated flag value, dropping empty items.
 func splitList(v string) []string {

@@ -2,62 +2,55 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strconv"
 	"text/tabwriter"
 
-	"github.com/warren-sandbox/warren/internal/server"
+	"github.com/spf13/cobra"
+
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
-// runTeams implements `warren teams set|list`: per-team quotas over the
-// server's --team-max-* defaults, on the server's database (the data
-// directory's, or --store's; safe while the server runs: it reads them at
-// each create).
-func runTeams(args []string) error {
-	const usage = "usage: warren teams set TEAM [--max-sandboxes N] [--max-memory MB] [--max-cpus N] [--max-builds N] | warren teams list  [--data-dir DIR | --store URL]  (0: the server's default, -1: no limit)"
-	if len(args) < 1 {
-		return errors.New(usage)
-	}
-	fs := flag.NewFlagSet("teams "+args[0], flag.ContinueOnError)
-	dataDir := fs.String("data-dir", server.DefaultDataDir, "data directory of the server")
-	storeURL := fs.String("store", os.Getenv(server.StoreEnv), server.StoreFlagHelp)
-	var t store.Team
-	fs.IntVar(&t.MaxSandboxes, "max-sandboxes", 0, "running sandboxes at once")
-	fs.IntVar(&t.MaxMemoryMB, "max-memory", 0, "total memory MB of running sandboxes")
-	fs.IntVar(&t.MaxCPUs, "max-cpus", 0, "total vCPUs of running sandboxes")
-	fs.IntVar(&t.MaxBuilds, "max-builds", 0, "template builds at once")
-	rest := args[1:]
-	if args[0] == "set" && len(rest) > 0 && rest[0] != "" && rest[0][0] != '-' {
-		t.ID, rest = rest[0], rest[1:]
-	}
-	if err := fs.Parse(rest); err != nil {
-		return err
-	}
-	ctx := context.Background()
-	st, err := server.OpenStore(ctx, *storeURL, *dataDir)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	switch args[0] {
-	case "set":
-		if t.ID == "" {
-			return errors.New(usage)
-		}
-		for _, v := range []int{t.MaxSandboxes, t.MaxMemoryMB, t.MaxCPUs, t.MaxBuilds} {
-			if v < store.Unlimited {
-				return fmt.Errorf("a limit is a number of at least -1 (no limit); 0 keeps the server's default")
+// teamsOptions are `warren teams`' flags.
+type teamsOptions struct {
+	db   storeFlags
+	team store.Team // set's limits
+}
+
+// teamsCommand is `warren teams set|list`: per-team quotas over the
+// server's --team-max-* defaults, on the server's database (see
+// storeFlags; safe while the server runs: it reads them at each create).
+func teamsCommand(o *teamsOptions) *cobra.Command {
+	set := &cobra.Command{
+		Use:   "set TEAM [--max-sandboxes N] [--max-memory MB] [--max-cpus N] [--max-builds N]",
+		Short: "set a team's quotas (0: the server's default, -1: no limit)",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			t := o.team
+			t.ID = args[0]
+			for _, v := range []int{t.MaxSandboxes, t.MaxMemoryMB, t.MaxCPUs, t.MaxBuilds} {
+				if v < store.Unlimited {
+					return fmt.Errorf("a limit is a number of at least -1 (no limit); 0 keeps the server's default")
+				}
 			}
-		}
-		return st.PutTeam(ctx, &t)
-	case "list":
-		return listTeams(ctx, st)
+			return o.db.with(cmd.Context(), func(st store.Store) error { return st.PutTeam(cmd.Context(), &t) })
+		},
 	}
-	return fmt.Errorf("unknown teams command %q\n%s", args[0], usage)
+	f := set.Flags()
+	f.IntVar(&o.team.MaxSandboxes, "max-sandboxes", 0, "running sandboxes at once")
+	f.IntVar(&o.team.MaxMemoryMB, "max-memory", 0, "total memory MB of running sandboxes")
+	f.IntVar(&o.team.MaxCPUs, "max-cpus", 0, "total vCPUs of running sandboxes")
+	f.IntVar(&o.team.MaxBuilds, "max-builds", 0, "template builds at once")
+	list := &cobra.Command{
+		Use: "list", Short: "list the teams and their quotas", Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.db.with(cmd.Context(), func(st store.Store) error { return listTeams(cmd.Context(), st) })
+		},
+	}
+	cmd := parentCommand("teams", "per-team quotas in a data directory", "server", set, list)
+	o.db.register(cmd)
+	return cmd
 }
 
 func listTeams(ctx context.Context, st store.Store) error {

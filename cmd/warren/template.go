@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -13,106 +12,67 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
-const templateUsage = `usage: warren template <command> [flags]
+// serverFound says how the client commands find the server.
+const serverFound = "The server is found as by the other client commands: --api-url (or --url) and\n" +
+	"--api-key, then E2B_API_URL and E2B_API_KEY, then what warren login saved."
 
-  build  -f Dockerfile --name NAME [--tag T]... [--build-arg K=V]... [--target STAGE] [--cpu N] [--memory MB] [--ready-cmd CMD] [--no-cache] [DIR]
-  list
-  get    NAME[:TAG]
-  delete NAME
-  tag    NAME[:TAG] TAG...        point tags at a build (the latest by default)
-  untag  NAME TAG...
+// templateOptions are `warren template`'s flags.
+type templateOptions struct {
+	conn  connFlags
+	build buildFlags
+}
 
-The server is found as by the other client commands: --url and --api-key,
-then E2B_API_URL and E2B_API_KEY, then what warren login saved.`
-
-// runTemplate dispatches `warren template ...`: a client of the server's
+// templateCommand is `warren template ...`: a client of the server's
 // template API, as the SDKs are.
-func runTemplate(args []string) error {
-	if len(args) == 0 {
-		return errors.New(templateUsage)
+func templateCommand(o *templateOptions) *cobra.Command {
+	client := func(run func(*warren.Client, []string) error) func(*cobra.Command, []string) error {
+		return withClient(&o.conn, func(_ context.Context, c *warren.Client, args []string) error { return run(c, args) })
 	}
-	var bf buildFlags
-	cmds := map[string]func(*warren.Client, []string) error{
-		"build": func(c *warren.Client, rest []string) error { return templateBuild(c, bf, rest) },
-		"list":  templateList, "get": templateGet,
-		"delete": templateDelete, "tag": templateTag, "untag": templateUntag,
+	build := &cobra.Command{
+		Use:   "build [-f Dockerfile] --name NAME [--tag T]... [--build-arg K=V]... [DIR]",
+		Short: "build a template from a Dockerfile (DIR defaults to .)",
+		Args:  usageArgs(cobra.MaximumNArgs(1)),
+		RunE:  client(func(c *warren.Client, args []string) error { return templateBuild(c, o.build, args) }),
 	}
-	run, ok := cmds[args[0]]
-	if !ok {
-		return fmt.Errorf("unknown template command %q\n\n%s", args[0], templateUsage)
-	}
-	fs := flag.NewFlagSet("template "+args[0], flag.ContinueOnError)
-	url, key := serverFlags(fs)
-	if args[0] == "build" {
-		bf.register(fs)
-	}
-	// Flags may follow the positional arguments: parse what is left again.
-	rest, err := parseInterleaved(fs, args[1:])
-	if err != nil {
-		return err
-	}
-	c, err := client(*url, *key)
-	if err != nil {
-		return err
-	}
-	return run(c, rest)
-}
-
-func serverFlags(fs *flag.FlagSet) (*string, *string) {
-	return fs.String("url", "", "server URL (default: E2B_API_URL, then warren login's)"),
-		fs.String("api-key", "", "API key (default: E2B_API_KEY, then warren login's)")
-}
-
-// client finds the server as the other client commands do: flags, then
-// E2B_* variables, then `warren login`'s file.
-func client(url, key string) (*warren.Client, error) {
-	conn := connFlags{apiURL: url, apiKey: key}
-	return conn.client()
-}
-
-// parseInterleaved parses flags wherever they appear among args.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		args = fs.Args()
-		if len(args) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, args[0])
-		args = args[1:]
-	}
+	o.build.register(build)
+	cmd := parentCommand("template", "build and manage templates on a server", "client", build,
+		&cobra.Command{Use: "list", Short: "list the templates", Args: usageArgs(cobra.NoArgs), RunE: client(templateList)},
+		&cobra.Command{Use: "get NAME[:TAG]", Short: "show a template, its tags and builds", Args: usageArgs(cobra.ExactArgs(1)), RunE: client(templateGet)},
+		&cobra.Command{Use: "delete NAME", Short: "delete a template", Args: usageArgs(cobra.ExactArgs(1)), RunE: client(templateDelete)},
+		&cobra.Command{Use: "tag NAME[:TAG] TAG...", Short: "point tags at a build (the latest by default)", Args: usageArgs(cobra.MinimumNArgs(2)), RunE: client(templateTag)},
+		&cobra.Command{Use: "untag NAME TAG...", Short: "remove tags", Args: usageArgs(cobra.MinimumNArgs(2)), RunE: client(templateUntag)},
+	)
+	cmd.Long = serverFound
+	o.conn.register(cmd.PersistentFlags())
+	return cmd
 }
 
 // buildFlags are template build's own flags.
 type buildFlags struct {
 	file, name, readyCmd string
 	target               string
-	tags, buildArgs      multi
+	tags, buildArgs      []string
 	cpu, memory          int
 	noCache              bool
 }
 
-type multi []string
-
-func (m *multi) String() string     { return strings.Join(*m, ",") }
-func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
-
-func (f *buildFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.file, "f", "", "Dockerfile (default DIR/Dockerfile)")
+func (f *buildFlags) register(cmd *cobra.Command) {
+	fs := cmd.Flags()
+	fs.StringVarP(&f.file, "file", "f", "", "Dockerfile (default DIR/Dockerfile)")
 	fs.StringVar(&f.name, "name", "", "template name (NAME or NAME:TAG)")
 	fs.StringVar(&f.readyCmd, "ready-cmd", "", "shell command that must succeed before a sandbox's create returns")
-	fs.Var(&f.tags, "tag", "tag for this build (repeatable)")
-	fs.Var(&f.buildArgs, "build-arg", "KEY=VALUE for an ARG (repeatable)")
+	fs.StringArrayVar(&f.tags, "tag", nil, "tag for this build (repeatable)")
+	fs.StringArrayVar(&f.buildArgs, "build-arg", nil, "KEY=VALUE for an ARG (repeatable)")
 	fs.StringVar(&f.target, "target", "", "build this stage (FROM ... AS NAME) and not the ones after it")
 	fs.IntVar(&f.cpu, "cpu", 0, "CPUs of sandboxes from the template")
 	fs.IntVar(&f.memory, "memory", 0, "memory (MiB) of sandboxes from the template")
 	fs.BoolVar(&f.noCache, "no-cache", false, "rebuild every step instead of reusing cached layers")
+	_ = cmd.MarkFlagFilename("file")
 }
 
 func templateBuild(c *warren.Client, f buildFlags, rest []string) error {
@@ -183,9 +143,6 @@ func templateList(c *warren.Client, _ []string) error {
 }
 
 func templateGet(c *warren.Client, args []string) error {
-	if len(args) != 1 {
-		return errors.New("usage: warren template get NAME[:TAG]")
-	}
 	ctx := context.Background()
 	t, err := c.GetTemplate(ctx, args[0])
 	if err != nil {
@@ -206,9 +163,6 @@ func templateGet(c *warren.Client, args []string) error {
 }
 
 func templateDelete(c *warren.Client, args []string) error {
-	if len(args) != 1 {
-		return errors.New("usage: warren template delete NAME")
-	}
 	if err := c.DeleteTemplate(context.Background(), args[0]); err != nil {
 		return err
 	}
@@ -217,9 +171,6 @@ func templateDelete(c *warren.Client, args []string) error {
 }
 
 func templateTag(c *warren.Client, args []string) error {
-	if len(args) < 2 {
-		return errors.New("usage: warren template tag NAME[:TAG] TAG...")
-	}
 	res, err := c.AssignTags(context.Background(), args[0], args[1:])
 	if err != nil {
 		return err
@@ -229,8 +180,5 @@ func templateTag(c *warren.Client, args []string) error {
 }
 
 func templateUntag(c *warren.Client, args []string) error {
-	if len(args) < 2 {
-		return errors.New("usage: warren template untag NAME TAG...")
-	}
 	return c.RemoveTags(context.Background(), args[0], args[1:])
 }
