@@ -55,7 +55,7 @@ func (c cli) must(stdin string, args ...string) string {
 // clear line.
 func TestCLI(t *testing.T) {
 	cfg := loadConfig(t)
-	s := launchServer(t, cfg, serverOpts{index: 131, runtime: cfg.runtimes[0]})
+	s := launchServer(t, cfg, serverOpts{index: cliIndex(t, 0), runtime: cfg.runtimes[0]})
 	home := t.TempDir()
 	c := cli{t: t, bin: cfg.warrenBin, env: append(environWithout("E2B_"), "WARREN_CONFIG="+filepath.Join(home, "cfg", "config.json"))}
 
