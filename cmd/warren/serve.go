@@ -57,7 +57,7 @@ func serveCommand(o *serveOptions) *cobra.Command {
 		_ = cmd.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
 	}
 	complete("runtime", "runsc", "runc")
-	complete("role", server.RoleAll, "node", "api")
+	complete("role", server.RoleAll, server.RoleNode, server.RoleAPI)
 	complete("log-level", "debug", "info", "warn", "error")
 	for _, d := range []string{"data-dir", "cache-dir", "shared-dir"} {
 		_ = cmd.MarkFlagDirname(d)
@@ -196,7 +196,12 @@ func runServe(cfg *server.Config) error {
 // in the help for it.
 type levelValue struct{ l *slog.Level }
 
-func (v levelValue) String() string     { return v.l.String() }
+func (v levelValue) String() string {
+	if v.l == nil {
+		return ""
+	}
+	return v.l.String()
+}
 func (v levelValue) Set(s string) error { return v.l.UnmarshalText([]byte(s)) }
 func (v levelValue) Type() string       { return "level" }
 
