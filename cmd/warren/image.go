@@ -32,7 +32,7 @@ func imageCommand(conn *connFlags) *cobra.Command {
 		RunE: withClient(conn, func(_ context.Context, c *warren.Client, _ []string) error { return imageList(c) }),
 	}
 	cmd := parentCommand("image", "import docker-save tarballs and OCI layouts for builds", "server", imp, list)
-	cmd.Long = "Imported images are used by FROM and fromImage by their names, before any\nregistry is asked. " + serverFound
+	cmd.Long = "Imported images are used by FROM and fromImage by their names, before any\nregistry is asked.\n\n" + serverFound
 	conn.register(cmd.PersistentFlags())
 	return cmd
 }
