@@ -24,12 +24,14 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/store/sqlstore"
 )
 
 var _ store.Store = (*Store)(nil)
 
 // Store is a store.Store backed by a Postgres database.
 type Store struct {
+	*sqlstore.Store
 	pool db
 }
 
@@ -63,13 +65,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("opening postgres store: %w", err)
 	}
-	return &Store{pool: db{pool}}, nil
-}
-
-// Close implements store.Store. It waits for queries in flight.
-func (s *Store) Close() error {
-	s.pool.Close()
-	return nil
+	return &Store{Store: sqlstore.New(newDB(db{pool}), dialect{}), pool: db{pool}}, nil
 }
 
 // inTx runs fn in a transaction, committing if it returns nil.
@@ -135,13 +131,6 @@ func affectedOne(tag pgconn.CommandTag, err error, op string) error {
 	}
 	return nil
 }
-
-// Times are stored as nanoseconds since the epoch (see 0001_init.sql):
-// int64 covers 1678 to 2262, and the zero time is NULL.
-var (
-	minTime = time.Unix(0, -1<<63).UTC()
-	maxTime = time.Unix(0, 1<<63-1).UTC()
-)
 
 // encoder turns record fields into column values, keeping the first
 // error so a record's arguments read as one list.

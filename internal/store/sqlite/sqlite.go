@@ -22,12 +22,14 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/store/sqlstore"
 )
 
 var _ store.Store = (*Store)(nil)
 
 // Store is a store.Store backed by one SQLite database file.
 type Store struct {
+	*sqlstore.Store
 	db sqlDB
 }
 
@@ -95,15 +97,7 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("opening store %q: %w", path, err)
 	}
-	return &Store{db: sqlDB{db}}, nil
-}
-
-// Close implements store.Store.
-func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("closing store: %w", err)
-	}
-	return nil
+	return &Store{Store: sqlstore.New(newDB(db), dialect{}), db: sqlDB{db}}, nil
 }
 
 // inTx runs fn in a transaction, committing if it returns nil.

@@ -1,4 +1,4 @@
-package sqlite
+package sqlstore
 
 import (
 	"encoding/json"
@@ -8,19 +8,6 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/netpolicy"
 )
-
-// encodePolicy is the network_policy column: NULL for a policy that says
-// nothing beyond the internet switch (which has a column of its own).
-func encodePolicy(p netpolicy.Policy) (any, error) {
-	if p.IsZero() {
-		return nil, nil
-	}
-	b, err := json.Marshal(p)
-	if err != nil {
-		return nil, fmt.Errorf("encoding network policy: %w", err)
-	}
-	return string(b), nil
-}
 
 // decodePolicy reads network_policy, or for a row written before it
 // existed the legacy network column.
