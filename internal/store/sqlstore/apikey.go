@@ -1,12 +1,10 @@
-package postgres
+package sqlstore
 
 import (
 	"context"
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -20,15 +18,15 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *store.APIKey) error {
 	if k == nil || k.ID == "" || k.Hash == "" {
 		return fmt.Errorf("api key without id or hash: %w", errdefs.ErrInvalidArgument)
 	}
-	var e encoder
+	e := s.enc()
 	args := []any{k.ID, k.Name, k.Hash, k.Mask, k.Admin, e.time(k.CreatedAt), e.timePtr(k.RevokedAt),
 		k.TeamID, strings.Join(k.Scopes, " "), e.timePtr(k.ExpiresAt)}
 	if e.err != nil {
 		return fmt.Errorf("creating api key %q: %w", k.ID, e.err)
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO api_keys (id, name, hash, mask, admin, created_at, revoked_at,
-		team_id, scopes, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, args...)
-	if isUniqueViolation(err) {
+	_, err := s.db.Exec(ctx, `INSERT INTO api_keys (id, name, hash, mask, admin, created_at, revoked_at,
+		team_id, scopes, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
+	if s.d.IsUniqueViolation(err) {
 		return fmt.Errorf("creating api key %q: id or hash already stored: %w", k.ID, errdefs.ErrAlreadyExists)
 	}
 	if err != nil {
@@ -40,40 +38,40 @@ func (s *Store) CreateAPIKey(ctx context.Context, k *store.APIKey) error {
 // GetAPIKeyByHash implements store.Store. The hash stays out of messages:
 // it is as good as the key to whoever can read logs and query the store.
 func (s *Store) GetAPIKeyByHash(ctx context.Context, hash string) (*store.APIKey, error) {
-	row := s.pool.QueryRow(ctx, selectAPIKey+` WHERE hash = $1 AND revoked_at IS NULL`, hash)
+	row := s.db.QueryRow(ctx, selectAPIKey+` WHERE hash = ? AND revoked_at IS NULL`, hash)
 	return getOne(row, "api key", scanAPIKey)
 }
 
 // ListAPIKeys implements store.Store: oldest CreatedAt first, then by id,
 // revoked keys included.
 func (s *Store) ListAPIKeys(ctx context.Context) ([]*store.APIKey, error) {
-	rows, err := s.pool.Query(ctx, selectAPIKey+` ORDER BY created_at NULLS FIRST, id`)
+	rows, err := s.db.Query(ctx, selectAPIKey+` ORDER BY created_at NULLS FIRST, id`)
 	return collect(rows, err, "listing api keys", scanAPIKey)
 }
 
 // RevokeAPIKey implements store.Store. An id match wins; revoking a revoked
 // key by id keeps the first RevokedAt (coalesce in the one UPDATE, so two
 // processes revoking at once agree on it). A name must match exactly one
-// active key; the matches are locked so a concurrent revoke by name waits
-// and then finds the key gone.
+// active key, since names need not be unique; the matches are locked so a
+// concurrent revoke by name waits and then finds the key gone.
 func (s *Store) RevokeAPIKey(ctx context.Context, idOrName string) error {
-	now := time.Now().UnixNano()
 	op := fmt.Sprintf("revoking api key %q", idOrName)
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, $1) WHERE id = $2`, now, idOrName)
+	now, err := s.d.NullTime(time.Now())
+	if err != nil {
+		return fmt.Errorf("%s: %w", op, err)
+	}
+	return s.db.InTx(ctx, func(tx Conn) error {
+		n, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, now, idOrName)
 		if err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
-		if tag.RowsAffected() > 0 {
+		if n > 0 {
 			return nil
 		}
-		rows, err := tx.Query(ctx, `SELECT id FROM api_keys WHERE name = $1 AND revoked_at IS NULL FOR UPDATE`, idOrName)
+		rows, err := tx.Query(ctx, `SELECT id FROM api_keys WHERE name = ? AND revoked_at IS NULL`+s.d.Lock(LockUpdate), idOrName)
+		ids, err := collect(rows, err, op, scanString)
 		if err != nil {
-			return fmt.Errorf("%s: %w", op, err)
-		}
-		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return fmt.Errorf("%s: %w", op, err)
+			return err
 		}
 		switch len(ids) {
 		case 0:
@@ -82,7 +80,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, idOrName string) error {
 		default:
 			return fmt.Errorf("%s: %d active keys have that name, use the id: %w", op, len(ids), errdefs.ErrInvalidArgument)
 		}
-		if _, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = $1 WHERE id = $2`, now, ids[0]); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = ? WHERE id = ?`, now, *ids[0]); err != nil {
 			return fmt.Errorf("%s: %w", op, err)
 		}
 		return nil
@@ -91,20 +89,29 @@ func (s *Store) RevokeAPIKey(ctx context.Context, idOrName string) error {
 
 // RenameAPIKey implements store.Store.
 func (s *Store) RenameAPIKey(ctx context.Context, id, name string) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE api_keys SET name = $1 WHERE id = $2`, name, id)
-	return affectedOne(tag, err, fmt.Sprintf("renaming api key %q", id))
+	n, err := s.db.Exec(ctx, `UPDATE api_keys SET name = ? WHERE id = ?`, name, id)
+	return affected(n, err, fmt.Sprintf("renaming api key %q", id))
 }
 
-func scanAPIKey(row pgx.Row) (*store.APIKey, error) {
+func scanAPIKey(row Row) (*store.APIKey, error) {
 	var (
 		k                         store.APIKey
-		created, revoked, expires *int64
+		created, revoked, expires timeCol
 		scopes                    string
 	)
 	if err := row.Scan(&k.ID, &k.Name, &k.Hash, &k.Mask, &k.Admin, &created, &revoked, &k.TeamID, &scopes, &expires); err != nil {
 		return nil, err
 	}
 	k.Scopes = strings.Fields(scopes)
-	k.CreatedAt, k.RevokedAt, k.ExpiresAt = fromNanos(created), fromNanosPtr(revoked), fromNanosPtr(expires)
+	k.CreatedAt, k.RevokedAt, k.ExpiresAt = created.t, revoked.ptr(), expires.ptr()
 	return &k, nil
+}
+
+// scanString scans a row of one text column.
+func scanString(row Row) (*string, error) {
+	var v string
+	if err := row.Scan(&v); err != nil {
+		return nil, err
+	}
+	return &v, nil
 }

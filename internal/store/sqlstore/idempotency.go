@@ -1,12 +1,10 @@
-package postgres
+package sqlstore
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -15,12 +13,13 @@ import (
 const idemCols = "team_id, key, fingerprint, owner, sandbox_id, status, response, created_at"
 
 // claimIdem inserts a pending claim, or takes the place of a record that is
-// expired ($6) or pending and stale ($7). ON CONFLICT locks the kept row,
-// so of two claims at once one inserts and the other finds its record.
-const claimIdem = `INSERT INTO idempotency_keys (` + idemCols + `) VALUES ($1, $2, $3, $4, '', 0, NULL, $5)
-	ON CONFLICT (team_id, key) DO UPDATE SET fingerprint = EXCLUDED.fingerprint, owner = EXCLUDED.owner,
-		sandbox_id = '', status = 0, response = NULL, created_at = EXCLUDED.created_at
-	WHERE idempotency_keys.created_at < $6 OR (idempotency_keys.sandbox_id = '' AND idempotency_keys.created_at < $7)
+// expired (the 6th argument) or pending and stale (the 7th). The conflict
+// locks the kept row, so of two claims at once one inserts and the other
+// finds its record.
+const claimIdem = `INSERT INTO idempotency_keys (` + idemCols + `) VALUES (?, ?, ?, ?, '', 0, NULL, ?)
+	ON CONFLICT (team_id, key) DO UPDATE SET fingerprint = excluded.fingerprint, owner = excluded.owner,
+		sandbox_id = '', status = 0, response = NULL, created_at = excluded.created_at
+	WHERE idempotency_keys.created_at < ? OR (idempotency_keys.sandbox_id = '' AND idempotency_keys.created_at < ?)
 	RETURNING team_id`
 
 // ClaimIdempotencyKey implements store.Store.
@@ -28,13 +27,13 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, k *store.IdempotencyKey
 	if err := store.CheckIdempotencyKey(k); err != nil {
 		return nil, false, err
 	}
-	var e encoder
+	e := s.enc()
 	created, expire, stale := e.time(k.CreatedAt), e.time(expireBefore), e.time(staleBefore)
 	if e.err != nil {
 		return nil, false, fmt.Errorf("claiming idempotency key: %w", e.err)
 	}
-	err = s.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "DELETE FROM idempotency_keys WHERE created_at < $1", expire); err != nil {
+	err = s.db.InTx(ctx, func(tx Conn) error {
+		if _, err := tx.Exec(ctx, "DELETE FROM idempotency_keys WHERE created_at < ?", expire); err != nil {
 			return err
 		}
 		var team string
@@ -43,10 +42,10 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, k *store.IdempotencyKey
 			claimed = true
 			return nil
 		}
-		if !errors.Is(err, pgx.ErrNoRows) {
+		if !errors.Is(err, ErrNoRows) {
 			return err
 		}
-		kept, err = scanIdem(tx.QueryRow(ctx, "SELECT "+idemCols+" FROM idempotency_keys WHERE team_id = $1 AND key = $2", k.TeamID, k.Key))
+		kept, err = scanIdem(tx.QueryRow(ctx, "SELECT "+idemCols+" FROM idempotency_keys WHERE team_id = ? AND key = ?", k.TeamID, k.Key))
 		return err
 	})
 	if err != nil {
@@ -60,14 +59,14 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, teamID, key, sandbox
 	if sandboxID == "" {
 		return fmt.Errorf("completing idempotency key: no sandbox: %w", errdefs.ErrInvalidArgument)
 	}
-	tag, err := s.pool.Exec(ctx, "UPDATE idempotency_keys SET sandbox_id = $1, status = $2, response = $3 WHERE team_id = $4 AND key = $5 AND sandbox_id = ''",
+	n, err := s.db.Exec(ctx, "UPDATE idempotency_keys SET sandbox_id = ?, status = ?, response = ? WHERE team_id = ? AND key = ? AND sandbox_id = ''",
 		sandboxID, status, response, teamID, key)
-	return affectedOne(tag, err, fmt.Sprintf("completing idempotency key %q", key))
+	return affected(n, err, fmt.Sprintf("completing idempotency key %q", key))
 }
 
 // ReleaseIdempotencyKey implements store.Store.
 func (s *Store) ReleaseIdempotencyKey(ctx context.Context, teamID, key string) error {
-	if _, err := s.pool.Exec(ctx, "DELETE FROM idempotency_keys WHERE team_id = $1 AND key = $2 AND sandbox_id = ''", teamID, key); err != nil {
+	if _, err := s.db.Exec(ctx, "DELETE FROM idempotency_keys WHERE team_id = ? AND key = ? AND sandbox_id = ''", teamID, key); err != nil {
 		return fmt.Errorf("releasing idempotency key %q: %w", key, err)
 	}
 	return nil
@@ -75,21 +74,21 @@ func (s *Store) ReleaseIdempotencyKey(ctx context.Context, teamID, key string) e
 
 // ReleaseIdempotencyKeysOf implements store.Store.
 func (s *Store) ReleaseIdempotencyKeysOf(ctx context.Context, owner string) (int, error) {
-	tag, err := s.pool.Exec(ctx, "DELETE FROM idempotency_keys WHERE owner = $1 AND sandbox_id = ''", owner)
+	n, err := s.db.Exec(ctx, "DELETE FROM idempotency_keys WHERE owner = ? AND sandbox_id = ''", owner)
 	if err != nil {
 		return 0, fmt.Errorf("releasing idempotency keys of %q: %w", owner, err)
 	}
-	return int(tag.RowsAffected()), nil
+	return int(n), nil
 }
 
-func scanIdem(row pgx.Row) (*store.IdempotencyKey, error) {
+func scanIdem(row Row) (*store.IdempotencyKey, error) {
 	var (
 		k       store.IdempotencyKey
-		created int64
+		created timeCol
 	)
 	if err := row.Scan(&k.TeamID, &k.Key, &k.Fingerprint, &k.Owner, &k.SandboxID, &k.Status, &k.Response, &created); err != nil {
 		return nil, err
 	}
-	k.CreatedAt = fromNanos(&created)
+	k.CreatedAt = created.t
 	return &k, nil
 }
