@@ -1,4 +1,4 @@
-package postgres
+package sqlstore
 
 import (
 	"context"
@@ -6,15 +6,13 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
-// snapshotNames keys the advisory lock CreateSnapshot holds: a snapshot's
-// id must be no other snapshot's name and a name no other snapshot's id,
-// a rule across two tables that no unique index enforces.
+// snapshotNames is the name CreateSnapshot locks (Dialect.LockName): a
+// snapshot's id must be no other snapshot's name and a name no other
+// snapshot's id, a rule across two tables that no unique index enforces.
 const snapshotNames = "warren.snapshot_names"
 
 // CreateSnapshot implements store.Store. A name another snapshot has moves
@@ -27,50 +25,55 @@ func (s *Store) CreateSnapshot(ctx context.Context, snap *store.Snapshot) error 
 	if err != nil {
 		return fmt.Errorf("encoding snapshot: %w", err)
 	}
-	var e encoder
-	created := e.time(snap.CreatedAt)
-	if e.err != nil {
-		return fmt.Errorf("creating snapshot %q: %w", snap.ID, e.err)
+	created, err := s.d.Time(snap.CreatedAt)
+	if err != nil {
+		return fmt.Errorf("creating snapshot %q: %w", snap.ID, err)
 	}
-	return s.inTx(ctx, func(tx pgx.Tx) error {
-		if err := lockName(ctx, tx, snapshotNames); err != nil {
+	return s.db.InTx(ctx, func(tx Conn) error {
+		if err := s.d.LockName(ctx, tx, snapshotNames); err != nil {
 			return fmt.Errorf("creating snapshot %q: %w", snap.ID, err)
 		}
 		if err := checkSnapshotNames(ctx, tx, snap); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO snapshots (id, created_at, data) VALUES ($1, $2, $3)`, snap.ID, created, string(data))
-		if isUniqueViolation(err) {
+		_, err := tx.Exec(ctx, `INSERT INTO snapshots (id, created_at, data) VALUES (?, ?, ?)`, snap.ID, created, string(data))
+		if s.d.IsUniqueViolation(err) {
 			return fmt.Errorf("snapshot %q: %w", snap.ID, errdefs.ErrAlreadyExists)
 		}
 		if err != nil {
 			return fmt.Errorf("creating snapshot %q: %w", snap.ID, err)
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO snapshot_names (name, snapshot_id) SELECT DISTINCT unnest($1::text[]), $2
-			ON CONFLICT (name) DO UPDATE SET snapshot_id = excluded.snapshot_id`, snap.Names, snap.ID)
-		if err != nil {
-			return fmt.Errorf("naming snapshot %q: %w", snap.ID, err)
+		for _, n := range snap.Names {
+			_, err := tx.Exec(ctx, `INSERT INTO snapshot_names (name, snapshot_id) VALUES (?, ?)
+				ON CONFLICT (name) DO UPDATE SET snapshot_id = excluded.snapshot_id`, n, snap.ID)
+			if err != nil {
+				return fmt.Errorf("naming snapshot %q: %w", n, err)
+			}
 		}
 		return nil
 	})
 }
 
 // checkSnapshotNames runs under the snapshotNames lock.
-func checkSnapshotNames(ctx context.Context, tx pgx.Tx, snap *store.Snapshot) error {
+func checkSnapshotNames(ctx context.Context, tx Conn, snap *store.Snapshot) error {
 	var one int
-	err := tx.QueryRow(ctx, `SELECT 1 FROM snapshot_names WHERE name = $1`, snap.ID).Scan(&one)
+	err := tx.QueryRow(ctx, `SELECT 1 FROM snapshot_names WHERE name = ?`, snap.ID).Scan(&one)
 	if err == nil {
 		return fmt.Errorf("snapshot id %q is another snapshot's name: %w", snap.ID, errdefs.ErrAlreadyExists)
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	if !errors.Is(err, ErrNoRows) {
 		return fmt.Errorf("checking snapshot id: %w", err)
 	}
+	if len(snap.Names) == 0 {
+		return nil
+	}
 	var id string
-	err = tx.QueryRow(ctx, `SELECT id FROM snapshots WHERE id = ANY($1) LIMIT 1`, snap.Names).Scan(&id)
+	err = tx.QueryRow(ctx, `SELECT id FROM snapshots WHERE id IN (`+marks(len(snap.Names))+`) LIMIT 1`,
+		anyArgs(snap.Names)...).Scan(&id)
 	if err == nil {
 		return fmt.Errorf("snapshot name %q is another snapshot's id: %w", id, errdefs.ErrAlreadyExists)
 	}
-	if !errors.Is(err, pgx.ErrNoRows) {
+	if !errors.Is(err, ErrNoRows) {
 		return fmt.Errorf("checking snapshot names: %w", err)
 	}
 	return nil
@@ -78,32 +81,33 @@ func checkSnapshotNames(ctx context.Context, tx pgx.Tx, snap *store.Snapshot) er
 
 // selectSnapshot reads a record with its current names (a name may have
 // moved to a newer snapshot since this one was written).
-const selectSnapshot = `SELECT s.data,
-	(SELECT coalesce(jsonb_agg(n.name ORDER BY n.name), '[]') FROM snapshot_names n WHERE n.snapshot_id = s.id)
-FROM snapshots s`
+func (s *Store) selectSnapshot() string {
+	return `SELECT s.data, (SELECT ` + s.d.JSONList("n.name", "n.name") +
+		` FROM snapshot_names n WHERE n.snapshot_id = s.id) FROM snapshots s`
+}
 
 // GetSnapshot implements store.Store.
 func (s *Store) GetSnapshot(ctx context.Context, idOrName string) (*store.Snapshot, error) {
-	row := s.pool.QueryRow(ctx, selectSnapshot+` WHERE s.id = $1
-		OR s.id = (SELECT snapshot_id FROM snapshot_names WHERE name = $1)
-		ORDER BY s.id = $1 DESC LIMIT 1`, idOrName)
+	row := s.db.QueryRow(ctx, s.selectSnapshot()+` WHERE s.id = ?
+		OR s.id = (SELECT snapshot_id FROM snapshot_names WHERE name = ?)
+		ORDER BY s.id = ? DESC LIMIT 1`, idOrName, idOrName, idOrName)
 	return getOne(row, fmt.Sprintf("snapshot %q", idOrName), scanSnapshot)
 }
 
 // ListSnapshots implements store.Store: newest first.
 func (s *Store) ListSnapshots(ctx context.Context) ([]*store.Snapshot, error) {
-	rows, err := s.pool.Query(ctx, selectSnapshot+` ORDER BY s.created_at DESC NULLS LAST, s.id`)
+	rows, err := s.db.Query(ctx, s.selectSnapshot()+` ORDER BY s.created_at DESC NULLS LAST, s.id`)
 	return collect(rows, err, "listing snapshots", scanSnapshot)
 }
 
 // DeleteSnapshot implements store.Store; its names go with it.
 func (s *Store) DeleteSnapshot(ctx context.Context, id string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM snapshots WHERE id = $1`, id)
-	return affectedOne(tag, err, fmt.Sprintf("deleting snapshot %q", id))
+	n, err := s.db.Exec(ctx, `DELETE FROM snapshots WHERE id = ?`, id)
+	return affected(n, err, fmt.Sprintf("deleting snapshot %q", id))
 }
 
-func scanSnapshot(row pgx.Row) (*store.Snapshot, error) {
-	var data, names []byte
+func scanSnapshot(row Row) (*store.Snapshot, error) {
+	var data, names jsonCol
 	if err := row.Scan(&data, &names); err != nil {
 		return nil, err
 	}
