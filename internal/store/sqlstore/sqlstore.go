@@ -30,8 +30,6 @@ import (
 // whichever driver ran it.
 var ErrNoRows = sql.ErrNoRows
 
-var _ store.Team
-
 // Conn runs statements, on the database or inside a transaction.
 type Conn interface {
 	// Exec runs a statement and returns how many rows it changed.
@@ -96,11 +94,20 @@ type Dialect interface {
 	// JSONList is an aggregate of expr into a JSON array ordered by
 	// order, "[]" for no rows.
 	JSONList(expr, order string) string
+	// ClaimHeads leases to claimer, until until, the oldest due pending
+	// delivery of each webhook that has no live lease at at, up to limit
+	// of them, the longest waiting first, and returns them (DeliveryColumns),
+	// or nil rows for none. It runs in tx and must keep each webhook's
+	// order against concurrent claimers: no two live leases on one
+	// webhook's deliveries, ever. at and until are column values (Time).
+	ClaimHeads(ctx context.Context, tx Conn, claimer string, at, until any, limit int) (Rows, error)
 	// LegacyNetwork says the sandboxes table still has the network
 	// column of schema versions before 5, read when network_policy is
 	// NULL.
 	LegacyNetwork() bool
 }
+
+var _ store.Store = (*Store)(nil)
 
 // Store is a store.Store on a DB.
 type Store struct {

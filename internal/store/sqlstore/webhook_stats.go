@@ -1,8 +1,7 @@
-package sqlite
+package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -12,9 +11,17 @@ import (
 
 // DeliveryStats implements store.Store.
 func (s *Store) DeliveryStats(ctx context.Context, webhookID string, since time.Time) (*store.DeliveryStats, error) {
+	if since.IsZero() {
+		// Everything: the earliest time both databases can compare,
+		// where Postgres would store the zero time as NULL.
+		since = time.Unix(0, -1<<63)
+	}
+	from, err := s.d.Time(since)
+	if err != nil {
+		return nil, fmt.Errorf("reading the stats of webhook %q: %w", webhookID, err)
+	}
 	var st store.DeliveryStats
-	from := formatTime(since)
-	err := s.db.QueryRowContext(ctx, `SELECT
+	err = s.db.QueryRow(ctx, `SELECT
 			COALESCE(SUM(CASE WHEN status = ? THEN 1 ELSE 0 END), 0),
 			COALESCE(SUM(CASE WHEN status = ? AND updated_at >= ? THEN 1 ELSE 0 END), 0),
 			COALESCE(SUM(CASE WHEN status = ? AND updated_at >= ? THEN 1 ELSE 0 END), 0)
@@ -24,7 +31,7 @@ func (s *Store) DeliveryStats(ctx context.Context, webhookID string, since time.
 		return nil, fmt.Errorf("counting deliveries of webhook %q: %w", webhookID, err)
 	}
 	var sumMS, maxMS int64
-	err = s.db.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN ok THEN 0 ELSE 1 END), 0),
+	err = s.db.QueryRow(ctx, `SELECT COUNT(*), COALESCE(SUM(CASE WHEN ok THEN 0 ELSE 1 END), 0),
 			COALESCE(SUM(duration_ms), 0), COALESCE(MAX(duration_ms), 0)
 		FROM webhook_attempts WHERE webhook_id = ? AND at >= ?`, webhookID, from).
 		Scan(&st.Attempts, &st.FailedAttempts, &sumMS, &maxMS)
@@ -42,10 +49,10 @@ func (s *Store) DeliveryStats(ctx context.Context, webhookID string, since time.
 }
 
 // attemptDuration is the rank-th shortest duration of the webhook's
-// attempts made since from.
-func (s *Store) attemptDuration(ctx context.Context, webhookID, from string, rank int) (time.Duration, error) {
+// attempts made since from (a column value).
+func (s *Store) attemptDuration(ctx context.Context, webhookID string, from any, rank int) (time.Duration, error) {
 	var ms int64
-	err := s.db.QueryRowContext(ctx, `SELECT duration_ms FROM webhook_attempts WHERE webhook_id = ? AND at >= ?
+	err := s.db.QueryRow(ctx, `SELECT duration_ms FROM webhook_attempts WHERE webhook_id = ? AND at >= ?
 		ORDER BY duration_ms LIMIT 1 OFFSET ?`, webhookID, from, rank).Scan(&ms)
 	if err != nil {
 		return 0, fmt.Errorf("reading attempt durations of webhook %q: %w", webhookID, err)
@@ -55,25 +62,21 @@ func (s *Store) attemptDuration(ctx context.Context, webhookID, from string, ran
 
 // lastAttempts fills in the newest successful and failed attempts.
 func (s *Store) lastAttempts(ctx context.Context, webhookID string, st *store.DeliveryStats) error {
-	var ok sql.NullString
-	err := s.db.QueryRowContext(ctx, `SELECT MAX(at) FROM webhook_attempts WHERE webhook_id = ? AND ok`, webhookID).Scan(&ok)
-	if err == nil {
-		st.LastSuccess, err = parseOptTime(ok)
-	}
+	var ok timeCol
+	err := s.db.QueryRow(ctx, `SELECT MAX(at) FROM webhook_attempts WHERE webhook_id = ? AND ok`, webhookID).Scan(&ok)
 	if err != nil {
 		return fmt.Errorf("reading the last success of webhook %q: %w", webhookID, err)
 	}
-	var at string
-	err = s.db.QueryRowContext(ctx, `SELECT at, http_status, error FROM webhook_attempts
+	st.LastSuccess = ok.t
+	var at timeCol
+	err = s.db.QueryRow(ctx, `SELECT at, http_status, error FROM webhook_attempts
 		WHERE webhook_id = ? AND NOT ok ORDER BY at DESC LIMIT 1`, webhookID).Scan(&at, &st.LastFailureStatus, &st.LastError)
-	if errors.Is(err, sql.ErrNoRows) {
+	if errors.Is(err, ErrNoRows) {
 		return nil
-	}
-	if err == nil {
-		st.LastFailure, err = parseTime(at)
 	}
 	if err != nil {
 		return fmt.Errorf("reading the last failure of webhook %q: %w", webhookID, err)
 	}
+	st.LastFailure = at.t
 	return nil
 }
