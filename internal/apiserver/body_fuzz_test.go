@@ -21,7 +21,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 	"github.com/warren-sandbox/warren/internal/wire"
 )
 
@@ -216,7 +216,7 @@ func FuzzAPIRequest(f *testing.F) {
 // fuzzServer is an API server over an empty store (no template, so no
 // create reaches a runtime) with an admin key and a second key to patch.
 func fuzzServer(f *testing.F) (http.Handler, string) {
-	st := memstore.New()
+	st := sqlitetest.Open(f)
 	key, err := apikey.Generate()
 	if err != nil {
 		f.Fatal(err)

@@ -17,7 +17,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 // idemManager counts creates; each one records a sandbox in the store (a
@@ -55,14 +55,14 @@ func (m *idemManager) creates() int {
 
 type idemFixture struct {
 	srv  *httptest.Server
-	st   *memstore.Store
+	st   store.Store
 	mgr  *idemManager
 	keys map[string]string // team → API key
 }
 
 func newIdemFixture(t *testing.T) *idemFixture {
 	t.Helper()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	f := &idemFixture{st: st, mgr: &idemManager{st: st}, keys: map[string]string{}}
 	for _, team := range []string{"alpha", "beta"} {
 		key, err := apikey.Generate()

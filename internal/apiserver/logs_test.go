@@ -21,7 +21,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 	"github.com/warren-sandbox/warren/internal/template/builder"
 )
 
@@ -43,7 +43,7 @@ func newLogsEnv(t *testing.T) *logsEnv {
 	ap := netip.MustParseAddrPort(envd.Listener.Addr().String())
 	b := fake.New("fake")
 	b.UseIP(ap.Addr())
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	ctx := context.Background()
 	key, err := apikey.Generate()
 	if err != nil {

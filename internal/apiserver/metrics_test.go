@@ -18,7 +18,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 // newMetricsServer is a server whose manager runs one sandbox on the fake
@@ -36,7 +36,7 @@ func newMetricsServer(t *testing.T) (srv *httptest.Server, key, id string) {
 	ap := netip.MustParseAddrPort(envd.Listener.Addr().String())
 	b := fake.New("fake")
 	b.UseIP(ap.Addr())
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	ctx := context.Background()
 	key, err := apikey.Generate()
 	check(err)

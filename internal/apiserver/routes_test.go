@@ -25,7 +25,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/template/layer"
 )
@@ -237,7 +237,7 @@ func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Opt
 	ap := netip.MustParseAddrPort(envd.Listener.Addr().String())
 	b := fake.New("fake")
 	b.UseIP(ap.Addr())
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	ctx := context.Background()
 	key, err := apikey.Generate()
 	check(err)

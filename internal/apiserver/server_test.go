@@ -17,7 +17,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 // newTestServer returns a ready API server with one valid key. Its manager
@@ -25,7 +25,7 @@ import (
 // creating a sandbox, which the end-to-end suite covers.
 func newTestServer(t *testing.T) (*httptest.Server, string) {
 	t.Helper()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	key, err := apikey.Generate()
 	if err != nil {
 		t.Fatal(err)

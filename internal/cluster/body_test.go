@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 // TestRelayKeepsConnectionsSound: a node that answers before reading the
@@ -23,7 +23,7 @@ func TestRelayKeepsConnectionsSound(t *testing.T) {
 		down bool
 	}{{"node answers early", false}, {"node refuses the dial", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := memstore.New()
+			st := sqlitetest.Open(t)
 			n := newFakeNode(t, st, "n")
 			n.register(t, true, time.Unix(1, 0))
 			n.answer = func(w http.ResponseWriter, r *http.Request) { writeError(w, http.StatusForbidden, "no token") }

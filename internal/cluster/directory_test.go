@@ -9,7 +9,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 // outageStore is a store whose node list fails while down.
@@ -55,7 +55,7 @@ func TestDirectoryStoreOutage(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			st := &outageStore{Store: memstore.New()}
+			st := &outageStore{Store: sqlitetest.Open(t)}
 			now := time.Unix(1_000_000, 0)
 			dir := newDirectory(st, deadAfter, func() time.Time { return now })
 			put := func() {
@@ -103,7 +103,7 @@ func TestDirectoryStoreOutage(t *testing.T) {
 // store's error.
 func TestDirectoryOwnerDuringOutage(t *testing.T) {
 	ctx := context.Background()
-	st := &outageStore{Store: memstore.New()}
+	st := &outageStore{Store: sqlitetest.Open(t)}
 	if err := st.CreateSandbox(ctx, &store.Sandbox{ID: "known", Node: "n", TeamID: "t"}); err != nil {
 		t.Fatal(err)
 	}

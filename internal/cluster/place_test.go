@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 func TestCandidatesOrder(t *testing.T) {
@@ -30,7 +30,7 @@ func TestCandidatesOrder(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := memstore.New()
+			st := sqlitetest.Open(t)
 			for i, n := range tc.nodes {
 				rec := &store.Node{Name: n.name, AdvertiseURL: "http://" + n.name, MemoryMB: 8192,
 					ReservedMemoryMB: n.reservedMB, StartedAt: time.Unix(int64(i), 0), HeartbeatAt: time.Now()}
@@ -61,7 +61,7 @@ func TestCandidatesOrder(t *testing.T) {
 }
 
 func TestPendingUntilHeartbeat(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	now := time.Now()
 	clock := func() time.Time { return now }
 	put := func(name string, beat time.Time) {

@@ -11,11 +11,11 @@ import (
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 func TestReapReportsADeadNodesSandboxes(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	ctx := context.Background()
 	alive, dead := newFakeNode(t, st, "alive"), newFakeNode(t, st, "dead")
 	alive.register(t, true, time.Unix(1, 0))
@@ -60,7 +60,7 @@ func TestReapReportsADeadNodesSandboxes(t *testing.T) {
 // kernel still accepts) would hold relayed requests for ever; reaping it
 // ends them with a 502.
 func TestReapCutsRequestsToADeadNode(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	ctx := context.Background()
 	n := newFakeNode(t, st, "silent")
 	n.register(t, true, time.Unix(1, 0))
@@ -100,7 +100,7 @@ func TestReapCutsRequestsToADeadNode(t *testing.T) {
 // TestKillOnADeadNode: a paused sandbox of a dead node (kept by the
 // reaper for the node's return) can still be killed through the API.
 func TestKillOnADeadNode(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	ctx := context.Background()
 	dead := newFakeNode(t, st, "dead")
 	dead.register(t, false, time.Unix(1, 0))
@@ -155,7 +155,7 @@ func TestKillOnADeadNode(t *testing.T) {
 func TestReapIgnoresClockSkew(t *testing.T) {
 	for _, skew := range []time.Duration{-25 * time.Second, -2 * time.Minute, 3 * time.Minute} {
 		t.Run(skew.String(), func(t *testing.T) {
-			st := memstore.New()
+			st := sqlitetest.Open(t)
 			ctx := context.Background()
 			c := &clock{}
 			api := newTestAPIAt(st, &recorder{}, c)
@@ -191,7 +191,7 @@ func TestReapIgnoresClockSkew(t *testing.T) {
 // node without shared storage, wait for their node. Two API processes
 // hand each over once.
 func TestReapHandsOverParked(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	ctx := context.Background()
 	now := time.Now()
 	for _, n := range []*store.Node{
@@ -251,7 +251,7 @@ func TestReapAtTheDeadline(t *testing.T) {
 				t.Fatalf("test table: %v is more than one read interval from the last heartbeat", tc.seen)
 			}
 			dead := tc.seen.Add(testDeadAfter)
-			st := memstore.New()
+			st := sqlitetest.Open(t)
 			ctx := context.Background()
 			c := &clock{base: t0}
 			api := newTestAPIAt(st, &recorder{}, c)

@@ -14,11 +14,11 @@ import (
 	"github.com/warren-sandbox/warren/internal/filesig"
 	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 func TestCreatesSpreadOverNodes(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	var nodes []*fakeNode
 	for i, name := range []string{"a", "b", "c"} {
 		n := newFakeNode(t, st, name)
@@ -61,7 +61,7 @@ func TestCreateTriesTheNextNode(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			st := memstore.New()
+			st := sqlitetest.Open(t)
 			first, second := newFakeNode(t, st, "first"), newFakeNode(t, st, "second")
 			first.register(t, true, time.Unix(1, 0), "base")
 			second.register(t, true, time.Unix(2, 0)) // no cache: tried second
@@ -87,7 +87,7 @@ func TestCreateTriesTheNextNode(t *testing.T) {
 }
 
 func TestCreateLastRefusalIsAnswered(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	only := newFakeNode(t, st, "only")
 	only.register(t, true, time.Unix(1, 0))
 	only.answer = func(w http.ResponseWriter, r *http.Request) {
@@ -100,7 +100,7 @@ func TestCreateLastRefusalIsAnswered(t *testing.T) {
 }
 
 func TestCreateWithoutNodes(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	dead := newFakeNode(t, st, "dead")
 	dead.register(t, false, time.Unix(1, 0), "base")
 	code, body := do(t, newTestAPI(st, nil), "POST", "/sandboxes", `{"templateID":"base"}`, nil)
@@ -114,7 +114,7 @@ func TestCreateWithoutNodes(t *testing.T) {
 }
 
 func TestCreateFromSnapshotGoesToItsNode(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	a, b := newFakeNode(t, st, "a"), newFakeNode(t, st, "b")
 	a.register(t, true, time.Unix(1, 0), "base")
 	b.register(t, true, time.Unix(2, 0), "base", "snap1")
@@ -158,7 +158,7 @@ func TestCreateFromSnapshotGoesToItsNode(t *testing.T) {
 // TestCreateBodyTooLarge: the API role refuses a create body past its
 // limit as a node would, 413 too_large, without asking any node.
 func TestCreateBodyTooLarge(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	n := newFakeNode(t, st, "n")
 	n.register(t, true, time.Unix(1, 0), "base")
 	big := `{"templateID":"base","metadata":{"k":"` + strings.Repeat("x", maxCreateBody) + `"}}`
@@ -172,7 +172,7 @@ func TestCreateBodyTooLarge(t *testing.T) {
 }
 
 func TestSandboxRoutesGoToTheOwner(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	a, b := newFakeNode(t, st, "a"), newFakeNode(t, st, "b")
 	a.register(t, true, time.Unix(1, 0))
 	b.register(t, true, time.Unix(2, 0))
@@ -242,7 +242,7 @@ func signedURL(token string) string {
 }
 
 func TestSandboxRouteErrors(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	dead := newFakeNode(t, st, "dead")
 	dead.register(t, false, time.Unix(1, 0))
 	for id, team := range map[string]string{"lost": "", "theirs": "other"} {
@@ -286,7 +286,7 @@ func TestSandboxRouteErrors(t *testing.T) {
 }
 
 func TestBuildsGoToTheOldestNode(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	young, old := newFakeNode(t, st, "a-young"), newFakeNode(t, st, "z-old")
 	young.register(t, true, time.Unix(100, 0))
 	old.register(t, true, time.Unix(1, 0))
@@ -311,7 +311,7 @@ func TestBuildsGoToTheOldestNode(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	api := newTestAPI(st, nil)
 	if code, _ := do(t, api, "GET", "/health", "", nil); code != http.StatusServiceUnavailable {
 		t.Errorf("health without nodes: %d, want 503", code)
@@ -325,7 +325,7 @@ func TestHealth(t *testing.T) {
 }
 
 func TestBatchMetricsMergesNodes(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	var nodes []*fakeNode
 	for i, name := range []string{"a", "b"} {
 		n := newFakeNode(t, st, name)
@@ -358,7 +358,7 @@ func TestBatchMetricsMergesNodes(t *testing.T) {
 }
 
 func TestRelayedRequestsAreObserved(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	n := newFakeNode(t, st, "n")
 	n.register(t, true, time.Unix(1, 0))
 	var seen []string

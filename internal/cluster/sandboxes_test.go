@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 // TestListHidesKills: a sandbox whose kill has begun is gone from a
 // node's own list at once; the API's list from the store hides it too.
 func TestListHidesKills(t *testing.T) {
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	ctx := context.Background()
 	for _, sb := range []*store.Sandbox{
 		{ID: "run", Node: "a", State: store.SandboxRunning},

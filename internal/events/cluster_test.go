@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
 	"github.com/warren-sandbox/warren/internal/store/sqlite"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 // TestTwoServicesShareTheStore runs two Services over one store, as the
@@ -22,7 +22,6 @@ import (
 func TestTwoServicesShareTheStore(t *testing.T) {
 	t.Parallel()
 	for name, open := range map[string]func(t *testing.T) store.Store{
-		"memstore": func(*testing.T) store.Store { return memstore.New() },
 		"sqlite": func(t *testing.T) store.Store {
 			st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "warren.db"))
 			if err != nil {
@@ -88,7 +87,7 @@ func testTwoServices(t *testing.T, st store.Store) {
 // the attempt counts for nothing.
 func TestShutdownReleasesClaims(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	started := make(chan struct{}, 1)
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body) // read, so the server notices the client hang up

@@ -15,7 +15,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/netguard"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 // TestSignMatchesE2B pins the signature to a value computed outside Go,
@@ -83,7 +83,7 @@ func (r *receiver) received() []Payload {
 
 func always(status int) func(int) int { return func(int) int { return status } }
 
-// fixture is a Service over a memstore with short backoffs, running.
+// fixture is a Service over a SQLite store with short backoffs, running.
 func fixture(t *testing.T, st store.Store, opts Options) *Service {
 	t.Helper()
 	opts.Store = st
@@ -136,7 +136,7 @@ func deliveries(t *testing.T, st store.Store, hook string) []*store.Delivery {
 // team that want its type, and to no other.
 func TestRecordFansOut(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	s := New(Options{Store: st}) // not running: deliveries stay pending
 	addHook(t, st, "mine", "t1", "http://example.test/a", store.EventCreated)
 	addHook(t, st, "other-type", "t1", "http://example.test/b", store.EventKilled)
@@ -152,7 +152,7 @@ func TestRecordFansOut(t *testing.T) {
 	}
 	// Events recorded in one clock tick still list in record order.
 	frozen := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	s2 := New(Options{Store: memstore.New(), Now: func() time.Time { return frozen }})
+	s2 := New(Options{Store: sqlitetest.Open(t), Now: func() time.Time { return frozen }})
 	a, b := record(s2, "x", "t", store.EventCreated), record(s2, "x", "t", store.EventKilled)
 	if !b.Timestamp.After(a.Timestamp) {
 		t.Fatalf("second event at %v, not after the first at %v", b.Timestamp, a.Timestamp)
@@ -163,7 +163,7 @@ func TestRecordFansOut(t *testing.T) {
 // backoff, each signed, and the delivery's status shows the history.
 func TestDeliveryRetriesThenSucceeds(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	r := newReceiver(t, "sec-h", func(n int) int {
 		if n < 3 {
 			return http.StatusInternalServerError
@@ -236,7 +236,7 @@ func wantStats(t *testing.T, st store.Store, hook string, want store.DeliverySta
 // attempts, then the delivery is failed with the last error.
 func TestDeliveryGivesUp(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	r := newReceiver(t, "sec-h", always(http.StatusServiceUnavailable))
 	addHook(t, st, "h", "t1", r.srv.URL, store.EventKilled)
 	var obs observed
@@ -263,7 +263,7 @@ func TestDeliveryGivesUp(t *testing.T) {
 // happened.
 func TestDeliveriesInOrder(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	r := newReceiver(t, "sec-h", always(http.StatusOK))
 	addHook(t, st, "h", "t1", r.srv.URL, store.EventTypes...)
 	s := fixture(t, st, Options{Workers: 4})
@@ -285,7 +285,7 @@ func TestDeliveriesInOrder(t *testing.T) {
 // only its own webhook; its attempts time out.
 func TestHangingReceiverStallsNoOther(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	release := make(chan struct{})
 	hang := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -322,7 +322,7 @@ func TestHangingReceiverStallsNoOther(t *testing.T) {
 // (a server that stopped) are made by the next Service over the store.
 func TestPendingResumeAfterRestart(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	r := newReceiver(t, "sec-h", always(http.StatusOK))
 	addHook(t, st, "h", "t1", r.srv.URL, store.EventKilled)
 	stopped := New(Options{Store: st})
@@ -340,7 +340,7 @@ func TestPendingResumeAfterRestart(t *testing.T) {
 // TestPrune removes events past the retention and keeps the rest.
 func TestPrune(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	now := time.Now()
 	clock := now.Add(-2 * time.Hour)
 	s := New(Options{Store: st, Retention: time.Hour, Now: func() time.Time { return clock }})
@@ -359,7 +359,7 @@ func TestPrune(t *testing.T) {
 
 func TestCheckURL(t *testing.T) {
 	t.Parallel()
-	s := New(Options{Store: memstore.New(), Guard: &netguard.Guard{HostAddrs: func() []netip.Addr { return nil }}})
+	s := New(Options{Store: sqlitetest.Open(t), Guard: &netguard.Guard{HostAddrs: func() []netip.Addr { return nil }}})
 	for raw, ok := range map[string]bool{
 		"https://hooks.example.com/e2b": true, "http://hooks.example.com:8080/x": true,
 		"ftp://hooks.example.com/": false, "file:///etc/passwd": false, "hooks.example.com": false,
@@ -370,7 +370,7 @@ func TestCheckURL(t *testing.T) {
 			t.Errorf("CheckURL(%.40q) = %v, want ok %v", raw, err, ok)
 		}
 	}
-	allowed := New(Options{Store: memstore.New(), Guard: &netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
+	allowed := New(Options{Store: sqlitetest.Open(t), Guard: &netguard.Guard{Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}})
 	if err := allowed.CheckURL("http://127.0.0.1:9/"); err != nil {
 		t.Errorf("an allowed range refused: %v", err)
 	}
@@ -403,7 +403,7 @@ func (s slowStore) CreateEvent(ctx context.Context, e *store.Event, ds []*store.
 // waits in a queue nobody drains.
 func TestRecordDoesNotWait(t *testing.T) {
 	t.Parallel()
-	mem := memstore.New()
+	mem := sqlitetest.Open(t)
 	st := slowStore{Store: mem, release: make(chan struct{})}
 	s := New(Options{Store: st})
 	ctx, cancel := context.WithCancel(context.Background())

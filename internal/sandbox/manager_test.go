@@ -19,7 +19,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 	"github.com/warren-sandbox/warren/internal/testutil"
 )
 
@@ -75,7 +75,7 @@ func newEnvWith(t *testing.T, adjust func(*Options)) *env {
 	ap := netip.MustParseAddrPort(srv.Listener.Addr().String())
 	b := fake.New("fake")
 	b.UseIP(ap.Addr())
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	ctx := context.Background()
 	rootfs := t.TempDir()
 	if err := st.PutTemplate(ctx, &store.Template{ID: "base", Aliases: []string{"py"}, RootfsPath: rootfs}); err != nil {

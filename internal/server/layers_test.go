@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
@@ -31,7 +31,7 @@ func TestCachedTemplates(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := t.TempDir()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	for _, tpl := range []*store.Template{
 		{ID: "builtin", RootfsPath: cache},
 		{ID: "pulled", Layers: []string{"/srv/node-a/layers/" + key[:20], cache}, RootfsPath: cache},

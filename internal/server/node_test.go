@@ -10,7 +10,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 // TestHeartbeat: a node's record appears at once with its capacity, what
@@ -19,7 +19,7 @@ import (
 // failed beat does not stop the loop, and it stops with its context.
 func TestHeartbeat(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	cached := t.TempDir()
@@ -130,7 +130,7 @@ func (s *stuckStore) PutNode(ctx context.Context, n *store.Node) error {
 // (here a third of --node-dead-after), and the next one is written.
 func TestHeartbeatStuck(t *testing.T) {
 	t.Parallel()
-	st := &stuckStore{Store: memstore.New()}
+	st := &stuckStore{Store: sqlitetest.Open(t)}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	h := &heartbeat{

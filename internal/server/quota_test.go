@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 // TestTeamQuotas: a team's own settings override the server's defaults
 // field by field; Unlimited lifts a limit, 0 keeps the default.
 func TestTeamQuotas(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	ctx := context.Background()
 	if err := st.PutTeam(ctx, &store.Team{ID: "acme", MaxSandboxes: 5, MaxMemoryMB: store.Unlimited}); err != nil {
 		t.Fatal(err)

@@ -1,8 +1,8 @@
 // Package store defines warren's persistent records and the Store interface
 // that keeps them. The default implementation is SQLite in the data directory
-// (store/sqlite); memstore backs unit tests of the layers above; storetest is
-// the suite every implementation passes, so a Postgres store can follow for
-// several nodes.
+// (store/sqlite); store/postgres serves several processes sharing one
+// database. storetest is the suite both pass; the layers above test on real
+// SQLite files (store/sqlite/sqlitetest).
 package store
 
 import (

@@ -8,7 +8,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 // fakeSource is a manager with a settable census and CPU time.
@@ -90,7 +90,7 @@ func TestRecorderRunsEachMinute(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 5, 1, 12, 0, 30, 0, time.UTC)
 	src := &fakeSource{}
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	clock := newFakeClock(t0)
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
@@ -137,7 +137,7 @@ func TestRecordTotalsByTeam(t *testing.T) {
 	src := &fakeSource{}
 	src.set([]sandbox.Live{sb("a", "acme", true, 2, 512), sb("b", "acme", true, 1, 256), sb("p", "acme", false, 4, 4096), sb("c", "beta", true, 1, 128)},
 		map[string]time.Duration{"acme": 3 * time.Second, "gone": time.Second})
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	if err := New(src, st, 0, nil).Record(t.Context(), at.Add(15*time.Second)); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestRecordTotalsByTeam(t *testing.T) {
 func TestRecorderNodesAddUp(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 5, 1, 12, 1, 0, 0, time.UTC)
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	for _, node := range []string{"a", "b"} {
 		src := &fakeSource{}
 		src.set([]sandbox.Live{sb("x-"+node, "acme", true, 2, 512)}, nil)

@@ -65,7 +65,7 @@ func TestMigrationsApplyOnce(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
-		got := recordedVersions(t, s.db.DB)
+		got := recordedVersions(t, s.db)
 		if len(got) != len(migrations) || got[len(got)-1] != migrations[len(migrations)-1].Version {
 			t.Errorf("schema_migrations = %v, want versions 1..%d once each", got, len(migrations))
 		}
@@ -150,7 +150,7 @@ func TestMigrateBuildsKeepsTemplates(t *testing.T) {
 	}
 
 	s := mustOpen(t, path)
-	if got := recordedVersions(t, s.db.DB); len(got) != len(migrations) {
+	if got := recordedVersions(t, s.db); len(got) != len(migrations) {
 		t.Fatalf("schema_migrations = %v, want all %d versions", got, len(migrations))
 	}
 	want := &store.Template{ID: "t1", Aliases: []string{"python"}, Backend: "oci", RootfsPath: "/r/t1",

@@ -11,7 +11,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -22,24 +21,15 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/store/sqlstore"
 )
 
 var _ store.Store = (*Store)(nil)
 
 // Store is a store.Store backed by one SQLite database file.
 type Store struct {
-	db sqlDB
-}
-
-// sqlDB is the database with its writes' errors classified: a full disk
-// is errdefs.ErrNoSpace, which the API answers with 507 and a message
-// saying so, instead of an internal error.
-type sqlDB struct{ *sql.DB }
-
-// ExecContext is sql.DB's, with a full disk classified.
-func (d sqlDB) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	res, err := d.DB.ExecContext(ctx, query, args...)
-	return res, noSpace(err)
+	*sqlstore.Store
+	db *sql.DB
 }
 
 // noSpace classifies SQLite's "database or disk is full" (SQLITE_FULL,
@@ -95,24 +85,10 @@ func Open(ctx context.Context, path string) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("opening store %q: %w", path, err)
 	}
-	return &Store{db: sqlDB{db}}, nil
+	return &Store{Store: sqlstore.New(newDB(db), dialect{}), db: db}, nil
 }
 
-// Close implements store.Store.
-func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("closing store: %w", err)
-	}
-	return nil
-}
-
-// inTx runs fn in a transaction, committing if it returns nil.
-func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return withTx(ctx, s.db.DB, fn)
-}
-
-// withTx is inTx for callers without a Store (migrations run before one
-// exists).
+// withTx runs fn in a transaction, committing if it returns nil.
 func withTx(ctx context.Context, db *sql.DB, fn func(tx *sql.Tx) error) (retErr error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -149,106 +125,9 @@ func isForeignKeyViolation(err error) bool {
 	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
 }
 
-// checkAffected turns "no row matched" into ErrNotFound for op.
-func checkAffected(res sql.Result, op string) error {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("%s: %w", op, err)
-	}
-	if n == 0 {
-		return fmt.Errorf("%s: %w", op, errdefs.ErrNotFound)
-	}
-	return nil
-}
-
 // timeLayout is RFC 3339 with all nine fraction digits. RFC3339Nano trims
 // trailing zeros, which would make ".1Z" sort after ".12Z" as text; a fixed
 // width keeps ORDER BY on the column in time order.
 const timeLayout = "2006-01-02T15:04:05.000000000Z07:00"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeLayout) }
-
-func parseTime(s string) (time.Time, error) {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return time.Time{}, fmt.Errorf("decoding time %q: %w", s, err)
-	}
-	return t.UTC(), nil
-}
-
-// formatTimePtr maps nil to NULL.
-func formatTimePtr(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return formatTime(*t)
-}
-
-func parseTimePtr(ns sql.NullString) (*time.Time, error) {
-	if !ns.Valid {
-		return nil, nil
-	}
-	t, err := parseTime(ns.String)
-	if err != nil {
-		return nil, err
-	}
-	return &t, nil
-}
-
-func encodeMap(m map[string]string) (string, error) {
-	if len(m) == 0 {
-		return "{}", nil
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		return "", fmt.Errorf("encoding map: %w", err)
-	}
-	return string(b), nil
-}
-
-// decodeMap returns nil for an empty object, as memstore does, so callers
-// see one shape whichever store they run on.
-func decodeMap(s string) (map[string]string, error) {
-	var m map[string]string
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
-		return nil, fmt.Errorf("decoding map: %w", err)
-	}
-	if len(m) == 0 {
-		return nil, nil
-	}
-	return m, nil
-}
-
-// encodeList stores a nil or empty list as "[]", so the column is never NULL.
-func encodeList(l []string) (string, error) {
-	if len(l) == 0 {
-		return "[]", nil
-	}
-	b, err := json.Marshal(l)
-	if err != nil {
-		return "", fmt.Errorf("encoding list: %w", err)
-	}
-	return string(b), nil
-}
-
-// decodeList returns nil for an empty list, as memstore does.
-func decodeList(s string) ([]string, error) {
-	var l []string
-	if err := json.Unmarshal([]byte(s), &l); err != nil {
-		return nil, fmt.Errorf("decoding list: %w", err)
-	}
-	if len(l) == 0 {
-		return nil, nil
-	}
-	return l, nil
-}
-
-// scanner is the part of *sql.Row and *sql.Rows the record decoders need.
-type scanner interface {
-	Scan(dest ...any) error
-}
-
-// placeholders returns "?, ?, …" with n marks.
-func placeholders(n int) string {
-	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
-}

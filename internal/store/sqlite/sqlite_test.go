@@ -166,7 +166,7 @@ func TestConcurrentOpen(t *testing.T) {
 	}
 	wg.Wait()
 	s := mustOpen(t, path)
-	if got := recordedVersions(t, s.db.DB); len(got) != len(migrations) {
+	if got := recordedVersions(t, s.db); len(got) != len(migrations) {
 		t.Errorf("schema_migrations = %v, want each of %d versions once", got, len(migrations))
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // Several goroutines, each owning its records, hammer one store at once; run
-// under -race this also checks memstore's locking.
+// under -race this also checks the store's own locking.
 const (
 	writers      = 8
 	perWriter    = 15

@@ -2,7 +2,7 @@
 // implementation runs it from its own tests:
 //
 //	func TestStore(t *testing.T) {
-//		storetest.Run(t, func(t *testing.T) store.Store { return memstore.New() })
+//		storetest.Run(t, func(t *testing.T) store.Store { return open(t) })
 //	}
 //
 // The suite pins the behaviour the layers above rely on and that the

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 // TestCollectLayersByKey: a layer stays while a template, a build or a
@@ -36,7 +36,7 @@ func TestCollectLayersByKey(t *testing.T) {
 		}, true},
 		{"listed nowhere", short('d'), nil, false},
 	}
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	ctx := t.Context()
 	dir := t.TempDir()
 	root := filepath.Join(dir, "layers")
@@ -78,7 +78,7 @@ func TestCollectLayersByKey(t *testing.T) {
 // the recorded stack, which every node shares.
 func TestFromTemplateLocalLayers(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	ctx := t.Context()
 	recorded := []string{"/srv/node-a/layers/" + strings.Repeat("a", 20), "/cache/rootfs"}
 	local := []string{"/srv/node-b/layers/" + strings.Repeat("a", 20), "/cache/rootfs"}

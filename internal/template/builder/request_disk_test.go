@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
 
 // TestMinFreeDisk: minFreeDiskMb grows the template's disk to hold that
@@ -31,7 +31,7 @@ func TestMinFreeDisk(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			b, err := New(Options{Store: memstore.New(), FilesDir: dir + "/files", WorkDir: dir + "/work", DefaultDiskMB: 4096})
+			b, err := New(Options{Store: sqlitetest.Open(t), FilesDir: dir + "/files", WorkDir: dir + "/work", DefaultDiskMB: 4096})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 	"github.com/warren-sandbox/warren/internal/template/layer"
 	"github.com/warren-sandbox/warren/internal/testutil"
 )
@@ -73,7 +73,7 @@ func uploadTar(t *testing.T, b *Builder, hash string, files map[string]string) {
 func TestBuildSteps(t *testing.T) {
 	testutil.RequiresRoot(t)
 	ctx := context.Background()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	rootfs := baseImage(t)
 	if err := st.PutTemplate(ctx, &store.Template{ID: "img", Aliases: []string{"img"}, RootfsPath: rootfs}); err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestBuildSteps(t *testing.T) {
 func TestBuildManyLayers(t *testing.T) {
 	testutil.RequiresRoot(t)
 	ctx := context.Background()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	if err := st.PutTemplate(ctx, &store.Template{ID: "img", Aliases: []string{"img"}, RootfsPath: baseImage(t)}); err != nil {
 		t.Fatal(err)
 	}

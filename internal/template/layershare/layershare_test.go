@@ -20,7 +20,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/store/memstore"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 	"github.com/warren-sandbox/warren/internal/template/layer"
 )
 
@@ -109,7 +109,7 @@ func putNode(t *testing.T, st store.Store, name, url string, beat time.Time, tem
 // another node's directory is never used, even where it exists.
 func TestTemplateMapsPaths(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	local, other := newLayerStore(t, "b"), newLayerStore(t, "a")
 	mine := addLayer(t, local, keyA, map[string]string{"opt/marker": "a"})
 	theirs := addLayer(t, other, keyB, map[string]string{"opt/marker": "b"})
@@ -155,7 +155,7 @@ func TestTemplateMapsPaths(t *testing.T) {
 // afterwards the template counts as cached and nothing is asked again.
 func TestPullFromPeer(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	peerStore, local := newLayerStore(t, "a"), newLayerStore(t, "b")
 	recorded := addLayer(t, peerStore, keyA, map[string]string{"opt/marker": "layered\n", "etc/deep/x": "y"})
 	hits := servePeer(t, st, "a", []string{"tpl"}, node(st, "a", peerStore))
@@ -206,7 +206,7 @@ func TestPullFromPeer(t *testing.T) {
 // template first.
 func TestPeersOrder(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	now := time.Now()
 	putNode(t, st, "a-without", "http://10.0.0.1:3000", now, []string{"other"})
 	putNode(t, st, "b-self", "http://10.0.0.2:3000", now, []string{"tpl"})
@@ -292,7 +292,7 @@ func TestPullRefusesBadLayers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			st := memstore.New()
+			st := sqlitetest.Open(t)
 			servePeer(t, st, "a", []string{"tpl"}, tc.peer(t))
 			local := newLayerStore(t, "b")
 			root := filepath.Dir(local.Path(keyA))
@@ -314,7 +314,7 @@ func TestPullRefusesBadLayers(t *testing.T) {
 // TestServeUnknownLayer: a layer this node lacks is 404 in E2B's shape.
 func TestServeUnknownLayer(t *testing.T) {
 	t.Parallel()
-	r := node(memstore.New(), "a", newLayerStore(t, "a"))
+	r := node(sqlitetest.Open(t), "a", newLayerStore(t, "a"))
 	mux := http.NewServeMux()
 	mux.Handle("GET "+Path+"{key}", r)
 	rec := httptest.NewRecorder()
@@ -331,7 +331,7 @@ func TestCached(t *testing.T) {
 	local, other := newLayerStore(t, "b"), newLayerStore(t, "a")
 	mine := addLayer(t, local, keyA, map[string]string{"f": "x"})
 	theirs := addLayer(t, other, keyB, map[string]string{"f": "y"})
-	r := node(memstore.New(), "b", local)
+	r := node(sqlitetest.Open(t), "b", local)
 	dir := t.TempDir()
 	tests := []struct {
 		name string
@@ -357,7 +357,7 @@ func TestCached(t *testing.T) {
 // waiting for a slow peer.
 func TestPullGivesUpWithItsContext(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	release := make(chan struct{})
 	servePeer(t, st, "a", nil, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
@@ -378,7 +378,7 @@ func TestPullGivesUpWithItsContext(t *testing.T) {
 // nothing from a peer, and publishes nothing.
 func TestPullNeedsTheClusterSecret(t *testing.T) {
 	t.Parallel()
-	st := memstore.New()
+	st := sqlitetest.Open(t)
 	peerStore, local := newLayerStore(t, "a"), newLayerStore(t, "b")
 	recorded := addLayer(t, peerStore, keyA, map[string]string{"opt/marker": "layered\n"})
 	hits := servePeer(t, st, "a", []string{"tpl"}, node(st, "a", peerStore))
