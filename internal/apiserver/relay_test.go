@@ -66,11 +66,9 @@ func (f *recordingRelay) take() []string {
 }
 
 // storeSandboxes is the store's view of sandboxes that a cluster's API
-// role gives its REST server: what the local routes read.
-type storeSandboxes struct {
-	Sandboxes // nil: a local route must not act on a sandbox
-	st        store.Store
-}
+// role gives its REST server (Records), and no Manager: a route that acts
+// on a sandbox there must be relayed.
+type storeSandboxes struct{ st store.Store }
 
 func (s storeSandboxes) List(ctx context.Context) ([]*store.Sandbox, error) {
 	return s.st.ListSandboxes(ctx)
@@ -147,7 +145,7 @@ func TestRelayServesNodeRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	relay := &recordingRelay{}
-	srv := New(Options{Store: st, Manager: storeSandboxes{st: st}, Relay: relay})
+	srv := New(Options{Store: st, Records: storeSandboxes{st: st}, Relay: relay})
 	routes := srv.Routes()
 	for p := range nodeRoutes {
 		if !slices.Contains(routes, p) {

@@ -30,6 +30,9 @@ type Options struct {
 	// Manager runs sandboxes; nil only on the server that answers while
 	// warren starts (every authenticated route is 503 then).
 	Manager Sandboxes
+	// Records answers lists and lookups of sandboxes and snapshots; nil
+	// means Manager. A cluster's API role sets it (and no Manager).
+	Records Records
 	Store   store.Store
 	// Domain is returned to SDKs as the sandbox domain, so getHost(port)
 	// gives `<port>-<id>.<domain>`.
@@ -100,6 +103,14 @@ func New(opts Options) *Server {
 	_, _ = rand.Read(s.uploadKey)
 	s.routes()
 	return s
+}
+
+// records is what this server's own routes read of the sandboxes.
+func (s *Server) records() Records {
+	if s.opts.Records != nil {
+		return s.opts.Records
+	}
+	return s.opts.Manager
 }
 
 // Starting returns what the listener serves while warren prepares: GET

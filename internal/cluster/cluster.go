@@ -27,10 +27,9 @@ type Recorder interface {
 type Options struct {
 	Store store.Store
 	// REST configures the REST API's server, the same route table, key
-	// check and error body as a node's: New sets its Store, its Manager
-	// (Sandboxes over Store, for what the store alone answers: lists,
-	// templates, snapshots, keys, events, usage, nodes) and its Relay (the
-	// API, for the routes a node answers).
+	// check and error body as a node's: New sets its Store, its Records
+	// (Sandboxes over Store, for the lists the store answers) and its
+	// Relay (the API, for the routes a node answers).
 	REST apiserver.Options
 	// Domain is the sandbox domain of Host routing (`<port>-<id>.<domain>`),
 	// the same on the API and on every node.
@@ -75,10 +74,7 @@ func New(opts Options) *API {
 	dir := newDirectory(opts.Store, opts.DeadAfter, opts.Now)
 	a := &API{opts: opts, nodes: dir, place: newPlacer(dir, opts.Now), fwd: newForwarder(opts.Cluster)}
 	rest := opts.REST
-	rest.Store, rest.Relay = opts.Store, a
-	if rest.Manager == nil {
-		rest.Manager = Sandboxes{Store: opts.Store}
-	}
+	rest.Store, rest.Records, rest.Relay = opts.Store, Sandboxes{Store: opts.Store}, a
 	a.rest = apiserver.New(rest)
 	return a
 }
