@@ -1,7 +1,8 @@
 // Package apiserver is warren's E2B-compatible REST control plane: one file
-// per endpoint, API-key auth, and the single place where error classes from
-// errdefs become HTTP statuses and E2B's {"code","error_code","message"}
-// error body (through internal/httperr).
+// per endpoint, the one route table (routes.go) that the one-machine server,
+// a node and a cluster's API role all serve, API-key auth, and the single
+// place where error classes from errdefs become HTTP statuses and E2B's
+// {"code","error_code","message"} error body (through internal/httperr).
 package apiserver
 
 import (

@@ -4,6 +4,9 @@
 // sandbox (REST routes, envd and port traffic, signed file URLs) to the
 // node that runs it, answers lists and the team's records from the store,
 // and reports the sandboxes of a node that stopped heartbeating as killed.
+// It has no route table of its own: it serves apiserver's, with the same
+// key check and error body as a node, and answers the routes only a node
+// can answer as that table's apiserver.Relay.
 //
 // Nothing here is kept that the store does not have: any number of API
 // processes can run side by side, and one restarting loses nothing.
