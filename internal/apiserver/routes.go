@@ -57,7 +57,7 @@ const (
 	sbWrite  = access(apikey.ScopeSandboxesWrite)
 	tplRead  = access(apikey.ScopeTemplatesRead)
 	tplWrite = access(apikey.ScopeTemplatesWrite)
-	keys     = access(apikey.ScopeKeys)
+	keyAdmin = access(apikey.ScopeKeys)
 )
 
 // ownership is the check, after the key's, that the team owns the object
@@ -128,10 +128,10 @@ var routeTable = []route{
 	{"POST /images", tplWrite, anyone, (*Server).importImage, relayBuilder},
 	{"GET /images", tplRead, anyone, (*Server).listImages, relayBuilder},
 
-	{"GET /api-keys", keys, anyone, (*Server).listKeys, local},
-	{"POST /api-keys", keys, anyone, (*Server).createKey, local},
-	{"PATCH /api-keys/{apiKeyID}", keys, anyone, (*Server).updateKey, local},
-	{"DELETE /api-keys/{apiKeyID}", keys, anyone, (*Server).deleteKey, local},
+	{"GET /api-keys", keyAdmin, anyone, (*Server).listKeys, local},
+	{"POST /api-keys", keyAdmin, anyone, (*Server).createKey, local},
+	{"PATCH /api-keys/{apiKeyID}", keyAdmin, anyone, (*Server).updateKey, local},
+	{"DELETE /api-keys/{apiKeyID}", keyAdmin, anyone, (*Server).deleteKey, local},
 
 	{"GET /metrics", sbRead, anyone, (*Server).serveMetrics, local},
 	{"GET /events/sandboxes", sbRead, anyone, (*Server).listEvents, local},
