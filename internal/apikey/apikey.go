@@ -12,6 +12,7 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
+	"net/http"
 	"strings"
 )
 
@@ -112,4 +113,14 @@ func NewID() string {
 		}
 	}
 	return string(out)
+}
+
+// FromRequest is the API key r carries: X-API-KEY, or Authorization:
+// Bearer; "" when none.
+func FromRequest(r *http.Request) string {
+	if key := r.Header.Get("X-API-KEY"); key != "" {
+		return key
+	}
+	key, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	return key
 }

@@ -13,13 +13,22 @@ import (
 	"github.com/warren-sandbox/warren/internal/template/builder"
 )
 
+// Records is what the routes every role serves itself read of the
+// sandboxes: on one machine (and a node) the manager's, on a cluster's API
+// role the store's records of every node (cluster.Sandboxes), which acts on
+// none: the routes that act are relayed to the nodes (Relay).
+type Records interface {
+	Get(ctx context.Context, id string) (*store.Sandbox, error)
+	List(ctx context.Context) ([]*store.Sandbox, error)
+	ListSnapshots(ctx context.Context, sandboxID, name string) ([]*store.Snapshot, error)
+}
+
 // Sandboxes is what the API asks of the sandbox manager
 // (*sandbox.Manager): the handlers' calls and nothing more, so a test can
 // stand in for it and the API never reaches past it.
 type Sandboxes interface {
+	Records
 	Create(ctx context.Context, req sandbox.CreateRequest) (*store.Sandbox, error)
-	Get(ctx context.Context, id string) (*store.Sandbox, error)
-	List(ctx context.Context) ([]*store.Sandbox, error)
 	Kill(ctx context.Context, id string) error
 	Connect(ctx context.Context, id string, timeout time.Duration, memory bool) (sb *store.Sandbox, resumed bool, err error)
 	Pause(ctx context.Context, id string, keepMemory bool) error
@@ -28,7 +37,6 @@ type Sandboxes interface {
 	UpdateNetwork(ctx context.Context, id string, egress netpolicy.Egress) error
 
 	Snapshot(ctx context.Context, id, name string) (*store.Snapshot, error)
-	ListSnapshots(ctx context.Context, sandboxID, name string) ([]*store.Snapshot, error)
 	DeleteSnapshot(ctx context.Context, idOrName string) error
 	Fork(ctx context.Context, id string, count int, timeout time.Duration) ([]sandbox.ForkResult, error)
 

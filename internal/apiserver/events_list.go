@@ -46,7 +46,7 @@ func (s *Server) sandboxEvents(w http.ResponseWriter, r *http.Request) {
 // team or has an event the caller may see.
 func (s *Server) seesSandbox(r *http.Request, q store.EventQuery) (bool, error) {
 	s.syncEvents(r)
-	if sb, err := s.opts.Manager.Get(r.Context(), q.SandboxID); err == nil {
+	if sb, err := s.records().Get(r.Context(), q.SandboxID); err == nil {
 		return owns(r, sb.TeamID), nil
 	} else if !errdefs.IsNotFound(err) {
 		return false, err

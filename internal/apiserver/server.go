@@ -1,7 +1,8 @@
 // Package apiserver is warren's E2B-compatible REST control plane: one file
-// per endpoint, API-key auth, and the single place where error classes from
-// errdefs become HTTP statuses and E2B's {"code","error_code","message"}
-// error body (through internal/httperr).
+// per endpoint, the one route table (routes.go) that the one-machine server,
+// a node and a cluster's API role all serve, API-key auth, and the single
+// place where error classes from errdefs become HTTP statuses and E2B's
+// {"code","error_code","message"} error body (through internal/httperr).
 package apiserver
 
 import (
@@ -10,16 +11,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/api"
-	"github.com/warren-sandbox/warren/internal/admission"
 	"io"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/warren-sandbox/warren/api"
+	"github.com/warren-sandbox/warren/internal/admission"
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/clusterauth"
-	"github.com/warren-sandbox/warren/internal/dashboard"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"
@@ -31,6 +31,9 @@ type Options struct {
 	// Manager runs sandboxes; nil only on the server that answers while
 	// warren starts (every authenticated route is 503 then).
 	Manager Sandboxes
+	// Records answers lists and lookups of sandboxes and snapshots; nil
+	// means Manager. A cluster's API role sets it (and no Manager).
+	Records Records
 	Store   store.Store
 	// Domain is returned to SDKs as the sandbox domain, so getHost(port)
 	// gives `<port>-<id>.<domain>`.
@@ -64,6 +67,9 @@ type Options struct {
 	// nodes (layershare.Resolver); nil, as in one-machine mode, answers
 	// 404.
 	Layers http.Handler
+	// Relay, on a cluster's API role, serves the routes only a node can
+	// answer (internal/cluster); nil on one machine and on a node.
+	Relay Relay
 	// Cluster verifies the cluster's own calls (a node's): requests the
 	// API role forwards carry the hash of the client's key signed with
 	// the cluster secret instead of the key, and GET /internal/layers
@@ -100,6 +106,14 @@ func New(opts Options) *Server {
 	return s
 }
 
+// records is what this server's own routes read of the sandboxes.
+func (s *Server) records() Records {
+	if s.opts.Records != nil {
+		return s.opts.Records
+	}
+	return s.opts.Manager
+}
+
 // Starting returns what the listener serves while warren prepares: GET
 // /health and every authenticated endpoint answer 503 with E2B's error
 // body and Retry-After; an unknown route is 404 and a removed endpoint 410,
@@ -108,80 +122,6 @@ func Starting() http.Handler {
 	s := &Server{mux: http.NewServeMux(), starting: true}
 	s.routes()
 	return s
-}
-
-func (s *Server) routes() {
-	s.handle("GET /health", http.HandlerFunc(s.health))
-	s.handle("GET /openapi.yaml", http.HandlerFunc(serveOpenAPI))
-	// The web dashboard's files need no key; the page sends the user's.
-	s.handle("GET /dashboard/{file...}", dashboard.New())
-	auth := func(pattern, scope string, h http.HandlerFunc) {
-		s.handle(pattern, s.authenticate(scope, h))
-	}
-	const (
-		sbRead, sbWrite   = apikey.ScopeSandboxesRead, apikey.ScopeSandboxesWrite
-		tplRead, tplWrite = apikey.ScopeTemplatesRead, apikey.ScopeTemplatesWrite
-	)
-	auth("POST /sandboxes", sbWrite, s.createV1)
-	auth("POST /v2/sandboxes", sbWrite, s.createV2)
-	auth("GET /sandboxes", sbRead, s.listV1)
-	auth("GET /v2/sandboxes", sbRead, s.listV2)
-	auth("GET /sandboxes/metrics", sbRead, s.batchMetrics)
-	auth("GET /sandboxes/{id}", sbRead, s.ownSandbox(s.getSandbox))
-	auth("DELETE /sandboxes/{id}", sbWrite, s.ownSandbox(s.killSandbox))
-	auth("POST /sandboxes/{id}/timeout", sbWrite, s.ownSandbox(s.setTimeout))
-	auth("POST /sandboxes/{id}/refreshes", sbWrite, s.ownSandbox(s.refresh))
-	auth("POST /sandboxes/{id}/connect", sbWrite, s.ownSandbox(s.connectV1))
-	auth("POST /v2/sandboxes/{id}/connect", sbWrite, s.ownSandbox(s.connectV2))
-	auth("POST /sandboxes/{id}/pause", sbWrite, s.ownSandbox(s.pause))
-	auth("POST /sandboxes/{id}/resume", sbWrite, s.ownSandbox(s.resume))
-	auth("GET /sandboxes/{id}/metrics", sbRead, s.ownSandbox(s.metrics))
-	auth("GET /sandboxes/{id}/logs", sbRead, s.ownSandbox(s.sandboxLogsV1))
-	auth("GET /v2/sandboxes/{id}/logs", sbRead, s.ownSandbox(s.sandboxLogsV2))
-	auth("POST /sandboxes/{id}/snapshots", sbWrite, s.ownSandbox(s.createSnapshot))
-	auth("POST /sandboxes/{id}/fork", sbWrite, s.ownSandbox(s.fork))
-	auth("PUT /sandboxes/{id}/network", sbWrite, s.ownSandbox(s.updateNetwork))
-	auth("GET /snapshots", sbRead, s.listSnapshots)
-	auth("DELETE /templates/{id}", tplWrite, s.deleteTemplate)
-	auth("GET /templates", tplRead, s.listTemplates)
-	auth("GET /v2/templates", tplRead, s.listTemplates)
-	// One pattern for both: /templates/aliases/tags would match two.
-	auth("GET /templates/{first}/{second}", tplRead, s.templateSub)
-	auth("GET /templates/{id}", tplRead, s.getTemplate)
-	auth("POST /v3/templates", tplWrite, s.requestBuild)
-	for _, pattern := range removedEndpoints {
-		s.mux.HandleFunc(pattern, s.gone) // not a route: 410 Gone
-	}
-	auth("GET /templates/{templateID}/files/{hash}", tplWrite, s.ownTemplate(s.templateFiles))
-	s.handle("PUT /templates/{templateID}/files/{hash}", http.HandlerFunc(s.uploadFiles))
-	auth("POST /v2/templates/{templateID}/builds/{buildID}", tplWrite, s.ownTemplate(s.startBuild))
-	auth("GET /templates/{templateID}/builds/{buildID}/status", tplRead, s.ownTemplate(s.buildStatus))
-	auth("GET /templates/{templateID}/builds/{buildID}/logs", tplRead, s.ownTemplate(s.buildLogs))
-	auth("POST /templates/{templateID}/builds/{buildID}/cancel", tplWrite, s.ownTemplate(s.cancelBuild))
-	auth("POST /templates/tags", tplWrite, s.assignTags)
-	auth("POST /images", tplWrite, s.importImage)
-	auth("GET /images", tplRead, s.listImages)
-	auth("DELETE /templates/tags", tplWrite, s.removeTags)
-	auth("GET /api-keys", apikey.ScopeKeys, s.listKeys)
-	auth("POST /api-keys", apikey.ScopeKeys, s.createKey)
-	auth("PATCH /api-keys/{apiKeyID}", apikey.ScopeKeys, s.updateKey)
-	auth("DELETE /api-keys/{apiKeyID}", apikey.ScopeKeys, s.deleteKey)
-	auth("GET /metrics", apikey.ScopeSandboxesRead, s.serveMetrics)
-	auth("GET /events/sandboxes", sbRead, s.listEvents)
-	auth("GET /events/sandboxes/{sandboxID}", sbRead, s.sandboxEvents)
-	auth("GET /events/webhooks", sbRead, s.listWebhooks)
-	auth("POST /events/webhooks", sbWrite, s.createWebhook)
-	auth("GET /events/webhooks/{webhookID}", sbRead, s.getWebhook)
-	auth("PATCH /events/webhooks/{webhookID}", sbWrite, s.updateWebhook)
-	auth("DELETE /events/webhooks/{webhookID}", sbWrite, s.deleteWebhook)
-	auth("GET /events/webhooks/{webhookID}/deliveries", sbRead, s.webhookDeliveries)
-	auth("GET /usage", apikey.ScopeSandboxesRead, s.usage)
-	auth("GET /nodes", apikey.ScopeSandboxesRead, s.listNodes)
-	auth("GET /admission", apikey.ScopeSandboxesRead, s.getAdmission)
-	auth("DELETE /nodes/{name}", apikey.ScopeSandboxesWrite, s.deleteNode)
-	s.handle("GET /internal/layers/{key}", s.clusterOnly(s.serveLayer))
-
-	s.mux.HandleFunc("/", s.noRoute)
 }
 
 // noRoute answers a request no route takes: 405 with Allow when the path
@@ -209,8 +149,8 @@ func (s *Server) handle(pattern string, h http.Handler) {
 	s.patterns = append(s.patterns, pattern)
 }
 
-// serveOpenAPI serves the API's description; it needs no key.
-func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+// openAPI serves the API's description; it needs no key.
+func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/yaml")
 	_, _ = w.Write(api.OpenAPI)
 }
@@ -243,41 +183,33 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "warren is starting: templates are not ready yet")
 		return
 	}
+	if s.opts.Relay != nil {
+		if err := s.opts.Relay.Health(r); err != nil {
+			fail(w, r, err)
+			return
+		}
+	}
 	w.Header().Set("Content-Type", "text/plain")
 	_, _ = io.WriteString(w, "OK")
 }
 
 type keyCtx struct{}
 
-// Principal returns the stored key the request carries (X-API-KEY, or
-// Authorization: Bearer), unexpired; an ErrUnauthenticated error saying
-// what is wrong otherwise. Scopes are the caller's to check.
-func Principal(r *http.Request, st store.Store) (*store.APIKey, error) {
-	key := KeyOf(r)
-	if key == "" {
-		return nil, errMissingKey
-	}
-	return principalByHash(r, st, apikey.Hash(key))
-}
-
 var errMissingKey = errdefs.New(errdefs.ErrUnauthenticated, "missing API key: send it in the X-API-KEY header")
 
-// KeyOf is the API key r carries: X-API-KEY, or Authorization: Bearer.
-func KeyOf(r *http.Request) string {
-	if key := r.Header.Get("X-API-KEY"); key != "" {
-		return key
-	}
-	key, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	return key
-}
-
-// principal is Principal on this server: on a node, a request the API
-// role forwarded names its key by hash under the cluster's signature
-// (a request with that header is judged by it alone), and one sent to
-// the node directly carries its key.
+// principal is the stored key the request names, unexpired; an
+// ErrUnauthenticated error saying what is wrong otherwise. A request
+// carries its key (X-API-KEY, or Authorization: Bearer), except on a
+// node one the API role forwarded: that names its key by hash under the
+// cluster's signature (a request with that header is judged by it alone).
+// Scopes are the caller's to check.
 func (s *Server) principal(r *http.Request) (*store.APIKey, error) {
 	if s.opts.Cluster == nil || r.Header.Get(clusterauth.Header) == "" {
-		return Principal(r, s.opts.Store)
+		key := apikey.FromRequest(r)
+		if key == "" {
+			return nil, errMissingKey
+		}
+		return principalByHash(r, s.opts.Store, apikey.Hash(key))
 	}
 	hash, err := s.opts.Cluster.Verify(r)
 	if err != nil {
@@ -308,16 +240,6 @@ func principalByHash(r *http.Request, st store.Store, hash string) (*store.APIKe
 	return k, nil
 }
 
-// Authorize is Principal, and then an ErrPermissionDenied error unless
-// the key holds scope now.
-func Authorize(r *http.Request, st store.Store, scope string) (*store.APIKey, error) {
-	k, err := Principal(r, st)
-	if err != nil {
-		return nil, err
-	}
-	return allowed(r, k, scope)
-}
-
 // allowed is k when it holds scope now; an ErrPermissionDenied error
 // otherwise.
 func allowed(r *http.Request, k *store.APIKey, scope string) (*store.APIKey, error) {
@@ -326,11 +248,6 @@ func allowed(r *http.Request, k *store.APIKey, scope string) (*store.APIKey, err
 			strings.Join(k.Scopes, ", "), r.Method, r.URL.Path, scope))
 	}
 	return k, nil
-}
-
-// Owns reports whether key k may act on what team owns.
-func Owns(k *store.APIKey, team string) bool {
-	return k.Admin || store.TeamOf(team) == store.TeamOf(k.TeamID)
 }
 
 // authenticate checks X-API-KEY against the stored key hashes, then that
@@ -429,14 +346,6 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }
-
-// Fail answers err with the status its class maps to, as every handler
-// here does; the cluster's API role answers its own errors with it too.
-func Fail(w http.ResponseWriter, r *http.Request, err error) { fail(w, r, err) }
-
-// WriteError answers with E2B's error body as every handler here does
-// (with Retry-After on a 429 or 503); the cluster's API role uses it too.
-func WriteError(w http.ResponseWriter, status int, msg string) { writeError(w, status, msg) }
 
 // writeError sends E2B's error body with the error code of status
 // (httperr.ForStatus); code always equals the HTTP status, since the JS

@@ -60,7 +60,7 @@ func (s *Server) listSnapshots(w http.ResponseWriter, r *http.Request) {
 		}
 		offset = n
 	}
-	all, err := s.opts.Manager.ListSnapshots(r.Context(), q.Get("sandboxID"), q.Get("name"))
+	all, err := s.records().ListSnapshots(r.Context(), q.Get("sandboxID"), q.Get("name"))
 	if err != nil {
 		fail(w, r, err)
 		return

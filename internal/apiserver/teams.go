@@ -84,7 +84,7 @@ func (s *Server) visibleTemplate(r *http.Request, id string) (*store.Template, e
 
 // ownSandboxes lists the sandboxes the request's team owns.
 func (s *Server) ownSandboxes(r *http.Request) ([]*store.Sandbox, error) {
-	all, err := s.opts.Manager.List(r.Context())
+	all, err := s.records().List(r.Context())
 	if err != nil {
 		return nil, err
 	}

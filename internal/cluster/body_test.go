@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
@@ -26,7 +27,7 @@ func TestRelayKeepsConnectionsSound(t *testing.T) {
 			st := sqlitetest.Open(t)
 			n := newFakeNode(t, st, "n")
 			n.register(t, true, time.Unix(1, 0))
-			n.answer = func(w http.ResponseWriter, r *http.Request) { writeError(w, http.StatusForbidden, "no token") }
+			n.answer = func(w http.ResponseWriter, r *http.Request) { httperr.Error(w, http.StatusForbidden, "no token") }
 			if tc.down {
 				n.srv.Close()
 			}

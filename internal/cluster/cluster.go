@@ -4,6 +4,9 @@
 // sandbox (REST routes, envd and port traffic, signed file URLs) to the
 // node that runs it, answers lists and the team's records from the store,
 // and reports the sandboxes of a node that stopped heartbeating as killed.
+// It has no route table of its own: it serves apiserver's, with the same
+// key check and error body as a node, and answers the routes only a node
+// can answer as that table's apiserver.Relay.
 //
 // Nothing here is kept that the store does not have: any number of API
 // processes can run side by side, and one restarting loses nothing.
@@ -11,10 +14,9 @@ package cluster
 
 import (
 	"context"
-	"net/http"
-	"sync"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/store"
 )
@@ -27,10 +29,11 @@ type Recorder interface {
 // Options configure an API.
 type Options struct {
 	Store store.Store
-	// Local serves what the store alone answers: lists, templates,
-	// snapshots, keys, events, webhooks, usage, nodes, metrics (an
-	// *apiserver.Server over Sandboxes(Store)).
-	Local http.Handler
+	// REST configures the REST API's server, the same route table, key
+	// check and error body as a node's: New sets its Store, its Records
+	// (Sandboxes over Store, for the lists the store answers) and its
+	// Relay (the API, for the routes a node answers).
+	REST apiserver.Options
 	// Domain is the sandbox domain of Host routing (`<port>-<id>.<domain>`),
 	// the same on the API and on every node.
 	Domain string
@@ -45,8 +48,9 @@ type Options struct {
 	ReapEvery time.Duration
 	// Events records the node-lost kills; nil records none.
 	Events Recorder
-	// ObserveRequest, when set, is told each relayed request's route,
-	// status and duration (Local observes its own).
+	// ObserveRequest, when set, is told each request's route, status and
+	// duration: sandbox traffic and signed file URLs (REST.ObserveRequest
+	// observes the REST routes).
 	ObserveRequest func(route string, status int, took time.Duration)
 	// Now is the clock; nil: time.Now.
 	Now func() time.Time
@@ -61,9 +65,8 @@ type API struct {
 	nodes *directory
 	place *placer
 	fwd   *forwarder
-
-	muxOnce sync.Once
-	muxed   *http.ServeMux
+	// rest is the REST API, relaying to nodes through this API.
+	rest *apiserver.Server
 }
 
 // New returns the API role's handler; Run reaps dead nodes' sandboxes.
@@ -72,8 +75,15 @@ func New(opts Options) *API {
 		opts.Now = time.Now
 	}
 	dir := newDirectory(opts.Store, opts.DeadAfter, opts.Now)
-	return &API{opts: opts, nodes: dir, place: newPlacer(dir, opts.Now), fwd: newForwarder(opts.Cluster)}
+	a := &API{opts: opts, nodes: dir, place: newPlacer(dir, opts.Now), fwd: newForwarder(opts.Cluster)}
+	rest := opts.REST
+	rest.Store, rest.Records, rest.Relay = opts.Store, Sandboxes{Store: opts.Store}, a
+	a.rest = apiserver.New(rest)
+	return a
 }
+
+// Routes returns the REST patterns the API serves: apiserver's table.
+func (a *API) Routes() []string { return a.rest.Routes() }
 
 // Run reaps until ctx ends.
 func (a *API) Run(ctx context.Context) {

@@ -112,19 +112,16 @@ func (r *recorder) Record(_ context.Context, e *store.Event) {
 // testDeadAfter is the test APIs' --node-dead-after.
 const testDeadAfter = 30 * time.Second
 
-// newTestAPI is an API over st whose Local answers 299 with its path.
+// newTestAPI is an API over st whose REST routes a real apiserver serves.
 func newTestAPI(st store.Store, evs Recorder) *API { return newTestAPIAt(st, evs, nil) }
 
 // newTestAPIAt is newTestAPI on clock c (nil: the real one).
 func newTestAPIAt(st store.Store, evs Recorder, c *clock) *API {
-	local := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 299, map[string]string{"local": r.URL.Path})
-	})
 	now := time.Now
 	if c != nil {
 		now = c.now
 	}
-	return New(Options{Store: st, Local: local, Domain: "sb.test", DeadAfter: testDeadAfter,
+	return New(Options{Store: st, Domain: "sb.test", DeadAfter: testDeadAfter,
 		ReapEvery: time.Second, Events: evs, Now: now, Cluster: testSigner})
 }
 
@@ -190,4 +187,11 @@ func teamKey(t *testing.T, st store.Store, team string) string {
 		t.Fatal(err)
 	}
 	return secret
+}
+
+// keyHeader stores a key of the default team and returns the header that
+// sends it.
+func keyHeader(t *testing.T, st store.Store) map[string]string {
+	t.Helper()
+	return map[string]string{"X-API-KEY": teamKey(t, st, "")}
 }

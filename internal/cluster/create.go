@@ -29,31 +29,29 @@ const defaultMemoryMB = 512
 // starting, or without the template's files); the next one may.
 var errTryNext = errors.New("the node could not take this create")
 
-// create places POST /sandboxes and /v2/sandboxes: the candidates in
+// Create places POST /sandboxes and /v2/sandboxes: the candidates in
 // order until one answers with anything but "no room here".
-func (a *API) create(w http.ResponseWriter, r *http.Request) {
+func (a *API) Create(w http.ResponseWriter, r *http.Request) error {
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxCreateBody+1))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "reading request body: "+err.Error())
-		return
+		return errdefs.New(errdefs.ErrInvalidArgument, "reading request body: "+err.Error())
 	}
 	if len(body) > maxCreateBody { // 413, as a node answers it
-		apiserver.Fail(w, r, errdefs.New(errdefs.ErrTooLarge, fmt.Sprintf("request body is larger than %d bytes, the most this endpoint takes", maxCreateBody)))
-		return
+		return errdefs.New(errdefs.ErrTooLarge, fmt.Sprintf("request body is larger than %d bytes, the most this endpoint takes", maxCreateBody))
 	}
 	n, nodes, err := a.createTargets(r.Context(), body)
 	if err != nil {
-		apiserver.Fail(w, r, err)
-		return
+		return err
 	}
 	for i, node := range nodes {
 		last := i == len(nodes)-1
 		d := a.tryCreate(w, r, node, n, body, !last)
 		if d.failed == nil || !d.quiet {
-			return // answered, one way or the other
+			return nil // answered, one way or the other
 		}
 		log.G(r.Context()).Info("create refused by a node, trying the next", "node", node.Name, "err", d.failed)
 	}
+	return nil
 }
 
 // tryCreate sends the create to node under a reservation, ended however
@@ -74,7 +72,7 @@ func (a *API) tryCreate(w http.ResponseWriter, r *http.Request, node *store.Node
 func (a *API) sendCreate(w http.ResponseWriter, r *http.Request, node *store.Node, body []byte, quiet bool) (*dest, bool) {
 	d, err := destOf(node)
 	if err != nil {
-		writeError(w, http.StatusBadGateway, err.Error())
+		httperr.Error(w, http.StatusBadGateway, err.Error())
 		return &dest{node: node.Name}, false
 	}
 	d.quiet = quiet

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
-	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"
@@ -117,7 +116,7 @@ func (f *forwarder) authorize(out, in *http.Request, d *dest) {
 		return
 	}
 	hash := ""
-	if key := apiserver.KeyOf(in); key != "" {
+	if key := apikey.FromRequest(in); key != "" {
 		hash = apikey.Hash(key)
 	}
 	out.Header.Del("X-API-KEY")
@@ -172,7 +171,7 @@ func (f *forwarder) failed(w http.ResponseWriter, r *http.Request, err error) {
 	d := r.Context().Value(nodeKey{}).(*dest)
 	if r.Context().Err() != nil {
 		if errors.Is(context.Cause(r.Context()), errNodeLost) {
-			writeError(w, http.StatusBadGateway, fmt.Sprintf("node %s stopped answering: its sandboxes are reported lost", d.node))
+			httperr.Error(w, http.StatusBadGateway, fmt.Sprintf("node %s stopped answering: its sandboxes are reported lost", d.node))
 		}
 		return // the client went away, or the node was cut off
 	}
@@ -183,11 +182,8 @@ func (f *forwarder) failed(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	d.quiet = false // answered here: a create must not go on to another node
 	log.G(r.Context()).Warn("forwarding to node", "node", d.node, "path", r.URL.Path, "err", err)
-	writeError(w, http.StatusBadGateway, fmt.Sprintf("node %s did not answer: %v", d.node, err))
+	httperr.Error(w, http.StatusBadGateway, fmt.Sprintf("node %s did not answer: %v", d.node, err))
 }
-
-// writeError answers in E2B's error shape, as the nodes do.
-func writeError(w http.ResponseWriter, status int, msg string) { httperr.Error(w, status, msg) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")

@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"sync"
 
-	"github.com/warren-sandbox/warren/internal/apikey"
-	"github.com/warren-sandbox/warren/internal/apiserver"
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"
 )
 
@@ -17,20 +17,14 @@ import (
 // most 100 sandboxes, a few hundred bytes each).
 const maxMetricsBody = 4 << 20
 
-// batchMetrics serves GET /sandboxes/metrics by asking every alive node
+// BatchMetrics serves GET /sandboxes/metrics by asking every alive node
 // (each answers for the sandboxes it runs, skipping others) and merging
-// their answers.
-func (a *API) batchMetrics(w http.ResponseWriter, r *http.Request) {
-	// The nodes check the key too; checked here first so that a request
-	// without one costs no round of requests to every node.
-	if _, err := apiserver.Authorize(r, a.opts.Store, apikey.ScopeSandboxesRead); err != nil {
-		apiserver.Fail(w, r, err)
-		return
-	}
+// their answers. The key was checked before (the nodes check it too), so
+// that a request without one costs no round of requests to every node.
+func (a *API) BatchMetrics(w http.ResponseWriter, r *http.Request) error {
 	alive, err := a.nodes.alive(r.Context())
 	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, err.Error())
-		return
+		return errdefs.New(errdefs.ErrUnavailable, err.Error())
 	}
 	var (
 		mu     sync.Mutex
@@ -56,8 +50,8 @@ func (a *API) batchMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	wg.Wait()
 	if len(alive) > 0 && len(failed) == len(alive) {
-		writeError(w, http.StatusBadGateway, "no node answered: "+errors.Join(failed...).Error())
-		return
+		httperr.Error(w, http.StatusBadGateway, "no node answered: "+errors.Join(failed...).Error())
+		return nil
 	}
 	if len(failed) > 0 {
 		// A node's sandboxes are missing from the answer, as a sandbox
@@ -65,6 +59,7 @@ func (a *API) batchMetrics(w http.ResponseWriter, r *http.Request) {
 		log.G(r.Context()).Warn("batch metrics", "err", errors.Join(failed...))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"sandboxes": merged})
+	return nil
 }
 
 // nodeMetrics is one node's answer to r.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/events"
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -110,12 +111,12 @@ func (a *API) killOnDeadNode(w http.ResponseWriter, r *http.Request, id string) 
 		err = a.opts.Store.DeleteSandbox(ctx, id)
 	}
 	if errdefs.IsNotFound(err) {
-		writeError(w, http.StatusNotFound, fmt.Sprintf("sandbox %q not found", id))
+		httperr.Error(w, http.StatusNotFound, fmt.Sprintf("sandbox %q not found", id))
 		return
 	}
 	if err != nil {
 		log.G(ctx).Error("forgetting a sandbox of a dead node", "sandbox", id, "err", err)
-		writeError(w, http.StatusInternalServerError, "forgetting the sandbox failed")
+		httperr.Error(w, http.StatusInternalServerError, "forgetting the sandbox failed")
 		return
 	}
 	a.nodes.forget(id)

@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/apikey"
-	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"
@@ -17,49 +15,22 @@ import (
 	"github.com/warren-sandbox/warren/internal/wire"
 )
 
-// ServeHTTP routes: sandbox traffic and the REST routes of one sandbox to
-// its node, creates to the node placement picks, template builds and
-// image imports to the builder node, the rest to Local.
+// ServeHTTP routes sandbox traffic (by Host or headers) and signed file
+// URLs to the sandbox's node, and serves the REST routes with apiserver's
+// table, whose node-only routes come back here (the apiserver.Relay
+// methods) once the key is checked.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, port, ok, err := proxy.SandboxOf(r, a.opts.Domain)
 	switch {
 	case err != nil:
-		writeError(w, http.StatusBadRequest, err.Error())
+		httperr.Error(w, http.StatusBadRequest, err.Error())
 	case ok:
 		a.observe("sandbox traffic", w, r, func(w http.ResponseWriter, r *http.Request) { a.traffic(w, r, id, port) })
 	case r.URL.Path == "/files" && r.URL.Query().Get("signature") != "":
 		a.observe("signed file URL", w, r, a.signedFile)
 	default:
-		a.mux().ServeHTTP(w, r)
+		a.rest.ServeHTTP(w, r)
 	}
-}
-
-// mux is the REST routing; the patterns mirror apiserver's.
-func (a *API) mux() *http.ServeMux {
-	a.muxOnce.Do(func() {
-		m := http.NewServeMux()
-		handle := func(pattern string, h http.HandlerFunc) {
-			m.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) { a.observe(pattern, w, r, h) })
-		}
-		handle("GET /health", a.health)
-		handle("POST /sandboxes", a.create)
-		handle("POST /v2/sandboxes", a.create)
-		handle("GET /sandboxes/metrics", a.batchMetrics)
-		handle("/sandboxes/{id}", a.sandboxRoute)
-		handle("/sandboxes/{id}/{rest...}", a.sandboxRoute)
-		handle("/v2/sandboxes/{id}/{rest...}", a.sandboxRoute)
-		// Builds run where their uploaded files are: on the builder node.
-		for _, p := range []string{
-			"POST /v3/templates", "/templates/{tid}/files/{hash}", "POST /v2/templates/{tid}/builds/{bid}",
-			"/templates/{tid}/builds/{bid}/{op}", "POST /templates/tags", "DELETE /templates/tags", "/images",
-		} {
-			handle(p, a.toBuilder)
-		}
-		handle("DELETE /templates/{id}", a.deleteTemplate)
-		m.Handle("/", a.opts.Local) // which observes its own
-		a.muxed = m
-	})
-	return a.muxed
 }
 
 // observe serves r with h, telling Options.ObserveRequest its route,
@@ -81,48 +52,34 @@ func (a *API) observe(route string, w http.ResponseWriter, r *http.Request, h ht
 	h(rec, r)
 }
 
-// health answers 200 once a node is alive to take creates.
-func (a *API) health(w http.ResponseWriter, r *http.Request) {
+// Health is nil once a node is alive to take creates.
+func (a *API) Health(r *http.Request) error {
 	alive, err := a.nodes.alive(r.Context())
 	if err != nil {
 		log.G(r.Context()).Warn("health: reading nodes", "err", err)
-		writeError(w, http.StatusServiceUnavailable, "the store does not answer")
-		return
+		return errdefs.New(errdefs.ErrUnavailable, "the store does not answer")
 	}
 	if len(alive) == 0 {
-		writeError(w, http.StatusServiceUnavailable, "no node is alive to run sandboxes")
-		return
+		return errdefs.New(errdefs.ErrUnavailable, "no node is alive to run sandboxes")
 	}
-	w.Header().Set("Content-Type", "text/plain")
-	_, _ = w.Write([]byte("OK"))
+	return nil
 }
 
-// sandboxRoute forwards a REST route of one sandbox to its node. The key
-// is checked first, so that without a valid one an unknown sandbox is
-// 401 as on one machine, not 404, and another team's is 404 here as it
-// would be there.
-func (a *API) sandboxRoute(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	k, err := apiserver.Principal(r, a.opts.Store)
-	if err != nil {
-		apiserver.Fail(w, r, err)
-		return
-	}
-	node, err := a.ownerNode(r, id, func(team string) bool { return apiserver.Owns(k, team) })
+// Sandbox forwards a REST route of one sandbox to its node. The key and
+// its scope were checked first, so that without a valid one an unknown
+// sandbox is 401 as on one machine, not 404, and another team's is 404
+// here as it would be there.
+func (a *API) Sandbox(w http.ResponseWriter, r *http.Request, id string, sees func(team string) bool) error {
+	node, err := a.ownerNode(r, id, sees)
 	if errors.Is(err, errdefs.ErrUnavailable) && r.Method == http.MethodDelete && r.URL.Path == "/sandboxes/"+id {
-		// Answered here, not by the node: the scope is checked here too.
-		if _, err := apiserver.Authorize(r, a.opts.Store, apikey.ScopeSandboxesWrite); err != nil {
-			apiserver.Fail(w, r, err)
-			return
-		}
 		a.killOnDeadNode(w, r, id)
-		return
+		return nil
 	}
 	if err != nil {
-		apiserver.Fail(w, r, err)
-		return
+		return err
 	}
 	a.fwd.forward(w, r, node)
+	return nil
 }
 
 // traffic forwards envd and port traffic to the sandbox's node, which
@@ -167,48 +124,46 @@ func (a *API) ownerNode(r *http.Request, id string, sees func(team string) bool)
 	return destOf(n)
 }
 
-// toBuilder forwards template builds, tags, deletes and image imports to
-// the builder: the alive node that started first. It stays the builder
-// while it lives, so a build's uploads, start and logs meet on one node;
-// other nodes fetch a template's layers from it on first use.
-func (a *API) toBuilder(w http.ResponseWriter, r *http.Request) {
+// Builder forwards template builds, tags and image imports to the
+// builder: the alive node that started first. It stays the builder while
+// it lives, so a build's uploads, start and logs meet on one node; other
+// nodes fetch a template's layers from it on first use.
+func (a *API) Builder(w http.ResponseWriter, r *http.Request) error {
 	alive, err := a.nodes.alive(r.Context())
 	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, err.Error())
-		return
+		return errdefs.New(errdefs.ErrUnavailable, err.Error())
 	}
 	if len(alive) == 0 {
-		writeError(w, http.StatusServiceUnavailable, "no node is alive to build templates")
-		return
+		return errdefs.New(errdefs.ErrUnavailable, "no node is alive to build templates")
 	}
 	d, err := destOf(alive[0])
 	if err != nil {
-		writeError(w, http.StatusBadGateway, err.Error())
-		return
+		httperr.Error(w, http.StatusBadGateway, err.Error())
+		return nil
 	}
 	a.fwd.forward(w, r, d)
+	return nil
 }
 
-// deleteTemplate sends DELETE /templates/{id} to the builder, unless the
+// DeleteTemplate sends DELETE /templates/{id} to the builder, unless the
 // id names a snapshot: that goes to the node that holds its files, which
 // frees them.
-func (a *API) deleteTemplate(w http.ResponseWriter, r *http.Request) {
+func (a *API) DeleteTemplate(w http.ResponseWriter, r *http.Request) error {
 	snap, err := a.opts.Store.GetSnapshot(r.Context(), r.PathValue("id"))
 	if err != nil {
-		a.toBuilder(w, r)
-		return
+		return a.Builder(w, r)
 	}
 	nodes, err := a.snapshotNodes(r.Context(), snap)
 	if err != nil {
-		apiserver.Fail(w, r, err)
-		return
+		return err
 	}
 	d, err := destOf(nodes[0])
 	if err != nil {
-		writeError(w, http.StatusBadGateway, err.Error())
-		return
+		httperr.Error(w, http.StatusBadGateway, err.Error())
+		return nil
 	}
 	a.fwd.forward(w, r, d)
+	return nil
 }
 
 func destOf(n *store.Node) (*dest, error) {

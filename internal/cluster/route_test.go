@@ -7,10 +7,12 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/filesig"
 	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -26,8 +28,9 @@ func TestCreatesSpreadOverNodes(t *testing.T) {
 		nodes = append(nodes, n)
 	}
 	api := newTestAPI(st, nil)
+	secret := teamKey(t, st, "")
 	for i := range 6 {
-		code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"base"}`, map[string]string{"X-API-KEY": "k"})
+		code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"base"}`, map[string]string{"X-API-KEY": secret})
 		if code != http.StatusCreated {
 			t.Fatalf("create %d: %d %v", i, code, body)
 		}
@@ -41,7 +44,7 @@ func TestCreatesSpreadOverNodes(t *testing.T) {
 				t.Errorf("node %s got body %q, want the request's", n.name, b)
 			}
 		}
-		if h := n.seen[0].Header.Get("X-API-KEY"); h != "" || n.auth[0] != apikey.Hash("k") {
+		if h := n.seen[0].Header.Get("X-API-KEY"); h != "" || n.auth[0] != apikey.Hash(secret) {
 			t.Errorf("node %s got X-API-KEY %q and a signature naming %q: the key's hash must reach it, signed, and the key not", n.name, h, n.auth[0])
 		}
 	}
@@ -66,12 +69,12 @@ func TestCreateTriesTheNextNode(t *testing.T) {
 			first.register(t, true, time.Unix(1, 0), "base")
 			second.register(t, true, time.Unix(2, 0)) // no cache: tried second
 			first.answer = func(w http.ResponseWriter, r *http.Request) {
-				writeError(w, tc.status, "refused by first")
+				httperr.Error(w, tc.status, "refused by first")
 			}
 			if tc.status == 0 {
 				first.srv.Close()
 			}
-			code, body := do(t, newTestAPI(st, nil), "POST", "/v2/sandboxes", `{"templateID":"base"}`, nil)
+			code, body := do(t, newTestAPI(st, nil), "POST", "/v2/sandboxes", `{"templateID":"base"}`, keyHeader(t, st))
 			moved := len(second.requests()) == 1
 			if moved != tc.wantMoved {
 				t.Fatalf("second node got %v, want moved=%v (answer %d %v)", second.requests(), tc.wantMoved, code, body)
@@ -91,9 +94,9 @@ func TestCreateLastRefusalIsAnswered(t *testing.T) {
 	only := newFakeNode(t, st, "only")
 	only.register(t, true, time.Unix(1, 0))
 	only.answer = func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, http.StatusServiceUnavailable, "host is full")
+		httperr.Error(w, http.StatusServiceUnavailable, "host is full")
 	}
-	code, body := do(t, newTestAPI(st, nil), "POST", "/sandboxes", `{"templateID":"base"}`, nil)
+	code, body := do(t, newTestAPI(st, nil), "POST", "/sandboxes", `{"templateID":"base"}`, keyHeader(t, st))
 	if code != http.StatusServiceUnavailable || body["message"] != "host is full" {
 		t.Errorf("answer %d %v, want the last node's own 503", code, body)
 	}
@@ -103,7 +106,7 @@ func TestCreateWithoutNodes(t *testing.T) {
 	st := sqlitetest.Open(t)
 	dead := newFakeNode(t, st, "dead")
 	dead.register(t, false, time.Unix(1, 0), "base")
-	code, body := do(t, newTestAPI(st, nil), "POST", "/sandboxes", `{"templateID":"base"}`, nil)
+	code, body := do(t, newTestAPI(st, nil), "POST", "/sandboxes", `{"templateID":"base"}`, keyHeader(t, st))
 	if code != http.StatusServiceUnavailable || !strings.Contains(body["message"].(string), "no node is alive") ||
 		body["error_code"] != httperr.CapacityUnavailable {
 		t.Errorf("answer %d %v, want 503 naming the missing nodes, error_code %s", code, body, httperr.CapacityUnavailable)
@@ -124,12 +127,13 @@ func TestCreateFromSnapshotGoesToItsNode(t *testing.T) {
 	}
 	c := &clock{}
 	api := newTestAPIAt(st, nil, c)
+	key := keyHeader(t, st)
 	for range 3 {
-		if code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"mine"}`, nil); code != http.StatusCreated {
+		if code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"mine"}`, key); code != http.StatusCreated {
 			t.Fatalf("create from snapshot: %d %v", code, body)
 		}
 	}
-	if code, body := do(t, api, "DELETE", "/templates/mine", "", nil); code != http.StatusOK {
+	if code, body := do(t, api, "DELETE", "/templates/mine", "", key); code != http.StatusOK {
 		t.Errorf("delete of the snapshot: %d %v", code, body)
 	}
 	if len(a.requests()) != 0 || len(b.requests()) != 4 {
@@ -142,13 +146,13 @@ func TestCreateFromSnapshotGoesToItsNode(t *testing.T) {
 	if err := st.CreateSnapshot(ctx, &store.Snapshot{ID: "snap2", SandboxID: "src", MemoryMB: 512, CreatedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	if code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"snap2"}`, nil); code != http.StatusCreated || len(a.requests()) != 1 {
+	if code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"snap2"}`, key); code != http.StatusCreated || len(a.requests()) != 1 {
 		t.Errorf("create from a fresh snapshot: %d %v, a got %v; want it on its source's node", code, body, a.requests())
 	}
 	a.register(t, true, time.Unix(1, 0), "base")
 	c.advance(testDeadAfter + nodesTTL + time.Second) // b silent since; a just beat
 	a.register(t, true, time.Unix(1, 0), "base")
-	code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"snap1"}`, nil)
+	code, body := do(t, api, "POST", "/sandboxes", `{"templateID":"snap1"}`, key)
 	if code != http.StatusServiceUnavailable || !strings.Contains(body["message"].(string), "not alive") ||
 		body["error_code"] != httperr.NoCompatibleNode {
 		t.Errorf("snapshot on a dead node: %d %v, want 503 %s", code, body, httperr.NoCompatibleNode)
@@ -162,7 +166,7 @@ func TestCreateBodyTooLarge(t *testing.T) {
 	n := newFakeNode(t, st, "n")
 	n.register(t, true, time.Unix(1, 0), "base")
 	big := `{"templateID":"base","metadata":{"k":"` + strings.Repeat("x", maxCreateBody) + `"}}`
-	code, body := do(t, newTestAPI(st, nil), "POST", "/v2/sandboxes", big, nil)
+	code, body := do(t, newTestAPI(st, nil), "POST", "/v2/sandboxes", big, keyHeader(t, st))
 	if code != http.StatusRequestEntityTooLarge || body["error_code"] != httperr.TooLarge {
 		t.Errorf("answer %d %v, want 413 %s", code, body, httperr.TooLarge)
 	}
@@ -291,22 +295,26 @@ func TestBuildsGoToTheOldestNode(t *testing.T) {
 	young.register(t, true, time.Unix(100, 0))
 	old.register(t, true, time.Unix(1, 0))
 	api := newTestAPI(st, nil)
+	key := keyHeader(t, st)
 	for _, req := range [][2]string{
 		{"POST", "/v3/templates"}, {"GET", "/templates/t1/files/abc"}, {"PUT", "/templates/t1/files/abc"},
 		{"POST", "/v2/templates/t1/builds/b1"}, {"GET", "/templates/t1/builds/b1/status"}, {"POST", "/templates/tags"},
 		{"DELETE", "/templates/t1"}, {"POST", "/images"}, {"GET", "/images"},
 	} {
-		if code, body := do(t, api, req[0], req[1], "{}", nil); code != http.StatusOK {
+		if code, body := do(t, api, req[0], req[1], "{}", key); code != http.StatusOK {
 			t.Errorf("%s %s: %d %v", req[0], req[1], code, body)
 		}
 	}
 	if len(young.requests()) != 0 || len(old.requests()) != 9 {
 		t.Errorf("young got %v, old got %v: builds go to the node that started first", young.requests(), old.requests())
 	}
-	for _, local := range [][2]string{{"GET", "/templates"}, {"GET", "/templates/t1"}, {"GET", "/v2/sandboxes"}, {"GET", "/nodes"}} {
-		if code, _ := do(t, api, local[0], local[1], "", nil); code != 299 {
-			t.Errorf("%s %s answered %d, want the API's own (store) handler", local[0], local[1], code)
+	for _, local := range [][2]string{{"GET", "/templates"}, {"GET", "/snapshots"}, {"GET", "/v2/sandboxes"}, {"GET", "/usage"}} {
+		if code, body := do(t, api, local[0], local[1], "", key); code != http.StatusOK {
+			t.Errorf("%s %s answered %d %v, want the API's own (store) answer", local[0], local[1], code, body)
 		}
+	}
+	if len(young.requests())+len(old.requests()) != 9 {
+		t.Errorf("young got %v, old got %v: what the store answers goes to no node", young.requests(), old.requests())
 	}
 }
 
@@ -357,19 +365,32 @@ func TestBatchMetricsMergesNodes(t *testing.T) {
 	}
 }
 
-func TestRelayedRequestsAreObserved(t *testing.T) {
+// TestRequestsAreObserved: the API role reports each request's route
+// (apiserver's pattern for a REST route, relayed or not) and status.
+func TestRequestsAreObserved(t *testing.T) {
 	st := sqlitetest.Open(t)
 	n := newFakeNode(t, st, "n")
 	n.register(t, true, time.Unix(1, 0))
-	var seen []string
-	api := newTestAPI(st, nil)
-	api.opts.ObserveRequest = func(route string, status int, _ time.Duration) {
-		seen = append(seen, fmt.Sprintf("%s %d", route, status))
+	if err := st.CreateSandbox(context.Background(), &store.Sandbox{ID: "sb", Node: "n", State: store.SandboxRunning}); err != nil {
+		t.Fatal(err)
 	}
-	do(t, api, "POST", "/sandboxes", `{"templateID":"base"}`, nil)
-	do(t, api, "GET", "/sandboxes/nope", "", map[string]string{"X-API-KEY": teamKey(t, st, "")})
-	do(t, api, "GET", "/templates", "", nil) // Local's own
-	want := []string{"POST /sandboxes 201", "/sandboxes/{id} 404"}
+	var (
+		mu   sync.Mutex
+		seen []string
+	)
+	observe := func(route string, status int, _ time.Duration) {
+		mu.Lock()
+		seen = append(seen, fmt.Sprintf("%s %d", route, status))
+		mu.Unlock()
+	}
+	api := New(Options{Store: st, Domain: "sb.test", DeadAfter: testDeadAfter, ReapEvery: time.Second,
+		Cluster: testSigner, ObserveRequest: observe, REST: apiserver.Options{ObserveRequest: observe}})
+	key := keyHeader(t, st)
+	do(t, api, "POST", "/sandboxes", `{"templateID":"base"}`, key)
+	do(t, api, "GET", "/sandboxes/nope", "", key)
+	do(t, api, "GET", "/templates", "", key) // the store's
+	do(t, api, "GET", "/", "", map[string]string{"Host": "8080-sb.sb.test"})
+	want := []string{"POST /sandboxes 201", "GET /sandboxes/{id} 404", "GET /templates 200", "sandbox traffic 200"}
 	if !slices.Equal(seen, want) {
 		t.Errorf("observed %v, want %v", seen, want)
 	}

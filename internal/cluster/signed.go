@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/filesig"
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/wire"
@@ -21,19 +22,19 @@ func (a *API) signedFile(w http.ResponseWriter, r *http.Request) {
 	// Refused before the store is read: each check below reads every
 	// running sandbox's token.
 	if sig := q.Get("signature"); !strings.HasPrefix(sig, "v1_") || len(sig) > 128 {
-		writeError(w, http.StatusUnauthorized, "invalid signature")
+		httperr.Error(w, http.StatusUnauthorized, "invalid signature")
 		return
 	}
 	if exp := q.Get("signature_expiration"); exp != "" {
 		if secs, err := strconv.ParseInt(exp, 10, 64); err != nil || time.Unix(secs, 0).Before(time.Now()) {
-			writeError(w, http.StatusUnauthorized, "the signature has expired")
+			httperr.Error(w, http.StatusUnauthorized, "the signature has expired")
 			return
 		}
 	}
 	all, err := a.opts.Store.ListSandboxes(r.Context())
 	if err != nil {
 		log.G(r.Context()).Error("signed file URL: listing sandboxes", "err", err)
-		writeError(w, http.StatusServiceUnavailable, "the store does not answer")
+		httperr.Error(w, http.StatusServiceUnavailable, "the store does not answer")
 		return
 	}
 	for _, sb := range all {
@@ -46,5 +47,5 @@ func (a *API) signedFile(w http.ResponseWriter, r *http.Request) {
 		a.traffic(w, r, sb.ID, wire.EnvdPort)
 		return
 	}
-	writeError(w, http.StatusUnauthorized, "invalid signature: it matches no running sandbox")
+	httperr.Error(w, http.StatusUnauthorized, "invalid signature: it matches no running sandbox")
 }

@@ -77,17 +77,16 @@ func runAPI(ctx context.Context, cfg Config) error {
 	return nil
 }
 
-// newClusterAPI is the API role's handler: the cluster's routing over an
-// apiserver that answers from the store.
+// newClusterAPI is the API role's handler: apiserver's routes, answered
+// from the store or relayed to the nodes.
 func newClusterAPI(cfg *Config, st store.Store, metrics *telemetry.Registry, evs *events.Service, auth *clusterauth.Signer) *cluster.API {
-	local := apiserver.New(apiserver.Options{
-		Store: st, Manager: cluster.Sandboxes{Store: st},
+	rest := apiserver.Options{
 		Domain: cfg.Domain, MaxTimeout: cfg.MaxTimeout,
 		MaxCPUCount: cfg.MaxCPUCount, MaxMemoryMB: cfg.MaxMemoryMB,
 		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
 		Events: evs, NodeDeadAfter: cfg.NodeDeadAfter,
-	})
-	return cluster.New(cluster.Options{Store: st, Local: local, Domain: cfg.Domain,
+	}
+	return cluster.New(cluster.Options{Store: st, REST: rest, Domain: cfg.Domain,
 		DeadAfter: cfg.NodeDeadAfter, ReapEvery: cfg.HeartbeatInterval, Events: evs,
 		ObserveRequest: metrics.ObserveRequest, Cluster: auth})
 }
