@@ -22,7 +22,7 @@ func runSDKSuite(t *testing.T, cfg config, srv *server, pkg string) {
 }
 
 // runNodeSuite runs the *.test.mjs files of dir (relative to test/e2e).
-func runNodeSuite(t *testing.T, cfg config, srv *server, dir, pkg string) {
+func runNodeSuite(t *testing.T, cfg config, srv *server, dir, pkg string, only ...string) {
 	files, err := filepath.Glob(filepath.Join(cfg.e2eDir, dir, "*.test.mjs"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no test files in %s/%s: %v", cfg.e2eDir, dir, err)
@@ -31,6 +31,9 @@ func runNodeSuite(t *testing.T, cfg config, srv *server, dir, pkg string) {
 	// racing an event) keeps connect-es's 60 s deadline timer alive and with
 	// it the file's process, although every test in it is done.
 	args := []string{"--test", "--test-force-exit", "--test-reporter=spec", "--test-concurrency=4"}
+	for _, name := range only {
+		args = append(args, "--test-name-pattern="+name)
+	}
 	for _, f := range files {
 		args = append(args, filepath.Join(dir, filepath.Base(f)))
 	}
