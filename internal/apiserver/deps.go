@@ -14,7 +14,7 @@ import (
 )
 
 // Sandboxes is what the API asks of the sandbox manager
-// (*sandbox.Manager): the handlers' calls and nothing more, so a test can
+// (*lifecycle.Manager): the handlers' calls and nothing more, so a test can
 // stand in for it and the API never reaches past it.
 type Sandboxes interface {
 	Create(ctx context.Context, req sandbox.CreateRequest) (*store.Sandbox, error)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"net/http"
@@ -53,7 +54,7 @@ func newLogsEnv(t *testing.T) *logsEnv {
 	must(t, st.PutTemplate(ctx, &store.Template{ID: "base", Aliases: []string{"base"}, RootfsPath: t.TempDir()}))
 	envdBin := filepath.Join(t.TempDir(), "envd")
 	must(t, os.WriteFile(envdBin, nil, 0o755))
-	mgr, err := sandbox.New(sandbox.Options{
+	mgr, err := lifecycle.New(lifecycle.Options{
 		Store: st, Backends: map[string]runtime.Backend{"fake": b}, DefaultBackend: "fake",
 		EnvdPath: envdBin, EnvdPort: ap.Port(), DefaultCPUCount: 1, DefaultMemoryMB: 128,
 	})

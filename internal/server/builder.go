@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/telemetry"
@@ -14,7 +15,7 @@ import (
 
 // newBuilder wires the template builder: build layers and uploads in the
 // data dir, RUN steps in the manager's sandboxes, images from imagesDir.
-func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *sandbox.Manager, images *image.Puller, metrics *telemetry.Registry, layers *nodeLayers) (*builder.Builder, error) {
+func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *lifecycle.Manager, images *image.Puller, metrics *telemetry.Registry, layers *nodeLayers) (*builder.Builder, error) {
 	b, err := builder.New(builder.Options{
 		Store: st, Runner: buildRunner{mgr}, Images: imageResolver{images}, Layers: layers.build, LayerRoot: buildLayersDir(cfg),
 		LocalTemplate: layers.localTemplate(),
@@ -38,10 +39,10 @@ func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *sandbox.M
 
 // buildRunner runs the builder's RUN steps in the manager's build
 // sandboxes.
-type buildRunner struct{ m *sandbox.Manager }
+type buildRunner struct{ m *lifecycle.Manager }
 
 func (r buildRunner) RunBuildStep(ctx context.Context, s builder.RunStep) (int, error) {
-	return r.m.RunBuildStep(ctx, sandbox.BuildStep{
+	return r.m.RunBuildStep(ctx, lifecycle.BuildStep{
 		Layers: s.Layers, Env: s.Env, User: s.User, Workdir: s.Workdir, Shell: s.Shell,
 		Command: s.Command, CPUCount: s.CPUCount, MemoryMB: s.MemoryMB,
 		AllowInternet: s.AllowInternet, Output: s.Output, LayerDir: s.LayerDir,

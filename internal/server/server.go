@@ -1,6 +1,7 @@
 package server
 
 import (
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/telemetry"
 
 	"context"
@@ -17,7 +18,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
 	"github.com/warren-sandbox/warren/internal/proxy"
-	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/subreaper"
 	"github.com/warren-sandbox/warren/internal/template/builder"
@@ -173,7 +173,7 @@ const maxHeaderBytes = 256 << 10
 // parts are the components Run builds once the listener is open.
 type parts struct {
 	net     *network.Manager
-	mgr     *sandbox.Manager
+	mgr     *lifecycle.Manager
 	builder *builder.Builder
 	api     *apiserver.Server
 	events  *events.Service

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
 	"github.com/warren-sandbox/warren/internal/runtime"
@@ -24,7 +25,7 @@ import (
 // setup builds everything sandboxes need: the network, the runtime backends
 // and the base template, the queue starts wait in, then the manager, which re-adopts what a previous
 // run left behind. On a node it boots templates from its own layers.
-func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry, evs sandbox.EventRecorder, layers *nodeLayers) (*sandbox.Manager, *network.Manager, *admission.Queue, error) {
+func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry, evs sandbox.EventRecorder, layers *nodeLayers) (*lifecycle.Manager, *network.Manager, *admission.Queue, error) {
 	subnet, err := netip.ParsePrefix(cfg.Subnet)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("--subnet: %w", err)
@@ -58,7 +59,7 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 	}
 	starts := newStarts(cfg, backends, metrics)
 	metrics.RegisterStarts(starts.Stats)
-	mgr, err := sandbox.New(sandbox.Options{
+	mgr, err := lifecycle.New(lifecycle.Options{
 		Store:            st,
 		Backends:         backends,
 		DefaultBackend:   cfg.Runtime,
@@ -82,9 +83,9 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		Quota:             teamQuotas{st, cfg.TeamQuotas}.sandboxes,
 		PausedRetention:   cfg.PausedRetention,
 		SnapshotRetention: cfg.SnapshotRetention,
-		HostMemoryMB:      sandbox.MemAvailableMB,
+		HostMemoryMB:      lifecycle.MemAvailableMB,
 		Starts:            starts,
-		HostDiskFreeMB:    func() (int, error) { return sandbox.DiskFreeMB(cfg.DataDir) },
+		HostDiskFreeMB:    func() (int, error) { return lifecycle.DiskFreeMB(cfg.DataDir) },
 		ObserveOp:         metrics.ObserveOp,
 		Events:            evs,
 		NodeName:          nodeName(cfg),
