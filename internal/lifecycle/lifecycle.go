@@ -236,7 +236,7 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) (r
 		return err
 	}
 	crashpoint.Hit("pause.intent")
-	e.cutForCheckpoint()
+	e.cutForCheckpoint(ctx)
 	start := time.Now()
 	var err error
 	checkpoint := e.backend.Capabilities().Checkpoint

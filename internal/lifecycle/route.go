@@ -99,10 +99,13 @@ func (s *connSet) closeAll() int {
 	return n
 }
 
-// cutForCheckpoint closes the sandbox's proxied connections and waits
-// for the sandbox to close its ends (settle.go).
-func (e *entry) cutForCheckpoint() {
-	if e.conns.closeAll() > 0 {
-		settleClosed(e.ip)
+// cutForCheckpoint closes the sandbox's proxied connections and lets a
+// backend that needs it wait for the sandbox to close its ends.
+func (e *entry) cutForCheckpoint(ctx context.Context) {
+	if e.conns.closeAll() == 0 {
+		return
+	}
+	if s, ok := e.backend.(runtime.ConnSettler); ok {
+		s.SettleClosed(ctx, e.ip)
 	}
 }

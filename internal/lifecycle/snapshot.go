@@ -67,7 +67,7 @@ func (m *Manager) snapshotLocked(ctx context.Context, e *entry) (*store.Snapshot
 		return nil, err
 	}
 	crashpoint.Hit("snapshot.intent")
-	e.cutForCheckpoint()
+	e.cutForCheckpoint(ctx)
 	start := time.Now()
 	sid := "snap" + newID()[:16]
 	rs, err := e.backend.Snapshot(ctx, e.sb.ID, filepath.Join(m.opts.SnapshotDir, sid))

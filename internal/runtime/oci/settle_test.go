@@ -1,4 +1,4 @@
-package lifecycle
+package oci
 
 import (
 	"net/netip"

@@ -1,13 +1,16 @@
-package lifecycle
+package oci
 
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"net/netip"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/runtime"
 )
 
 // Before runsc checkpoints a sandbox, every TCP connection into it must
@@ -16,6 +19,8 @@ import (
 // stack deaf after the following checkpoint (seen with this gVisor). The
 // host closes its ends first; envd then closes its own, which the host's
 // sockets show by leaving the states that wait for the peer's FIN.
+var _ runtime.ConnSettler = (*Backend)(nil)
+
 const (
 	// checkpointSettle is the pause after cutting when the host's socket
 	// table cannot be read.
@@ -25,22 +30,45 @@ const (
 	checkpointSettleMax = time.Second
 )
 
-// settleClosed waits until no host socket to ip is still waiting for the
-// sandbox to close its end, or checkpointSettleMax.
-func settleClosed(ip netip.Addr) {
+// SettleClosed waits, after the manager has closed its proxied
+// connections into the sandbox at ip and before it pauses, checkpoints or
+// snapshots it, until no host socket to ip is still waiting for the
+// sandbox to close its end, or checkpointSettleMax, or ctx ends. Only
+// runsc migrates connections into a checkpoint; under runc it returns at
+// once.
+func (b *Backend) SettleClosed(ctx context.Context, ip netip.Addr) {
+	if b.name != Runsc || !ip.IsValid() {
+		return
+	}
+	settleClosed(ctx, ip)
+}
+
+func settleClosed(ctx context.Context, ip netip.Addr) {
 	deadline := time.Now().Add(checkpointSettleMax)
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			return true
+		}
+	}
 	for {
 		n, err := halfClosedTo(ip)
 		if err != nil {
-			time.Sleep(checkpointSettle)
+			wait(checkpointSettle)
 			return
 		}
 		if n == 0 || time.Now().After(deadline) {
 			break
 		}
-		time.Sleep(2 * time.Millisecond)
+		if !wait(2 * time.Millisecond) {
+			return
+		}
 	}
-	time.Sleep(2 * time.Millisecond) // for the last ACK to arrive
+	wait(2 * time.Millisecond) // for the last ACK to arrive
 }
 
 // halfClosedTo counts this network namespace's TCP sockets to ip that
