@@ -127,7 +127,7 @@ func TestKilledReasons(t *testing.T) {
 		}
 		return nil
 	})
-	e.m.Shutdown()
+	e.m.Shutdown(context.Background())
 	if err := e.b.Crash(dying.ID); err != nil {
 		t.Fatal(err)
 	}

@@ -20,11 +20,13 @@ const forgetRetryMax = 5 * time.Second
 // would be listed as running with nothing behind it until this node's
 // next restart.
 func (m *Manager) forgetLater(ctx context.Context, id string, done func()) {
-	ctx = context.WithoutCancel(ctx)
 	log.G(ctx).Warn("the store cannot be reached: the sandbox's record is deleted once it can", "sandbox", id)
-	go func() {
+	// After a shutdown the next start's reconcile settles the record.
+	m.goBackground(func(ctx context.Context) {
 		for wait := time.Second; ; wait = min(2*wait, forgetRetryMax) {
-			time.Sleep(wait)
+			if !sleep(ctx, wait) {
+				return
+			}
 			err := m.opts.Store.DeleteSandbox(ctx, id)
 			switch {
 			case errors.Is(err, errdefs.ErrUnavailable):
@@ -39,5 +41,5 @@ func (m *Manager) forgetLater(ctx context.Context, id string, done func()) {
 			}
 			return
 		}
-	}()
+	})
 }

@@ -160,13 +160,12 @@ func (m *Manager) armTimer(e *entry) {
 		return // a paused sandbox waits for connect or kill
 	}
 	id := e.sb.ID
-	e.timer = time.AfterFunc(time.Until(e.sb.EndAt), func() { m.expire(id) })
+	e.timer = m.afterFunc(time.Until(e.sb.EndAt), func(ctx context.Context) { m.expire(ctx, id) })
 }
 
 // expire ends a sandbox whose timeout passed: pause it when asked at create,
 // otherwise kill it.
-func (m *Manager) expire(id string) {
-	ctx := context.Background()
+func (m *Manager) expire(ctx context.Context, id string) {
 	e, err := m.get(id)
 	if err != nil {
 		return
@@ -374,13 +373,12 @@ func (m *Manager) resumeBackend(ctx context.Context, e *entry, inst *runtime.Ins
 func (m *Manager) armCheckpoint(e *entry) {
 	stopTimer(&e.ckTimer)
 	id := e.sb.ID
-	e.ckTimer = time.AfterFunc(m.opts.CheckpointAfter, func() { m.checkpointPaused(id) })
+	e.ckTimer = m.afterFunc(m.opts.CheckpointAfter, func(ctx context.Context) { m.checkpointPaused(ctx, id) })
 }
 
 // checkpointPaused moves a sandbox that is still paused (frozen) to disk.
 // On failure it stays frozen, which a resume handles as well.
-func (m *Manager) checkpointPaused(id string) {
-	ctx := context.Background()
+func (m *Manager) checkpointPaused(ctx context.Context, id string) {
 	e, err := m.get(id)
 	if err != nil {
 		return
@@ -433,10 +431,13 @@ func (m *Manager) Count() int {
 	return len(m.live)
 }
 
-// Shutdown stops timers without touching sandboxes: a restarted server
-// re-adopts them.
-func (m *Manager) Shutdown() {
-	m.stopped.Store(true)
+// Shutdown cancels the manager's base context and stops its timers without
+// touching sandboxes (a restarted server re-adopts them), then waits until
+// its background work has finished or ctx ends, reporting the latter.
+func (m *Manager) Shutdown(ctx context.Context) error {
+	m.bg.mu.Lock()
+	m.bg.closed = true
+	m.bg.mu.Unlock()
 	m.mu.Lock()
 	entries := make([]*entry, 0, len(m.live))
 	for _, e := range m.live {
@@ -445,9 +446,9 @@ func (m *Manager) Shutdown() {
 	m.mu.Unlock()
 	for _, e := range entries {
 		e.mu.Lock()
-		if e.timer != nil {
-			e.timer.Stop()
-		}
+		stopTimer(&e.timer)
+		stopTimer(&e.ckTimer)
 		e.mu.Unlock()
 	}
+	return m.bg.close(ctx)
 }

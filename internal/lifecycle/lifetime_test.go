@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -81,12 +82,12 @@ func TestPauseKeepsRemainingLifetime(t *testing.T) {
 				return connectFor(sandbox.NoTimeout)(t, e, id)
 			}, want: life},
 		{name: "restart while paused", resume: func(t *testing.T, e *env, id string) *Manager {
-			e.m.Shutdown()
+			e.m.Shutdown(context.Background())
 			m2, err := New(e.m.opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(m2.Shutdown)
+			shutdownAtEnd(t, m2)
 			if err := m2.Reconcile(e.ctx); err != nil {
 				t.Fatal(err)
 			}

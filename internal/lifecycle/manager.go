@@ -25,6 +25,10 @@ import (
 // Options configure a Manager.
 type Options struct {
 	Store store.Store
+	// Base is the context every timer and background goroutine of the
+	// manager derives from (nil: context.Background()); Shutdown cancels
+	// what derives from it and waits for it.
+	Base context.Context
 	// PausedRetention removes a sandbox paused this long, disk and all;
 	// SnapshotRetention deletes snapshots this old. 0 keeps them.
 	PausedRetention, SnapshotRetention time.Duration
@@ -153,9 +157,11 @@ type Manager struct {
 	// pools holds sandboxes booted ahead of creates; nil without pools.
 	pools *pools
 
-	// stopped is set by Shutdown: a server on its way out does not remove
-	// sandboxes whose init it sees exit (the next start settles them).
-	stopped atomic.Bool
+	// bg runs the manager's own work under the base context Shutdown
+	// cancels (background.go): a server on its way out starts nothing new
+	// and does not remove sandboxes whose init it sees exit (the next
+	// start settles them).
+	bg *background
 }
 
 // entry is the in-memory side of one sandbox.
@@ -205,6 +211,7 @@ func New(opts Options) (*Manager, error) {
 		pending: make(map[string]usage),
 		parking: parkState{taking: map[string]chan struct{}{}, retryAt: map[string]time.Time{}, failedFor: map[string]error{}},
 		history: newMetricsHistory(opts.MetricsInterval, opts.MetricsRetention, maxSamples),
+		bg:      newBackground(opts.Base),
 	}
 	if opts.PoolSize > 0 {
 		m.pools = newPools(min(opts.PoolMin, opts.PoolSize), opts.PoolSize, opts.PoolMemoryMB)

@@ -96,7 +96,7 @@ func newEnvWith(t *testing.T, adjust func(*Options)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(m.Shutdown)
+	shutdownAtEnd(t, m)
 	// A template whose start command "serves" on the stand-in's port, and
 	// one whose port never opens.
 	for id, port := range map[string]int{"serving": int(ap.Port()), "silent": closedPort(t)} {
@@ -316,7 +316,7 @@ func TestReconcile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m2.Shutdown()
+	defer m2.Shutdown(context.Background())
 	if err := m2.Reconcile(e.ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -357,4 +357,16 @@ func TestSandboxEnv(t *testing.T) {
 			t.Errorf("%s: the record's envVars gained E2B's: %v", tc.name, sb.EnvVars)
 		}
 	}
+}
+
+// shutdownAtEnd shuts m down when the test ends and fails it if the
+// manager's background work does not finish.
+func shutdownAtEnd(t testing.TB, m *Manager) {
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := m.Shutdown(ctx); err != nil {
+			t.Error(err)
+		}
+	})
 }

@@ -18,24 +18,32 @@ func (m *Manager) watchMemory(ctx context.Context, e *entry) {
 	if !e.backend.Capabilities().MemoryAlerts || m.opts.PollOOMGuard {
 		return
 	}
-	alerts, err := e.backend.MemoryAlerts(context.Background(), e.sb.ID)
+	alerts, err := e.backend.MemoryAlerts(m.bg.ctx, e.sb.ID)
 	if err != nil {
 		log.G(ctx).Warn("no memory alerts for the sandbox; its OOM guard stays asleep", "sandbox", e.sb.ID, "err", err)
 		return
 	}
 	url := "http://" + netip.AddrPortFrom(e.ip, m.opts.EnvdPort).String() + "/memory/check"
 	token := e.sb.EnvdAccessToken
-	go func() {
+	m.goBackground(func(ctx context.Context) {
 		// One nudge at a time: alerts that come meanwhile wait as one.
-		for range alerts {
-			m.nudgeGuard(url, token)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case _, ok := <-alerts:
+				if !ok {
+					return
+				}
+				m.nudgeGuard(ctx, url, token)
+			}
 		}
-	}()
+	})
 }
 
 // nudgeGuard asks envd's OOM guard to check memory now.
-func (m *Manager) nudgeGuard(url, token string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+func (m *Manager) nudgeGuard(ctx context.Context, url, token string) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	if err := postEnvd(ctx, m.client, url, nil, token); err != nil {
 		log.G(ctx).Debug("nudging the OOM guard", "url", url, "err", err)

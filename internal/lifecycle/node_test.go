@@ -22,7 +22,7 @@ func TestReconcileOwnNodeOnly(t *testing.T) {
 	if mine.Node != "a" {
 		t.Fatalf("created sandbox's node = %q, want a", mine.Node)
 	}
-	e.m.Shutdown()
+	e.m.Shutdown(context.Background())
 	theirs := &store.Sandbox{ID: "theirs", TemplateID: "base", Backend: "fake", State: store.SandboxRunning,
 		Node: "b", StartedAt: time.Now().UTC(), EndAt: time.Now().Add(time.Minute).UTC()}
 	// Control: a record of this node without an instance is reaped, so

@@ -74,14 +74,15 @@ func (m *Manager) parkLater(e *entry) {
 		return
 	}
 	id := e.sb.ID
-	go m.park(id, true) // it waits for the caller, which holds e.mu
+	// It waits for the caller, which holds e.mu.
+	m.goBackground(func(ctx context.Context) { m.park(ctx, id, true) })
 }
 
 // park parks sandbox id if it is paused and not parked (or its parked
 // copy is worth replacing). Without wait it gives up at once when the
 // sandbox is busy: the sweep tries again later.
-func (m *Manager) park(id string, wait bool) {
-	ctx := log.With(context.Background(), "sandbox", id)
+func (m *Manager) park(ctx context.Context, id string, wait bool) {
+	ctx = log.With(ctx, "sandbox", id)
 	e, err := m.get(id)
 	if err != nil {
 		return
@@ -230,11 +231,11 @@ func (m *Manager) removeParked(id string) {
 	gone := filepath.Join(m.opts.SharedDir, parkedDir, "."+id+"-"+newID()[:8]+parkGoneSuffix)
 	if err := os.Rename(m.parkedPath(id), gone); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
-			log.G(context.Background()).Warn("removing a parked sandbox's state", "sandbox", id, "err", err)
+			log.G(m.bg.ctx).Warn("removing a parked sandbox's state", "sandbox", id, "err", err)
 		}
 		return
 	}
-	go func() { _ = os.RemoveAll(gone) }()
+	m.goBackground(func(context.Context) { _ = os.RemoveAll(gone) })
 }
 
 // reparkable says whether parked sandbox e's parked copy is worth

@@ -32,7 +32,7 @@ func twoNodes(t *testing.T) (e *env, b *Manager, bBackend *fake.Backend, shared 
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(b.Shutdown)
+	shutdownAtEnd(t, b)
 	return e, b, bBackend, shared
 }
 

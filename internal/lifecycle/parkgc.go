@@ -86,7 +86,8 @@ func (m *Manager) parkUnparked() {
 	m.mu.Unlock()
 	for _, id := range ids {
 		if m.dueForRetry(id) {
-			go m.park(id, false) // it checks the state and the flag under e.mu
+			// It checks the state and the flag under e.mu.
+			m.goBackground(func(ctx context.Context) { m.park(ctx, id, false) })
 		}
 	}
 }

@@ -39,7 +39,7 @@ func (m *Manager) RunPools(ctx context.Context) {
 		case <-m.pools.wake:
 		case <-tick.C:
 		}
-		m.drainPools(ctx, m.stalePool)
+		m.drainPools(ctx, func(k poolKey) bool { return m.stalePool(ctx, k) })
 		m.prewarm(ctx, false) // again: a rebuild drained the last build's
 		for ctx.Err() == nil {
 			free := false
@@ -147,7 +147,7 @@ func (m *Manager) prewarm(ctx context.Context, first bool) {
 
 // stalePool: the key's template was rebuilt or deleted, or no create
 // wanted it for poolIdle.
-func (m *Manager) stalePool(key poolKey) bool {
+func (m *Manager) stalePool(ctx context.Context, key poolKey) bool {
 	m.pools.mu.Lock()
 	ps := m.pools.byKey[key]
 	idle := ps == nil || (!ps.pinned && time.Since(ps.lastUsed) > poolIdle)
@@ -155,7 +155,7 @@ func (m *Manager) stalePool(key poolKey) bool {
 	if idle {
 		return true
 	}
-	tpl, err := m.opts.Store.GetTemplate(context.Background(), key.Template)
+	tpl, err := m.opts.Store.GetTemplate(ctx, key.Template)
 	return errdefs.IsNotFound(err) || (err == nil && tpl.RootfsPath != key.Rootfs)
 }
 

@@ -139,7 +139,7 @@ func TestPoolPrewarm(t *testing.T) {
 		ps.lastUsed = time.Now().Add(-2 * poolIdle)
 	}
 	e.m.pools.mu.Unlock()
-	if e.m.stalePool(key) {
+	if e.m.stalePool(context.Background(), key) {
 		t.Error("a pre-warmed pool is stale after poolIdle without creates")
 	}
 }

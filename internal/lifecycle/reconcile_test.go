@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -47,7 +48,7 @@ func TestReconcileIntent(t *testing.T) {
 			sb := e.create(t, sandbox.CreateRequest{})
 			// The server is down while the instance changes: the first
 			// manager must not act on its init's exit.
-			e.m.Shutdown()
+			e.m.Shutdown(context.Background())
 			if tc.instance != nil {
 				if err := tc.instance(e, sb.ID); err != nil {
 					t.Fatal(err)
@@ -135,7 +136,7 @@ func (e *env) restart(t *testing.T) *Manager {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(m2.Shutdown)
+	shutdownAtEnd(t, m2)
 	if err := m2.Reconcile(e.ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -174,11 +174,11 @@ func (m *Manager) hasSnapshotDirs() bool {
 
 // collectLater removes unused snapshot directories in the background.
 func (m *Manager) collectLater() {
-	go func() {
+	m.goBackground(func(ctx context.Context) {
 		m.snapMu.Lock()
 		defer m.snapMu.Unlock()
-		m.collectLocked(context.Background())
-	}()
+		m.collectLocked(ctx)
+	})
 }
 
 // collectLocked removes what is left of snapshots the store no longer

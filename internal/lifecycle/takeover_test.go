@@ -24,12 +24,12 @@ func TestReconcileKeepsHandedOverParked(t *testing.T) {
 	if err := e.st.MoveSandbox(e.ctx, sb.ID, "a", "b"); err != nil {
 		t.Fatal(err)
 	}
-	b.Shutdown()
+	b.Shutdown(context.Background())
 	b2, err := New(b.opts) // node b restarted
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(b2.Shutdown)
+	shutdownAtEnd(t, b2)
 	if err := b2.Reconcile(e.ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -33,20 +33,31 @@ func (m *Manager) watchInit(ctx context.Context, e *entry, pid int) {
 	e.initPid = pid
 	m.watchMemory(ctx, e)
 	id := e.sb.ID
+	// Like a timeout, this is not part of any request. The pidfd wait
+	// itself cannot be cancelled: it stays parked in the poller until the
+	// init exits, but the watch counted as the manager's work ends with
+	// the base context.
+	exited := make(chan struct{})
 	go func() {
 		if fd >= 0 {
 			pidfd.Wait(fd)
 		}
-		// Like a timeout, this is not part of any request.
-		m.initExited(context.Background(), id, pid)
+		close(exited)
 	}()
+	m.goBackground(func(ctx context.Context) {
+		select {
+		case <-ctx.Done():
+		case <-exited:
+			m.initExited(ctx, id, pid)
+		}
+	})
 }
 
 // initExited runs when the init warren watched is gone. An exit warren
 // caused (pause to disk, a snapshot's restore, a kill) is not a death: the
 // sandbox is then paused, killed, or running again under a new init.
 func (m *Manager) initExited(ctx context.Context, id string, pid int) {
-	if m.stopped.Load() {
+	if m.bg.done() {
 		return
 	}
 	e, err := m.get(id)

@@ -142,7 +142,9 @@ func shutdown(ctx context.Context, cfg *Config, srv *http.Server, parts *parts, 
 	log.G(ctx).Info("shutting down; sandboxes keep running and are re-adopted on the next start")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	parts.mgr.Shutdown()
+	if err := parts.mgr.Shutdown(sctx); err != nil {
+		log.G(ctx).Warn("stopping the sandbox manager", "err", err)
+	}
 	_ = srv.Shutdown(sctx)
 	select {
 	case <-bg.pooled:

@@ -60,7 +60,10 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 	starts := newStarts(cfg, backends, metrics)
 	metrics.RegisterStarts(starts.Stats)
 	mgr, err := lifecycle.New(lifecycle.Options{
-		Store:            st,
+		Store: st,
+		// The manager's timers and background work end with the server's
+		// run (shutdown cancels and waits for them).
+		Base:             ctx,
 		Backends:         backends,
 		DefaultBackend:   cfg.Runtime,
 		EnvdPath:         cfg.EnvdPath,
