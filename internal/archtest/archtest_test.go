@@ -8,6 +8,10 @@ import (
 
 const mod = "github.com/warren-sandbox/warren/"
 
+// rooms are the packages that use the sandbox manager (internal/lifecycle)
+// through narrow interfaces of their own; the manager imports none of them.
+var rooms = []string{"internal/retention"}
+
 // TestImportRules checks what each package may (transitively) depend on.
 func TestImportRules(t *testing.T) {
 	t.Parallel()
@@ -32,6 +36,11 @@ func TestImportRules(t *testing.T) {
 		{"internal/sandbox", []string{"internal/lifecycle", "internal/runtime", "internal/network", "internal/apiserver", "internal/cluster", "internal/server", "internal/proxy"}},
 		// The manager sees backends only through the runtime interface.
 		{"internal/lifecycle", []string{"internal/runtime/oci", "internal/network", "internal/apiserver", "internal/store/sqlite"}},
+		// The manager does the lifecycle; the rooms beside it use it
+		// through interfaces they declare, never the other way.
+		{"internal/lifecycle", rooms},
+		// A room reaches the manager through its own interface only.
+		{"internal/retention", []string{"internal/lifecycle", "internal/runtime", "internal/server"}},
 		// The proxy declares what it needs (Resolver, Target): the manager
 		// implements it, so the proxy never reaches into the manager.
 		{"internal/proxy", []string{"internal/sandbox", "internal/lifecycle", "internal/store", "internal/runtime", "internal/network", "internal/apiserver"}},

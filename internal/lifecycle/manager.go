@@ -29,9 +29,6 @@ type Options struct {
 	// manager derives from (nil: context.Background()); Shutdown cancels
 	// what derives from it and waits for it.
 	Base context.Context
-	// PausedRetention removes a sandbox paused this long, disk and all;
-	// SnapshotRetention deletes snapshots this old. 0 keeps them.
-	PausedRetention, SnapshotRetention time.Duration
 	// Quota is a team's limits on running sandboxes; nil: none.
 	Quota func(ctx context.Context, team string) (sandbox.Quota, error)
 	// HostMemoryMB and HostDiskFreeMB report what the host has left

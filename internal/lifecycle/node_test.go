@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/retention"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
@@ -80,7 +81,8 @@ func TestQuotaCountsCluster(t *testing.T) {
 // another node's record alone, whose directory is elsewhere.
 func TestSnapshotRetentionOwnNode(t *testing.T) {
 	t.Parallel()
-	e := newEnvWith(t, func(o *Options) { o.NodeName, o.SnapshotRetention = "a", time.Hour })
+	e := newEnvWith(t, func(o *Options) { o.NodeName = "a" })
+	r := retention.New(e.m, retention.Options{Snapshots: time.Hour, OnNode: true})
 	sb := e.create(t, sandbox.CreateRequest{})
 	mine, err := e.m.Snapshot(e.ctx, sb.ID, "")
 	if err != nil {
@@ -90,7 +92,7 @@ func TestSnapshotRetentionOwnNode(t *testing.T) {
 	if err := e.st.CreateSnapshot(e.ctx, theirs); err != nil {
 		t.Fatal(err)
 	}
-	e.m.retain(e.ctx, time.Now().Add(2*time.Hour))
+	r.Retain(e.ctx, time.Now().Add(2*time.Hour))
 	if _, err := e.st.GetSnapshot(e.ctx, mine.ID); !errdefs.IsNotFound(err) {
 		t.Errorf("own snapshot past its retention kept: %v", err)
 	}

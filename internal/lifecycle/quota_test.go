@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/warren-sandbox/warren/internal/admission"
+	"github.com/warren-sandbox/warren/internal/retention"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/testutil"
@@ -161,7 +162,8 @@ func TestLiveTokensDoNotWait(t *testing.T) {
 // retention are removed; running ones and younger ones stay.
 func TestRetention(t *testing.T) {
 	t.Parallel()
-	e := newEnvWith(t, func(o *Options) { o.PausedRetention, o.SnapshotRetention = time.Hour, 24*time.Hour })
+	e := newEnv(t)
+	r := retention.New(e.m, retention.Options{Paused: time.Hour, Snapshots: 24 * time.Hour})
 	paused := e.create(t, sandbox.CreateRequest{})
 	running := e.create(t, sandbox.CreateRequest{})
 	snap, err := e.m.Snapshot(e.ctx, running.ID, "")
@@ -171,11 +173,11 @@ func TestRetention(t *testing.T) {
 	if err := e.m.Pause(e.ctx, paused.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	e.m.retain(e.ctx, time.Now().Add(30*time.Minute)) // nothing is old enough yet
+	r.Retain(e.ctx, time.Now().Add(30*time.Minute)) // nothing is old enough yet
 	if _, err := e.m.Get(e.ctx, paused.ID); err != nil {
 		t.Fatalf("paused 30 minutes ago, removed: %v", err)
 	}
-	e.m.retain(e.ctx, time.Now().Add(2*time.Hour))
+	r.Retain(e.ctx, time.Now().Add(2*time.Hour))
 	if _, err := e.m.Get(e.ctx, paused.ID); !errdefs.IsNotFound(err) {
 		t.Errorf("paused two hours ago, still there: %v", err)
 	}
@@ -185,7 +187,7 @@ func TestRetention(t *testing.T) {
 	if s, _ := e.m.ListSnapshots(e.ctx, "", ""); len(s) != 1 {
 		t.Errorf("a 2-hour-old snapshot under a 24-hour retention: %d left", len(s))
 	}
-	e.m.retain(e.ctx, time.Now().Add(48*time.Hour))
+	r.Retain(e.ctx, time.Now().Add(48*time.Hour))
 	if s, _ := e.m.ListSnapshots(e.ctx, "", ""); len(s) != 0 {
 		t.Errorf("snapshot %s past its retention is still listed", snap.ID)
 	}

@@ -1,9 +1,6 @@
 package server
 
 import (
-	"github.com/warren-sandbox/warren/internal/lifecycle"
-	"github.com/warren-sandbox/warren/internal/telemetry"
-
 	"context"
 	"errors"
 	"fmt"
@@ -15,11 +12,14 @@ import (
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/events"
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
 	"github.com/warren-sandbox/warren/internal/proxy"
+	"github.com/warren-sandbox/warren/internal/retention"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/subreaper"
+	"github.com/warren-sandbox/warren/internal/telemetry"
 	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/usage"
 )
@@ -126,7 +126,9 @@ func startBackground(ctx context.Context, cfg *Config, st store.Store, parts *pa
 	go parts.mgr.SampleMetrics(ctx)
 	go func() { parts.mgr.RunPools(ctx); close(bg.pooled) }()
 	go parts.builder.CollectFilesEvery(ctx, 10*time.Minute)
-	go parts.mgr.EnforceRetention(ctx, time.Minute)
+	go retention.New(parts.mgr, retention.Options{
+		Paused: cfg.PausedRetention, Snapshots: cfg.SnapshotRetention, OnNode: nodeName(cfg) != "",
+	}).Run(ctx, time.Minute)
 	// Deliveries left pending by the last run resume here.
 	go func() { parts.events.Run(ctx); close(bg.events) }()
 	go usage.New(parts.mgr, st, cfg.UsageRetention, nil).OnNode(nodeName(cfg)).Run(ctx)

@@ -81,19 +81,17 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		PoolTemplates:    cfg.PoolTemplates,
 		// Beside the sandboxes' state dirs, on the same filesystem, so a
 		// snapshot moves a writable layer instead of copying it.
-		SnapshotDir:       filepath.Join(cfg.DataDir, "snapshots"),
-		DomainEgress:      cfg.EgressProxyPort > 0,
-		Quota:             teamQuotas{st, cfg.TeamQuotas}.sandboxes,
-		PausedRetention:   cfg.PausedRetention,
-		SnapshotRetention: cfg.SnapshotRetention,
-		HostMemoryMB:      lifecycle.MemAvailableMB,
-		Starts:            starts,
-		HostDiskFreeMB:    func() (int, error) { return lifecycle.DiskFreeMB(cfg.DataDir) },
-		ObserveOp:         metrics.ObserveOp,
-		Events:            evs,
-		NodeName:          nodeName(cfg),
-		SharedDir:         sharedDir(cfg),
-		LocalTemplate:     layers.localTemplate(),
+		SnapshotDir:    filepath.Join(cfg.DataDir, "snapshots"),
+		DomainEgress:   cfg.EgressProxyPort > 0,
+		Quota:          teamQuotas{st, cfg.TeamQuotas}.sandboxes,
+		HostMemoryMB:   lifecycle.MemAvailableMB,
+		Starts:         starts,
+		HostDiskFreeMB: func() (int, error) { return lifecycle.DiskFreeMB(cfg.DataDir) },
+		ObserveOp:      metrics.ObserveOp,
+		Events:         evs,
+		NodeName:       nodeName(cfg),
+		SharedDir:      sharedDir(cfg),
+		LocalTemplate:  layers.localTemplate(),
 	})
 	if err != nil {
 		return nil, nil, nil, err
