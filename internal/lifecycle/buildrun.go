@@ -2,61 +2,58 @@ package lifecycle
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/netpolicy"
-	"io"
+	"net/http"
 	"net/netip"
 	"os"
 	"path/filepath"
 
-	"connectrpc.com/connect"
-
-	pb "github.com/warren-sandbox/warren/api/gen/process"
-	"github.com/warren-sandbox/warren/api/gen/process/processconnect"
 	"github.com/warren-sandbox/warren/internal/crashpoint"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
-// BuildStep is one RUN of a template build: a command run in a sandbox of
-// its own, on the layers built so far, whose disk changes become the next
-// layer. Build sandboxes are isolated exactly as users' are (same backend,
-// network policy and limits) but are not listed, timed or proxied.
-type BuildStep struct {
+// BuildSpec is the sandbox a template build's RUN step runs in: isolated
+// exactly as users' sandboxes are (same backend, network policy and
+// limits) but not listed, timed or proxied. What runs in it, and how, is
+// the builder's (builder.RunStep).
+type BuildSpec struct {
 	Layers        []string // read-only layers, top first
 	Env           map[string]string
-	User          string // "" = root
-	Workdir       string // "" = /
-	Shell         []string
-	Command       string
 	CPUCount      int
 	MemoryMB      int
 	AllowInternet bool
-	Output        io.Writer // stdout and stderr, as they come
-	// LayerDir receives the sandbox's writable layer when the command
-	// succeeds; it must not exist.
-	LayerDir string
-	Backend  string // "" = the server's default
-	// token is the sandbox's envd access token (ready checks of secure
-	// sandboxes).
-	token string
+	Backend       string // "" = the server's default
 }
 
-// RunBuildStep runs s and returns the command's exit code. The writable
-// layer is kept (at s.LayerDir) only for exit code 0. The sandbox is
-// destroyed in every case, also when ctx is cancelled.
-func (m *Manager) RunBuildStep(ctx context.Context, s BuildStep) (int, error) {
+// BuildSandbox is a started build sandbox with envd answering in it. Its
+// owner runs commands through envd, then keeps its layer or not, and
+// destroys it in every case.
+type BuildSandbox struct {
+	m       *Manager
+	backend runtime.Backend
+	id      string
+	ip      netip.Addr
+	phases  *log.Phases
+}
+
+// StartBuildSandbox creates a build sandbox over s.Layers and waits for
+// its envd. On error nothing is left behind.
+func (m *Manager) StartBuildSandbox(ctx context.Context, s BuildSpec) (*BuildSandbox, error) {
 	name := s.Backend
 	if name == "" {
 		name = m.opts.DefaultBackend
 	}
 	backend, ok := m.opts.Backends[name]
 	if !ok {
-		return 0, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("runtime %q is not run by this server", name))
+		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("runtime %q is not run by this server", name))
+	}
+	if len(s.Layers) == 0 {
+		return nil, errdefs.New(errdefs.ErrInvalidArgument, "a build sandbox needs at least one layer")
 	}
 	sb := &store.Sandbox{
 		ID: newID(), TemplateID: "build", Backend: name, EnvVars: s.Env,
@@ -72,36 +69,34 @@ func (m *Manager) RunBuildStep(ctx context.Context, s BuildStep) (int, error) {
 	t := log.NewPhases()
 	inst, err := backend.Create(ctx, spec)
 	if err != nil {
-		return 0, fmt.Errorf("creating build sandbox: %w", err)
+		return nil, fmt.Errorf("creating build sandbox: %w", err)
 	}
 	t.Done("create")
 	crashpoint.Hit("build.run")
-	defer func() {
-		m.destroy(context.WithoutCancel(ctx), backend, sb.ID)
-		t.Done("destroy")
-		log.G(ctx).Debug("build step ran", "phases", t.String())
-	}()
+	b := &BuildSandbox{m: m, backend: backend, id: sb.ID, ip: inst.IP, phases: t}
 	if err := m.initEnvd(ctx, inst.IP, sb, &store.Template{User: "root", Workdir: "/"}); err != nil {
-		return 0, fmt.Errorf("starting envd in the build sandbox: %w", err)
+		b.Destroy(ctx)
+		return nil, fmt.Errorf("starting envd in the build sandbox: %w", err)
 	}
 	t.Done("envd")
-	code, err := m.runInSandbox(ctx, inst.IP, s)
-	t.Done("run")
-	if err != nil || code != 0 {
-		return code, err
-	}
-	err = m.keepLayer(ctx, backend, sb.ID, s.LayerDir)
-	t.Done("layer")
-	return 0, err
+	return b, nil
 }
 
-// keepLayer stops the build sandbox and moves its writable layer to dir.
-func (m *Manager) keepLayer(ctx context.Context, backend runtime.Backend, id, dir string) error {
-	if err := backend.Stop(ctx, id, runtime.StopOptions{}); err != nil {
+// Envd returns the base URL of the sandbox's envd and the HTTP client to
+// reach it with.
+func (b *BuildSandbox) Envd() (base string, client *http.Client) {
+	return "http://" + netip.AddrPortFrom(b.ip, b.m.opts.EnvdPort).String(), b.m.client
+}
+
+// KeepLayer stops the build sandbox and moves its writable layer to dir,
+// which must not exist.
+func (b *BuildSandbox) KeepLayer(ctx context.Context, dir string) error {
+	defer b.phases.Done("layer")
+	if err := b.backend.Stop(ctx, b.id, runtime.StopOptions{}); err != nil {
 		return fmt.Errorf("stopping build sandbox: %w", err)
 	}
 	tmp := dir + ".snap"
-	snap, err := backend.Snapshot(ctx, id, tmp)
+	snap, err := b.backend.Snapshot(ctx, b.id, tmp)
 	if err != nil {
 		return fmt.Errorf("taking the build sandbox's layer: %w", err)
 	}
@@ -115,55 +110,10 @@ func (m *Manager) keepLayer(ctx context.Context, backend runtime.Backend, id, di
 	return nil
 }
 
-// runInSandbox runs the command through envd's process service and streams
-// its output.
-func (m *Manager) runInSandbox(ctx context.Context, ip netip.Addr, s BuildStep) (int, error) {
-	url := "http://" + netip.AddrPortFrom(ip, m.opts.EnvdPort).String()
-	client := processconnect.NewProcessClient(m.client, url)
-	shell := s.Shell
-	if len(shell) == 0 {
-		shell = []string{"/bin/sh", "-c"}
-	}
-	cfg := &pb.ProcessConfig{Cmd: shell[0], Args: append(shell[1:len(shell):len(shell)], s.Command), Envs: s.Env}
-	if s.Workdir != "" {
-		cfg.Cwd = &s.Workdir
-	}
-	req := connect.NewRequest(&pb.StartRequest{Process: cfg})
-	user := s.User
-	if user == "" {
-		user = "root"
-	}
-	req.Header().Set("Authorization", "Basic "+basicUser(user))
-	if s.token != "" {
-		req.Header().Set("X-Access-Token", s.token)
-	}
-	stream, err := client.Start(ctx, req)
-	if err != nil {
-		return 0, fmt.Errorf("starting the command: %w", err)
-	}
-	defer stream.Close()
-	for stream.Receive() {
-		ev := stream.Msg().GetEvent()
-		if d := ev.GetData(); d != nil && s.Output != nil {
-			_, _ = s.Output.Write(d.GetStdout())
-			_, _ = s.Output.Write(d.GetStderr())
-		}
-		if end := ev.GetEnd(); end != nil {
-			if !end.GetExited() {
-				return -1, fmt.Errorf("the command did not exit normally (%s)", end.GetError())
-			}
-			return int(end.GetExitCode()), nil
-		}
-	}
-	if err := stream.Err(); err != nil {
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
-		}
-		return 0, fmt.Errorf("running the command: %w", err)
-	}
-	return 0, errors.New("running the command: the stream ended without an exit status")
-}
-
-func basicUser(user string) string {
-	return base64.StdEncoding.EncodeToString([]byte(user + ":"))
+// Destroy removes the build sandbox, also when ctx is cancelled.
+func (b *BuildSandbox) Destroy(ctx context.Context) {
+	ctx = log.With(context.WithoutCancel(ctx), "buildSandbox", b.id)
+	b.m.destroy(ctx, b.backend, b.id)
+	b.phases.Done("destroy")
+	log.G(ctx).Debug("build sandbox ran", "phases", b.phases.String())
 }

@@ -12,6 +12,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/envdexec"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
 )
@@ -183,9 +184,10 @@ func (m *Manager) waitReady(ctx context.Context, ip netip.Addr, sb *store.Sandbo
 	}
 	ctx, cancel := context.WithTimeout(ctx, m.opts.StartReadyTimeout)
 	defer cancel()
-	step := BuildStep{Command: tpl.ReadyCmd, User: "root", Env: tpl.Env, token: sb.EnvdAccessToken}
+	cmd := envdexec.Command{Command: tpl.ReadyCmd, User: "root", Env: tpl.Env, Token: sb.EnvdAccessToken}
+	base := "http://" + netip.AddrPortFrom(ip, m.opts.EnvdPort).String()
 	for {
-		code, err := m.runInSandbox(ctx, ip, step)
+		code, err := envdexec.Run(ctx, m.client, base, cmd)
 		if err == nil && code == 0 {
 			return nil
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/warren-sandbox/warren/internal/buildrun"
 	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -17,7 +18,7 @@ import (
 // data dir, RUN steps in the manager's sandboxes, images from imagesDir.
 func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *lifecycle.Manager, images *image.Puller, metrics *telemetry.Registry, layers *nodeLayers) (*builder.Builder, error) {
 	b, err := builder.New(builder.Options{
-		Store: st, Runner: buildRunner{mgr}, Images: imageResolver{images}, Layers: layers.build, LayerRoot: buildLayersDir(cfg),
+		Store: st, Runner: buildrun.Runner{M: mgr}, Images: imageResolver{images}, Layers: layers.build, LayerRoot: buildLayersDir(cfg),
 		LocalTemplate: layers.localTemplate(),
 		FilesDir:      filepath.Join(cfg.DataDir, "build-files"),
 		WorkDir:       filepath.Join(cfg.DataDir, "builds"),
@@ -35,16 +36,4 @@ func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *lifecycle
 		return nil, err
 	}
 	return b, nil
-}
-
-// buildRunner runs the builder's RUN steps in the manager's build
-// sandboxes.
-type buildRunner struct{ m *lifecycle.Manager }
-
-func (r buildRunner) RunBuildStep(ctx context.Context, s builder.RunStep) (int, error) {
-	return r.m.RunBuildStep(ctx, lifecycle.BuildStep{
-		Layers: s.Layers, Env: s.Env, User: s.User, Workdir: s.Workdir, Shell: s.Shell,
-		Command: s.Command, CPUCount: s.CPUCount, MemoryMB: s.MemoryMB,
-		AllowInternet: s.AllowInternet, Output: s.Output, LayerDir: s.LayerDir,
-	})
 }
