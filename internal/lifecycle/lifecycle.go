@@ -52,7 +52,7 @@ func (m *Manager) killLocked(ctx context.Context, e *entry, reason string) (retE
 	stopTimer(&e.ckTimer)
 	ctx = context.WithoutCancel(ctx)
 	// Before it leaves live: a logs request finds one or the other.
-	m.keepEndedLog(ctx, e)
+	m.ending(ctx, e)
 	notOurs := m.markKilling(ctx, e)
 	m.mu.Lock()
 	delete(m.live, e.sb.ID)

@@ -10,6 +10,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/sandboxlog"
 	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"net/netip"
@@ -144,8 +145,9 @@ type Manager struct {
 	// guarded by mu.
 	parking parkState
 
-	// ended keeps the last log lines of recently killed sandboxes.
-	ended endedLogs
+	// onEnding are told of each sandbox a kill is about to destroy
+	// (OnEnding); set before serving.
+	onEnding []func(ctx context.Context, id string, read func(context.Context, sandboxlog.Query) ([]sandboxlog.Entry, error))
 
 	// history holds the metrics samples of live and recently killed
 	// sandboxes.

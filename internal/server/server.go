@@ -12,7 +12,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/events"
-	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
 	"github.com/warren-sandbox/warren/internal/proxy"
@@ -133,7 +132,7 @@ func startBackground(ctx context.Context, cfg *Config, st store.Store, parts *pa
 	go func() { parts.events.Run(ctx); close(bg.events) }()
 	go usage.New(parts.mgr, st, cfg.UsageRetention, nil).OnNode(nodeName(cfg)).Run(ctx)
 	if cfg.IsNode() {
-		go newHeartbeat(cfg, st, parts.mgr, parts.layers.cached()).run(ctx)
+		go newHeartbeat(cfg, st, parts.mgr.Manager, parts.layers.cached()).run(ctx)
 	}
 	return bg
 }
@@ -177,7 +176,7 @@ const maxHeaderBytes = 256 << 10
 // parts are the components Run builds once the listener is open.
 type parts struct {
 	net     *network.Manager
-	mgr     *lifecycle.Manager
+	mgr     *machine
 	builder *builder.Builder
 	api     *apiserver.Server
 	events  *events.Service
@@ -206,7 +205,7 @@ func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemet
 	if err != nil {
 		return nil, err
 	}
-	b, err := newBuilder(ctx, cfg, st, mgr, images, metrics, layers)
+	b, err := newBuilder(ctx, cfg, st, mgr.Manager, images, metrics, layers)
 	if err != nil {
 		return nil, err
 	}
