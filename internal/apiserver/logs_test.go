@@ -59,7 +59,7 @@ func newLogsEnv(t *testing.T) *logsEnv {
 		EnvdPath: envdBin, EnvdPort: ap.Port(), DefaultCPUCount: 1, DefaultMemoryMB: 128,
 	})
 	must(t, err)
-	t.Cleanup(mgr.Shutdown)
+	t.Cleanup(func() { _ = mgr.Shutdown(context.Background()) })
 	sb, err := mgr.Create(ctx, sandbox.CreateRequest{TemplateID: "base", Timeout: time.Minute})
 	must(t, err)
 	var log strings.Builder

@@ -50,7 +50,7 @@ func newMetricsServer(t *testing.T) (srv *httptest.Server, key, id string) {
 		EnvdPath: envdBin, EnvdPort: ap.Port(), DefaultCPUCount: 1, DefaultMemoryMB: 128,
 	})
 	check(err)
-	t.Cleanup(mgr.Shutdown)
+	t.Cleanup(func() { _ = mgr.Shutdown(context.Background()) })
 	sb, err := mgr.Create(ctx, sandbox.CreateRequest{TemplateID: "base", Timeout: time.Minute})
 	check(err)
 	s := New(Options{Store: st, Manager: mgr, Domain: "example.test"})

@@ -277,7 +277,7 @@ func newRouteFixture(t *testing.T, adjust ...func(*lifecycle.Options, *builder.O
 	}
 	mgr, err := lifecycle.New(mopts)
 	check(err)
-	t.Cleanup(mgr.Shutdown)
+	t.Cleanup(func() { _ = mgr.Shutdown(context.Background()) })
 	layers, err := layer.NewStore(filepath.Join(dir, "layers"))
 	check(err)
 	bopts.Layers = layers
