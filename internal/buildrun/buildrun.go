@@ -6,15 +6,38 @@ package buildrun
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/warren-sandbox/warren/internal/envdexec"
 	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/template/builder"
 )
 
-// Machine starts build sandboxes (*lifecycle.Manager).
+// Box is a started build sandbox (*lifecycle.BuildSandbox).
+type Box interface {
+	// Envd returns the base URL of the sandbox's envd and its client.
+	Envd() (base string, client *http.Client)
+	// KeepLayer stops the sandbox and moves its writable layer to dir.
+	KeepLayer(ctx context.Context, dir string) error
+	// Destroy removes the sandbox, also when ctx is cancelled.
+	Destroy(ctx context.Context)
+}
+
+// Machine starts build sandboxes; Manager adapts *lifecycle.Manager to it.
 type Machine interface {
-	StartBuildSandbox(ctx context.Context, s lifecycle.BuildSpec) (*lifecycle.BuildSandbox, error)
+	StartBuildSandbox(ctx context.Context, s lifecycle.BuildSpec) (Box, error)
+}
+
+// Manager is the Machine of a *lifecycle.Manager.
+type Manager struct{ M *lifecycle.Manager }
+
+// StartBuildSandbox starts a build sandbox of the manager.
+func (m Manager) StartBuildSandbox(ctx context.Context, s lifecycle.BuildSpec) (Box, error) {
+	b, err := m.M.StartBuildSandbox(ctx, s)
+	if err != nil {
+		return nil, err // not a nil *BuildSandbox in a non-nil Box
+	}
+	return b, nil
 }
 
 // Runner is a builder.Runner over a Machine.

@@ -18,7 +18,7 @@ import (
 // data dir, RUN steps in the manager's sandboxes, images from imagesDir.
 func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *lifecycle.Manager, images *image.Puller, metrics *telemetry.Registry, layers *nodeLayers) (*builder.Builder, error) {
 	b, err := builder.New(builder.Options{
-		Store: st, Runner: buildrun.Runner{M: mgr}, Images: imageResolver{images}, Layers: layers.build, LayerRoot: buildLayersDir(cfg),
+		Store: st, Runner: buildrun.Runner{M: buildrun.Manager{M: mgr}}, Images: imageResolver{images}, Layers: layers.build, LayerRoot: buildLayersDir(cfg),
 		LocalTemplate: layers.localTemplate(),
 		FilesDir:      filepath.Join(cfg.DataDir, "build-files"),
 		WorkDir:       filepath.Join(cfg.DataDir, "builds"),
