@@ -17,6 +17,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/httperr"
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/sandbox"
@@ -230,7 +231,7 @@ func fuzzServer(f *testing.F) (http.Handler, string) {
 			f.Fatal(err)
 		}
 	}
-	mgr, err := sandbox.New(sandbox.Options{
+	mgr, err := lifecycle.New(lifecycle.Options{
 		Store: st, Backends: map[string]runtime.Backend{"runc": nil}, DefaultBackend: "runc",
 	})
 	if err != nil {

@@ -24,7 +24,7 @@ type Records interface {
 }
 
 // Sandboxes is what the API asks of the sandbox manager
-// (*sandbox.Manager): the handlers' calls and nothing more, so a test can
+// (*lifecycle.Manager): the handlers' calls and nothing more, so a test can
 // stand in for it and the API never reaches past it.
 type Sandboxes interface {
 	Records

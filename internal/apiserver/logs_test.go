@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"net/http"
@@ -53,12 +54,12 @@ func newLogsEnv(t *testing.T) *logsEnv {
 	must(t, st.PutTemplate(ctx, &store.Template{ID: "base", Aliases: []string{"base"}, RootfsPath: t.TempDir()}))
 	envdBin := filepath.Join(t.TempDir(), "envd")
 	must(t, os.WriteFile(envdBin, nil, 0o755))
-	mgr, err := sandbox.New(sandbox.Options{
+	mgr, err := lifecycle.New(lifecycle.Options{
 		Store: st, Backends: map[string]runtime.Backend{"fake": b}, DefaultBackend: "fake",
 		EnvdPath: envdBin, EnvdPort: ap.Port(), DefaultCPUCount: 1, DefaultMemoryMB: 128,
 	})
 	must(t, err)
-	t.Cleanup(mgr.Shutdown)
+	t.Cleanup(func() { _ = mgr.Shutdown(context.Background()) })
 	sb, err := mgr.Create(ctx, sandbox.CreateRequest{TemplateID: "base", Timeout: time.Minute})
 	must(t, err)
 	var log strings.Builder

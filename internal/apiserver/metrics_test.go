@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
@@ -44,12 +45,12 @@ func newMetricsServer(t *testing.T) (srv *httptest.Server, key, id string) {
 	check(st.PutTemplate(ctx, &store.Template{ID: "base", Aliases: []string{"base"}, RootfsPath: t.TempDir()}))
 	envdBin := filepath.Join(t.TempDir(), "envd")
 	check(os.WriteFile(envdBin, nil, 0o755))
-	mgr, err := sandbox.New(sandbox.Options{
+	mgr, err := lifecycle.New(lifecycle.Options{
 		Store: st, Backends: map[string]runtime.Backend{"fake": b}, DefaultBackend: "fake",
 		EnvdPath: envdBin, EnvdPort: ap.Port(), DefaultCPUCount: 1, DefaultMemoryMB: 128,
 	})
 	check(err)
-	t.Cleanup(mgr.Shutdown)
+	t.Cleanup(func() { _ = mgr.Shutdown(context.Background()) })
 	sb, err := mgr.Create(ctx, sandbox.CreateRequest{TemplateID: "base", Timeout: time.Minute})
 	check(err)
 	s := New(Options{Store: st, Manager: mgr, Domain: "example.test"})

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"github.com/warren-sandbox/warren/internal/admission"
 	"github.com/warren-sandbox/warren/internal/clusterauth"
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/telemetry"
 
 	"context"
@@ -23,7 +24,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
-	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 	"github.com/warren-sandbox/warren/internal/template/builder"
@@ -224,7 +224,7 @@ func (f *routeFixture) addKey(t *testing.T, spec apikey.Spec) string {
 
 // newRouteFixture is a ready server over the fake backend (a stand-in envd
 // accepts /init) with a builder whose RUN steps wait until cancelled.
-func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Options)) *routeFixture {
+func newRouteFixture(t *testing.T, adjust ...func(*lifecycle.Options, *builder.Options)) *routeFixture {
 	t.Helper()
 	check := func(err error) {
 		t.Helper()
@@ -255,7 +255,7 @@ func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Opt
 	check(st.PutNode(ctx, &store.Node{Name: "node-live", AdvertiseURL: "http://10.0.0.7:3000", CPUs: 8, HeartbeatAt: time.Now()}))
 	check(st.PutNode(ctx, &store.Node{Name: "node-gone", AdvertiseURL: "http://10.0.0.8:3000", HeartbeatAt: time.Now().Add(-time.Hour)}))
 	check(st.PutNode(ctx, &store.Node{Name: "node-retired", AdvertiseURL: "http://10.0.0.9:3000", HeartbeatAt: time.Now().Add(-time.Hour)}))
-	mopts := sandbox.Options{
+	mopts := lifecycle.Options{
 		Store: st, Backends: map[string]runtime.Backend{"fake": b}, DefaultBackend: "fake",
 		EnvdPath: envdBin, EnvdPort: ap.Port(), DefaultCPUCount: 1, DefaultMemoryMB: 128,
 		SnapshotDir: filepath.Join(dir, "snapshots"),
@@ -275,9 +275,9 @@ func newRouteFixture(t *testing.T, adjust ...func(*sandbox.Options, *builder.Opt
 	for _, a := range adjust {
 		a(&mopts, &bopts)
 	}
-	mgr, err := sandbox.New(mopts)
+	mgr, err := lifecycle.New(mopts)
 	check(err)
-	t.Cleanup(mgr.Shutdown)
+	t.Cleanup(func() { _ = mgr.Shutdown(context.Background()) })
 	layers, err := layer.NewStore(filepath.Join(dir, "layers"))
 	check(err)
 	bopts.Layers = layers

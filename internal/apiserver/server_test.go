@@ -14,8 +14,8 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/runtime"
-	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 )
@@ -37,7 +37,7 @@ func newTestServer(t *testing.T) (*httptest.Server, string) {
 	if err := st.PutTemplate(ctx, &store.Template{ID: "base", Aliases: []string{"base"}, RootfsPath: "/nonexistent/base"}); err != nil {
 		t.Fatal(err)
 	}
-	mgr, err := sandbox.New(sandbox.Options{
+	mgr, err := lifecycle.New(lifecycle.Options{
 		Store: st, Backends: map[string]runtime.Backend{"runc": nil}, DefaultBackend: "runc",
 	})
 	if err != nil {

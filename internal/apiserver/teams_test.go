@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/template/builder"
 )
@@ -206,7 +207,7 @@ func TestKeysEndpoints(t *testing.T) {
 // TestQuotasAnswer429: past a team's quota the API answers 429 with
 // Retry-After and a message that says which limit; another team is apart.
 func TestQuotasAnswer429(t *testing.T) {
-	f := newRouteFixture(t, func(m *sandbox.Options, b *builder.Options) {
+	f := newRouteFixture(t, func(m *lifecycle.Options, b *builder.Options) {
 		m.Quota = func(_ context.Context, team string) (sandbox.Quota, error) {
 			if team == "beta" {
 				return sandbox.Quota{}, nil

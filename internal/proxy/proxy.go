@@ -42,7 +42,7 @@ type Target struct {
 	Track func(net.Conn) func()
 }
 
-// Resolver finds a live sandbox. sandbox.Manager implements it.
+// Resolver finds a live sandbox. lifecycle.Manager implements it.
 type Resolver interface {
 	Resolve(ctx context.Context, id string) (*Target, error)
 	LiveTokens() map[string]string

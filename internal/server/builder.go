@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/warren-sandbox/warren/internal/buildrun"
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/telemetry"
@@ -14,9 +16,9 @@ import (
 
 // newBuilder wires the template builder: build layers and uploads in the
 // data dir, RUN steps in the manager's sandboxes, images from imagesDir.
-func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *sandbox.Manager, images *image.Puller, metrics *telemetry.Registry, layers *nodeLayers) (*builder.Builder, error) {
+func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *lifecycle.Manager, images *image.Puller, metrics *telemetry.Registry, layers *nodeLayers) (*builder.Builder, error) {
 	b, err := builder.New(builder.Options{
-		Store: st, Runner: buildRunner{mgr}, Images: imageResolver{images}, Layers: layers.build, LayerRoot: buildLayersDir(cfg),
+		Store: st, Runner: buildrun.Runner{M: buildrun.Manager{M: mgr}}, Images: imageResolver{images}, Layers: layers.build, LayerRoot: buildLayersDir(cfg),
 		LocalTemplate: layers.localTemplate(),
 		FilesDir:      filepath.Join(cfg.DataDir, "build-files"),
 		WorkDir:       filepath.Join(cfg.DataDir, "builds"),
@@ -34,16 +36,4 @@ func newBuilder(ctx context.Context, cfg *Config, st store.Store, mgr *sandbox.M
 		return nil, err
 	}
 	return b, nil
-}
-
-// buildRunner runs the builder's RUN steps in the manager's build
-// sandboxes.
-type buildRunner struct{ m *sandbox.Manager }
-
-func (r buildRunner) RunBuildStep(ctx context.Context, s builder.RunStep) (int, error) {
-	return r.m.RunBuildStep(ctx, sandbox.BuildStep{
-		Layers: s.Layers, Env: s.Env, User: s.User, Workdir: s.Workdir, Shell: s.Shell,
-		Command: s.Command, CPUCount: s.CPUCount, MemoryMB: s.MemoryMB,
-		AllowInternet: s.AllowInternet, Output: s.Output, LayerDir: s.LayerDir,
-	})
 }

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -34,10 +35,10 @@ type heartbeat struct {
 	// dataDir is where this node keeps its snapshots.
 	dataDir string
 	// dropLost destroys the sandboxes the cluster reported lost while
-	// this node was silent (sandbox.Manager.DropLost).
+	// this node was silent (lifecycle.Manager.DropLost).
 	dropLost func(context.Context) (int, error)
 	// takeOver takes over the parked sandboxes the cluster handed to
-	// this node (sandbox.Manager.TakeOverParked).
+	// this node (lifecycle.Manager.TakeOverParked).
 	takeOver func(context.Context) (int, error)
 	// settling: a settle is running; the next beat does not start another.
 	settling atomic.Bool
@@ -45,7 +46,7 @@ type heartbeat struct {
 
 // newHeartbeat is the heartbeat of the node cfg describes; cached tells
 // which templates it has (nodeLayers.cached).
-func newHeartbeat(cfg *Config, st store.Store, mgr *sandbox.Manager, cached func(*store.Template) bool) *heartbeat {
+func newHeartbeat(cfg *Config, st store.Store, mgr *lifecycle.Manager, cached func(*store.Template) bool) *heartbeat {
 	return &heartbeat{
 		st: st,
 		self: store.Node{Name: cfg.NodeName, AdvertiseURL: cfg.AdvertiseURL, Version: cfg.Version,
@@ -213,11 +214,11 @@ func rootfsHere(t *store.Template) bool {
 
 // hostCapacity is the machine's CPUs, memory and the data dir's disk.
 func hostCapacity(dataDir string) (cpus int, memoryMB, diskMB int64, err error) {
-	mem, err := sandbox.MemTotalMB()
+	mem, err := lifecycle.MemTotalMB()
 	if err != nil {
 		return 0, 0, 0, err
 	}
-	disk, err := sandbox.DiskSizeMB(dataDir)
+	disk, err := lifecycle.DiskSizeMB(dataDir)
 	if err != nil {
 		return 0, 0, 0, err
 	}

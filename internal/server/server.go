@@ -1,8 +1,6 @@
 package server
 
 import (
-	"github.com/warren-sandbox/warren/internal/telemetry"
-
 	"context"
 	"errors"
 	"fmt"
@@ -17,9 +15,10 @@ import (
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
 	"github.com/warren-sandbox/warren/internal/proxy"
-	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/retention"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/subreaper"
+	"github.com/warren-sandbox/warren/internal/telemetry"
 	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/usage"
 )
@@ -126,12 +125,14 @@ func startBackground(ctx context.Context, cfg *Config, st store.Store, parts *pa
 	go parts.mgr.SampleMetrics(ctx)
 	go func() { parts.mgr.RunPools(ctx); close(bg.pooled) }()
 	go parts.builder.CollectFilesEvery(ctx, 10*time.Minute)
-	go parts.mgr.EnforceRetention(ctx, time.Minute)
+	go retention.New(parts.mgr, retention.Options{
+		Paused: cfg.PausedRetention, Snapshots: cfg.SnapshotRetention, OnNode: nodeName(cfg) != "",
+	}).Run(ctx, time.Minute)
 	// Deliveries left pending by the last run resume here.
 	go func() { parts.events.Run(ctx); close(bg.events) }()
 	go usage.New(parts.mgr, st, cfg.UsageRetention, nil).OnNode(nodeName(cfg)).Run(ctx)
 	if cfg.IsNode() {
-		go newHeartbeat(cfg, st, parts.mgr, parts.layers.cached()).run(ctx)
+		go newHeartbeat(cfg, st, parts.mgr.Manager, parts.layers.cached()).run(ctx)
 	}
 	return bg
 }
@@ -142,7 +143,9 @@ func shutdown(ctx context.Context, cfg *Config, srv *http.Server, parts *parts, 
 	log.G(ctx).Info("shutting down; sandboxes keep running and are re-adopted on the next start")
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	parts.mgr.Shutdown()
+	if err := parts.mgr.Shutdown(sctx); err != nil {
+		log.G(ctx).Warn("stopping the sandbox manager", "err", err)
+	}
 	_ = srv.Shutdown(sctx)
 	select {
 	case <-bg.pooled:
@@ -173,7 +176,7 @@ const maxHeaderBytes = 256 << 10
 // parts are the components Run builds once the listener is open.
 type parts struct {
 	net     *network.Manager
-	mgr     *sandbox.Manager
+	mgr     *machine
 	builder *builder.Builder
 	api     *apiserver.Server
 	events  *events.Service
@@ -202,7 +205,7 @@ func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemet
 	if err != nil {
 		return nil, err
 	}
-	b, err := newBuilder(ctx, cfg, st, mgr, images, metrics, layers)
+	b, err := newBuilder(ctx, cfg, st, mgr.Manager, images, metrics, layers)
 	if err != nil {
 		return nil, err
 	}

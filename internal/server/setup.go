@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
 	"github.com/warren-sandbox/warren/internal/runtime"
@@ -24,7 +25,7 @@ import (
 // setup builds everything sandboxes need: the network, the runtime backends
 // and the base template, the queue starts wait in, then the manager, which re-adopts what a previous
 // run left behind. On a node it boots templates from its own layers.
-func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry, evs sandbox.EventRecorder, layers *nodeLayers) (*sandbox.Manager, *network.Manager, *admission.Queue, error) {
+func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry, evs sandbox.EventRecorder, layers *nodeLayers) (*machine, *network.Manager, *admission.Queue, error) {
 	subnet, err := netip.ParsePrefix(cfg.Subnet)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("--subnet: %w", err)
@@ -58,8 +59,11 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 	}
 	starts := newStarts(cfg, backends, metrics)
 	metrics.RegisterStarts(starts.Stats)
-	mgr, err := sandbox.New(sandbox.Options{
-		Store:            st,
+	mgr, err := lifecycle.New(lifecycle.Options{
+		Store: st,
+		// The manager's timers and background work end with the server's
+		// run (shutdown cancels and waits for them).
+		Base:             ctx,
 		Backends:         backends,
 		DefaultBackend:   cfg.Runtime,
 		EnvdPath:         cfg.EnvdPath,
@@ -77,27 +81,26 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		PoolTemplates:    cfg.PoolTemplates,
 		// Beside the sandboxes' state dirs, on the same filesystem, so a
 		// snapshot moves a writable layer instead of copying it.
-		SnapshotDir:       filepath.Join(cfg.DataDir, "snapshots"),
-		DomainEgress:      cfg.EgressProxyPort > 0,
-		Quota:             teamQuotas{st, cfg.TeamQuotas}.sandboxes,
-		PausedRetention:   cfg.PausedRetention,
-		SnapshotRetention: cfg.SnapshotRetention,
-		HostMemoryMB:      sandbox.MemAvailableMB,
-		Starts:            starts,
-		HostDiskFreeMB:    func() (int, error) { return sandbox.DiskFreeMB(cfg.DataDir) },
-		ObserveOp:         metrics.ObserveOp,
-		Events:            evs,
-		NodeName:          nodeName(cfg),
-		SharedDir:         sharedDir(cfg),
-		LocalTemplate:     layers.localTemplate(),
+		SnapshotDir:    filepath.Join(cfg.DataDir, "snapshots"),
+		DomainEgress:   cfg.EgressProxyPort > 0,
+		Quota:          teamQuotas{st, cfg.TeamQuotas}.sandboxes,
+		HostMemoryMB:   lifecycle.MemAvailableMB,
+		Starts:         starts,
+		HostDiskFreeMB: func() (int, error) { return lifecycle.DiskFreeMB(cfg.DataDir) },
+		ObserveOp:      metrics.ObserveOp,
+		Events:         evs,
+		NodeName:       nodeName(cfg),
+		SharedDir:      sharedDir(cfg),
+		LocalTemplate:  layers.localTemplate(),
 	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	m := withRooms(mgr)
 	if err := mgr.Reconcile(ctx); err != nil {
 		return nil, nil, nil, fmt.Errorf("re-adopting sandboxes: %w", err)
 	}
-	return mgr, netMgr, starts, nil
+	return m, netMgr, starts, nil
 }
 
 // newBackends makes every backend whose binary is installed; the default

@@ -104,7 +104,7 @@ type Options struct {
 	ObserveBuild func(result string, took time.Duration)
 	// LocalTemplate, when set, maps the recorded layers of a template a
 	// build starts FROM to this node's own copies, pulling what is
-	// missing (a cluster node; see sandbox.Options.LocalTemplate). Nil
+	// missing (a cluster node; see lifecycle.Options.LocalTemplate). Nil
 	// uses them as recorded.
 	LocalTemplate func(ctx context.Context, tpl *store.Template) (*store.Template, error)
 }
