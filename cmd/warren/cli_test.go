@@ -3,16 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"go/parser"
-	"go/token"
 	"io"
 	"log/slog"
 	"net/netip"
 	"os"
-	"path/filepath"
 	"reflect"
 	goruntime "runtime"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -324,26 +320,3 @@ func fieldDiff(want, got any) []string {
 	return out
 }
 
-// TestOneCLILibrary: the commands parse with cobra alone; Go's flag
-// package (and a re-parser around it) does not come back.
-func TestOneCLILibrary(t *testing.T) {
-	pkgs, err := filepath.Glob("*.go")
-	if err != nil || len(pkgs) == 0 {
-		t.Fatalf("no sources: %v", err)
-	}
-	fset := token.NewFileSet()
-	for _, name := range pkgs {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, parser.ImportsOnly)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, imp := range f.Imports {
-			if p, _ := strconv.Unquote(imp.Path.Value); p == "flag" {
-				t.Errorf("%s imports %s: every command parses its flags with cobra", name, p)
-			}
-		}
-	}
-}
