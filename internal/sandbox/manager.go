@@ -8,7 +8,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/wire"
 	"net/http"
 	"net/netip"
 	"sync"

@@ -50,10 +50,12 @@ type CreateOptions struct {
 	// CPUCount and MemoryMB override the template's (warren), within the
 	// server's maximums.
 	CPUCount, MemoryMB int
-	// IdempotencyKey, when set, makes the create safe to send again: the
-	// server answers a retry with the same key (and the same options)
-	// with the sandbox the first made, never a second one. Keys are per
-	// team and kept 24 h; 1 to 255 visible ASCII characters (a UUID).
+	// IdempotencyKey makes the create safe to send again: the server
+	// answers a retry with the same key (and the same options) with the
+	// sandbox the first made, never a second one. Keys are per team and
+	// kept 24 h; 1 to 255 visible ASCII characters (a UUID). Empty: the
+	// SDK makes a random one, so its own retries are safe; set one to
+	// make the create safe across restarts of your program too.
 	IdempotencyKey string
 }
 
@@ -86,10 +88,12 @@ func (c *Client) Create(ctx context.Context, template string, o CreateOptions) (
 	if o.MemoryMB > 0 {
 		body.MemoryMB = &o.MemoryMB
 	}
-	var params rest.CreateSandboxV2Params
-	if o.IdempotencyKey != "" {
-		params.IdempotencyKey = &o.IdempotencyKey
+	// A key of its own makes the create safe to retry after a 429 or 503.
+	key := o.IdempotencyKey
+	if key == "" {
+		key = newIdempotencyKey()
 	}
+	params := rest.CreateSandboxV2Params{IdempotencyKey: &key}
 	resp, err := c.api.CreateSandboxV2WithResponse(ctx, &params, body)
 	if err := answer(resp, err, http.StatusCreated); err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // BuildState is the state of a template build.
@@ -148,15 +149,10 @@ func (c *Client) startBuild(ctx context.Context, templateID, buildID string, spe
 	return nil
 }
 
-// BuildLogEntry is one line of a build's log.
-type BuildLogEntry struct {
-	Timestamp time.Time
-	Level     string // "debug", "info", "warn" or "error"
-	Message   string
-	// Step is the build step the line belongs to: "base", "finalize" or a
-	// step number.
-	Step string
-}
+// BuildLogEntry is one line of a build's log: Level is "debug", "info",
+// "warn" or "error"; Step is the build step the line belongs to ("base",
+// "finalize" or a step number).
+type BuildLogEntry = wire.BuildLogEntry
 
 // BuildStatus is a build's state and a page of its log.
 type BuildStatus struct {
@@ -169,12 +165,12 @@ type BuildStatus struct {
 	Reason, ReasonStep string
 }
 
-func buildLogEntries(in []rest.BuildLogEntry) []BuildLogEntry {
-	out := make([]BuildLogEntry, 0, len(in))
-	for _, e := range in {
-		out = append(out, BuildLogEntry{Timestamp: e.Timestamp, Level: string(e.Level), Message: e.Message, Step: deref(e.Step)})
+// buildLogEntries never answers nil, so callers can range and append.
+func buildLogEntries(in []BuildLogEntry) []BuildLogEntry {
+	if in == nil {
+		return []BuildLogEntry{}
 	}
-	return out
+	return in
 }
 
 // BuildStatus returns a build's state and its log lines from logsOffset

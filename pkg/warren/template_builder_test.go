@@ -7,7 +7,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // TestTemplateBuilder: the builder's steps reach the server as the build
@@ -46,12 +46,12 @@ func TestTemplateBuilder(t *testing.T) {
 	for _, st := range spec.Steps[2:] {
 		got = append(got, string(st.Type))
 		switch st.Type {
-		case rest.StepTypeENV:
+		case wire.StepEnv:
 			got = append(got, st.Args...)
-		case rest.StepTypeCOPY:
+		case wire.StepCopy:
 			copyHash = st.FilesHash
 			got = append(got, st.Args[1])
-		case rest.StepTypeWORKDIR, rest.StepTypeUSER:
+		case wire.StepWorkdir, wire.StepUser:
 			got = append(got, st.Args[0])
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/pkg/warren"
+	_ "github.com/warren-sandbox/warren/pkg/warren/dockerfile" // BuildDockerfile's converter
 )
 
 // TestGoSDK drives a real server with the Go SDK (pkg/warren): create
