@@ -74,9 +74,9 @@ type FilesLink struct {
 	Headers map[string]string
 }
 
-// TemplateFiles asks whether the files with this hash (a COPY step's
+// GetTemplateFiles asks whether the files with this hash (a COPY step's
 // FilesHash) are stored for the template, and if not where they go.
-func (c *Client) TemplateFiles(ctx context.Context, templateID, hash string) (FilesLink, error) {
+func (c *Client) GetTemplateFiles(ctx context.Context, templateID, hash string) (FilesLink, error) {
 	resp, err := c.api.TemplateFilesLinkWithResponse(ctx, templateID, hash)
 	if err := answer(resp, err, http.StatusCreated); err != nil {
 		return FilesLink{}, fmt.Errorf("getting upload link for %s: %w", hash, err)
@@ -175,7 +175,7 @@ func buildLogEntries(in []BuildLogEntry) []BuildLogEntry {
 
 // BuildStatus returns a build's state and its log lines from logsOffset
 // (the number of lines already read) on, at most the server's page (100).
-func (c *Client) BuildStatus(ctx context.Context, templateID, buildID string, logsOffset int) (*BuildStatus, error) {
+func (c *Client) GetBuildStatus(ctx context.Context, templateID, buildID string, logsOffset int) (*BuildStatus, error) {
 	resp, err := c.api.GetBuildStatusWithResponse(ctx, templateID, buildID, &rest.GetBuildStatusParams{LogsOffset: &logsOffset})
 	if err := answer(resp, err, http.StatusOK); err != nil {
 		return nil, fmt.Errorf("getting status of build %s: %w", buildID, err)
@@ -202,8 +202,8 @@ type BuildLogsOptions struct {
 	Level string
 }
 
-// BuildLogs returns a page of a build's log, running or finished.
-func (c *Client) BuildLogs(ctx context.Context, templateID, buildID string, o BuildLogsOptions) ([]BuildLogEntry, error) {
+// GetBuildLogs returns a page of a build's log, running or finished.
+func (c *Client) GetBuildLogs(ctx context.Context, templateID, buildID string, o BuildLogsOptions) ([]BuildLogEntry, error) {
 	dir := rest.GetBuildLogsParamsDirectionForward
 	if o.Backward {
 		dir = rest.GetBuildLogsParamsDirectionBackward

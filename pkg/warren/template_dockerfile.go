@@ -167,7 +167,7 @@ func (c *Client) uploadCopies(ctx context.Context, templateID string, spec *wire
 		}
 		done[step.FilesHash] = true
 		src := step.Args[0]
-		link, err := c.TemplateFiles(ctx, templateID, step.FilesHash)
+		link, err := c.GetTemplateFiles(ctx, templateID, step.FilesHash)
 		if err != nil {
 			return err
 		}
