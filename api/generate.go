@@ -1,6 +1,7 @@
 // Package api holds warren's wire contracts: the REST API's description
-// (openapi.yaml), the envd protos under proto/ and the Go code generated
-// from them under gen/ (never edited by hand).
+// (openapi.yaml), the envd protos under proto/, the Go code generated
+// from them under rest/ and gen/ (never edited by hand), and wire/, the
+// hand-written types the server and the Go SDK share.
 //
 // Regenerate with `go generate ./api` after installing the pinned plugins:
 //

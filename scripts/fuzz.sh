@@ -14,7 +14,7 @@ export PATH=$PATH:/usr/local/go/bin
 fuzztime=${FUZZTIME:-3s}
 
 # "<package dir> <target>" for every target, in a stable order.
-targets=$(grep -H '^func Fuzz[A-Za-z0-9_]*(f \*testing.F)' --include='*_fuzz_test.go' -r internal pkg cmd 2>/dev/null |
+targets=$(grep -H '^func Fuzz[A-Za-z0-9_]*(f \*testing.F)' --include='*_fuzz_test.go' -r api internal pkg cmd 2>/dev/null |
 	sed -E 's|^(.*)/[^/]+_fuzz_test.go:func (Fuzz[A-Za-z0-9_]*)\(.*|\1 \2|' | sort)
 if [ $# -gt 0 ]; then
 	want=" $* "

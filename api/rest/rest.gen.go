@@ -17,6 +17,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/oapi-codegen/runtime"
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // Defines values for BuildState.
@@ -85,27 +86,6 @@ func (e NodeState) Valid() bool {
 	}
 }
 
-// Defines values for RegistryAuthType.
-const (
-	RegistryAuthTypeAws      RegistryAuthType = "aws"
-	RegistryAuthTypeGcp      RegistryAuthType = "gcp"
-	RegistryAuthTypeRegistry RegistryAuthType = "registry"
-)
-
-// Valid indicates whether the value is a known member of the RegistryAuthType enum.
-func (e RegistryAuthType) Valid() bool {
-	switch e {
-	case RegistryAuthTypeAws:
-		return true
-	case RegistryAuthTypeGcp:
-		return true
-	case RegistryAuthTypeRegistry:
-		return true
-	default:
-		return false
-	}
-}
-
 // Defines values for SandboxDetailState.
 const (
 	SandboxDetailStatePaused  SandboxDetailState = "paused"
@@ -166,33 +146,6 @@ func (e SandboxLifecycleOnTimeout) Valid() bool {
 	case SandboxLifecycleOnTimeoutKill:
 		return true
 	case SandboxLifecycleOnTimeoutPause:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for StepType.
-const (
-	StepTypeCOPY    StepType = "COPY"
-	StepTypeENV     StepType = "ENV"
-	StepTypeRUN     StepType = "RUN"
-	StepTypeUSER    StepType = "USER"
-	StepTypeWORKDIR StepType = "WORKDIR"
-)
-
-// Valid indicates whether the value is a known member of the StepType enum.
-func (e StepType) Valid() bool {
-	switch e {
-	case StepTypeCOPY:
-		return true
-	case StepTypeENV:
-		return true
-	case StepTypeRUN:
-		return true
-	case StepTypeUSER:
-		return true
-	case StepTypeWORKDIR:
 		return true
 	default:
 		return false
@@ -344,12 +297,7 @@ type Admission struct {
 }
 
 // BuildLogEntry defines model for BuildLogEntry.
-type BuildLogEntry struct {
-	Level     LogLevel  `json:"level"`
-	Message   string    `json:"message"`
-	Step      *string   `json:"step,omitempty"`
-	Timestamp time.Time `json:"timestamp"`
-}
+type BuildLogEntry = wire.BuildLogEntry
 
 // BuildReason defines model for BuildReason.
 type BuildReason struct {
@@ -380,38 +328,7 @@ type BuildRequested struct {
 }
 
 // BuildStart The body of TemplateBuildStartV2 as E2B's SDK sends it, plus warren's extensions for what Dockerfiles need: earlier stages of a multi-stage build, RUN-only variables (ARG), labels and ports. At most one of fromImage, fromTemplate and fromStage.
-type BuildStart struct {
-	// Expose warren: the Dockerfile's EXPOSE ports, informational
-	Expose []string `json:"expose,omitempty"`
-
-	// Force rebuild every step, ignoring the layer cache
-	Force bool `json:"force,omitempty"`
-
-	// FromImage the base image reference
-	FromImage string `json:"fromImage,omitempty"`
-
-	// FromImageRegistry credentials for a private registry, as the SDK's fromImage (registry), fromGCPRegistry (gcp) and fromAWSRegistry (aws) send them
-	FromImageRegistry *RegistryAuth `json:"fromImageRegistry,omitempty"`
-
-	// FromStage warren: start from an earlier stage (in stages)
-	FromStage string `json:"fromStage,omitempty"`
-
-	// FromTemplate the base template, by ID or name
-	FromTemplate string `json:"fromTemplate,omitempty"`
-
-	// Labels warren: the Dockerfile's LABELs, kept as template metadata
-	Labels map[string]string `json:"labels,omitempty"`
-
-	// ReadyCmd a shell command that must succeed before a create returns
-	ReadyCmd string `json:"readyCmd,omitempty"`
-
-	// Stages warren: a multi-stage Dockerfile's earlier stages, in order; the request's own fields are the final stage
-	Stages []Stage `json:"stages,omitempty"`
-
-	// StartCmd the command sandboxes from the template start with
-	StartCmd string `json:"startCmd,omitempty"`
-	Steps    []Step `json:"steps"`
-}
+type BuildStart = wire.BuildStart
 
 // BuildState defines model for BuildState.
 type BuildState string
@@ -583,20 +500,7 @@ type Node struct {
 type NodeState string
 
 // RegistryAuth credentials for a private registry, as the SDK's fromImage (registry), fromGCPRegistry (gcp) and fromAWSRegistry (aws) send them
-type RegistryAuth struct {
-	AwsAccessKeyID     string `json:"awsAccessKeyId,omitempty"`
-	AwsRegion          string `json:"awsRegion,omitempty"`
-	AwsSecretAccessKey string `json:"awsSecretAccessKey,omitempty"`
-	Password           string `json:"password,omitempty"`
-
-	// ServiceAccountJSON gcp: a service account key
-	ServiceAccountJSON string           `json:"serviceAccountJson,omitempty"`
-	Type               RegistryAuthType `json:"type"`
-	Username           string           `json:"username,omitempty"`
-}
-
-// RegistryAuthType defines model for RegistryAuth.Type.
-type RegistryAuthType string
+type RegistryAuth = wire.RegistryAuth
 
 // Sandbox defines model for Sandbox.
 type Sandbox struct {
@@ -749,44 +653,10 @@ type SnapshotInfo struct {
 }
 
 // Stage warren: an earlier stage of a multi-stage build; COPY steps with fromStage read its filesystem
-type Stage struct {
-	FromImage string `json:"fromImage,omitempty"`
-
-	// FromImageRegistry credentials for a private registry, as the SDK's fromImage (registry), fromGCPRegistry (gcp) and fromAWSRegistry (aws) send them
-	FromImageRegistry *RegistryAuth `json:"fromImageRegistry,omitempty"`
-	FromStage         string        `json:"fromStage,omitempty"`
-	FromTemplate      string        `json:"fromTemplate,omitempty"`
-	Name              string        `json:"name"`
-	Steps             []Step        `json:"steps"`
-}
+type Stage = wire.Stage
 
 // Step defines model for Step.
-type Step struct {
-	// Args RUN [command, user?]; COPY [src, dest, user?, mode?] (src relative to the build context); ENV [key, value, ...]; WORKDIR [path]; USER [user]
-	Args []string `json:"args"`
-
-	// Env warren: variables set for this RUN only (ARG)
-	Env map[string]string `json:"env,omitempty"`
-
-	// Extract warren: src is a tar archive unpacked at dest (ADD of a tarball)
-	Extract bool `json:"extract,omitempty"`
-
-	// FilesHash COPY: the hash naming the uploaded gzip tar of its sources
-	FilesHash string `json:"filesHash,omitempty"`
-
-	// Force rebuild this step and those after it
-	Force bool `json:"force,omitempty"`
-
-	// FromStage warren: COPY src from that earlier stage's filesystem (COPY --from)
-	FromStage string `json:"fromStage,omitempty"`
-
-	// Line warren: the Dockerfile line the step came from, for messages
-	Line int      `json:"line,omitempty"`
-	Type StepType `json:"type"`
-}
-
-// StepType defines model for Step.Type.
-type StepType string
+type Step = wire.Step
 
 // StringMap defines model for StringMap.
 type StringMap map[string]string

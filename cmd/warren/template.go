@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/warren-sandbox/warren/pkg/warren"
+	_ "github.com/warren-sandbox/warren/pkg/warren/dockerfile" // BuildDockerfile's converter, for `warren template build`
 )
 
 // serverFound says how the client commands find the server.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/httperr"
@@ -23,7 +24,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
-	"github.com/warren-sandbox/warren/internal/wire"
 )
 
 // FuzzNetworkJSON parses arbitrary `network` objects of a create. What is

@@ -2,8 +2,8 @@ package apiserver
 
 import (
 	"context"
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/netpolicy"
-	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"time"
 

@@ -10,13 +10,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/template/image"
 	"github.com/warren-sandbox/warren/internal/testutil"
-	"github.com/warren-sandbox/warren/internal/wire"
 )
 
 // fakeImages keeps imported images per team as image.Puller does, for

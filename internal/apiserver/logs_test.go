@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/lifecycle"
-	"github.com/warren-sandbox/warren/internal/wire"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +14,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/warren-sandbox/warren/api/wire"
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/runtime"

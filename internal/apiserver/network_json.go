@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/netpolicy"
-	"github.com/warren-sandbox/warren/internal/wire"
 )
 
 // Bounds on what one sandbox's policy may list.

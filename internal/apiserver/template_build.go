@@ -3,12 +3,12 @@ package apiserver
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/warren-sandbox/warren/api/rest"
-	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/template/builder"
@@ -122,7 +122,10 @@ func (s *Server) buildStatus(w http.ResponseWriter, r *http.Request) {
 	if len(entries) > limit {
 		entries = entries[:limit]
 	}
-	out := rest.BuildStatus{TemplateID: bl.TemplateID, BuildID: bl.ID, Status: rest.BuildState(bl.Status), Logs: []string{}, LogEntries: buildLogsJSON(entries)}
+	if entries == nil {
+		entries = []wire.BuildLogEntry{} // logEntries is required: [], not null
+	}
+	out := rest.BuildStatus{TemplateID: bl.TemplateID, BuildID: bl.ID, Status: rest.BuildState(bl.Status), Logs: []string{}, LogEntries: entries}
 	for _, e := range entries {
 		out.Logs = append(out.Logs, e.Timestamp.Format(time.RFC3339)+" "+e.Message)
 	}

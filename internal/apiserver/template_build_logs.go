@@ -2,10 +2,9 @@ package apiserver
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/api/rest"
-	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/sandboxlog"
 )
@@ -40,7 +39,7 @@ func (s *Server) buildLogs(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"logs": buildLogsJSON(pickBuildLogs(entries, q))})
+	writeJSON(w, http.StatusOK, map[string]any{"logs": pickBuildLogs(entries, q)})
 }
 
 // pickBuildLogs applies q to a build's lines, which are in time order.
@@ -57,15 +56,6 @@ func pickBuildLogs(entries []wire.BuildLogEntry, q sandboxlog.Query) []wire.Buil
 		if q.Matches(e.Timestamp, e.Level, e.Message) {
 			out = append(out, e)
 		}
-	}
-	return out
-}
-
-// buildLogsJSON is a build's lines in the API's shape.
-func buildLogsJSON(entries []wire.BuildLogEntry) []rest.BuildLogEntry {
-	out := make([]rest.BuildLogEntry, len(entries))
-	for i, e := range entries {
-		out[i] = rest.BuildLogEntry{Timestamp: e.Timestamp, Level: rest.LogLevel(e.Level), Message: e.Message, Step: optional(e.Step)}
 	}
 	return out
 }

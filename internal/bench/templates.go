@@ -12,6 +12,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/selftest"
 	"github.com/warren-sandbox/warren/pkg/warren"
+	_ "github.com/warren-sandbox/warren/pkg/warren/dockerfile" // BuildDockerfile's converter
 )
 
 // benchDockerfile is "a small Python template": a virtualenv, the app's

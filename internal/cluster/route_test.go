@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/apiserver"
-	"github.com/warren-sandbox/warren/internal/filesig"
 	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
@@ -242,7 +242,7 @@ func TestSandboxRoutesGoToTheOwner(t *testing.T) {
 func signedURL(token string) string {
 	exp := "9999999999"
 	return "/files?path=%2Fhome%2Fuser%2Fa&username=user&signature_expiration=" + exp +
-		"&signature=" + url.QueryEscape(filesig.Sign("/home/user/a", "read", "user", token, exp))
+		"&signature=" + url.QueryEscape(wire.SignFileURL("/home/user/a", "read", "user", token, exp))
 }
 
 func TestSandboxRouteErrors(t *testing.T) {

@@ -6,11 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/filesig"
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/wire"
 )
 
 // signedFile routes a signed /files URL that names no sandbox (the SDK
@@ -38,7 +37,7 @@ func (a *API) signedFile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, sb := range all {
-		if sb.State != store.SandboxRunning || sb.EnvdAccessToken == "" || !filesig.SignedBy(q, r.Method, sb.EnvdAccessToken) {
+		if sb.State != store.SandboxRunning || sb.EnvdAccessToken == "" || !wire.FileURLSignedBy(q, r.Method, sb.EnvdAccessToken) {
 			continue
 		}
 		r.Header.Set("E2b-Sandbox-Id", sb.ID)

@@ -7,7 +7,7 @@ package envd
 import (
 	"context"
 	"errors"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/wire"
 	"log/slog"
 	"net/http"
 	"time"

@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/errdefs"
-	"github.com/warren-sandbox/warren/internal/filesig"
 )
 
 // File URL operations, as signed.
@@ -23,7 +23,7 @@ const (
 // are exactly as the user passed them (unresolved; "" when absent), and
 // expiration is unix seconds, "" for none.
 func FileSignature(path, op, username, token, expiration string) string {
-	return filesig.Sign(path, op, username, token, expiration)
+	return wire.SignFileURL(path, op, username, token, expiration)
 }
 
 // authorizeFile checks a /files request: nothing while no token is set;

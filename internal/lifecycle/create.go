@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/sandbox"
-	"github.com/warren-sandbox/warren/internal/wire"
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/warren-sandbox/warren/api/wire"
+	"github.com/warren-sandbox/warren/internal/sandbox"
 
 	"github.com/warren-sandbox/warren/internal/crashpoint"
 	"github.com/warren-sandbox/warren/internal/errdefs"

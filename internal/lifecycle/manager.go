@@ -9,14 +9,15 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/sandbox"
-	"github.com/warren-sandbox/warren/internal/sandboxlog"
-	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/warren-sandbox/warren/api/wire"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/sandboxlog"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/runtime"

@@ -11,7 +11,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/wire"
 	"net"
 	"net/http"
 	"net/http/httputil"

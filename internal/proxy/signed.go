@@ -1,10 +1,9 @@
 package proxy
 
 import (
-	"github.com/warren-sandbox/warren/internal/wire"
 	"net/http"
 
-	"github.com/warren-sandbox/warren/internal/filesig"
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/httperr"
 )
 
@@ -14,7 +13,7 @@ import (
 func (h *Handler) serveSignedFile(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	for id, token := range h.resolver.LiveTokens() {
-		if filesig.SignedBy(q, r.Method, token) {
+		if wire.FileURLSignedBy(q, r.Method, token) {
 			h.forward(w, r, id, wire.EnvdPort)
 			return
 		}

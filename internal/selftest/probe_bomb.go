@@ -60,7 +60,7 @@ while True:
 		if _, err := must(ctx, s, "root", "echo alive"); err == nil {
 			return nil
 		}
-		_, err := sdk.Info(ctx, s.ID)
+		_, err := sdk.GetInfo(ctx, s.ID)
 		if errors.Is(err, warren.ErrNotFound) {
 			return nil
 		}

@@ -2,8 +2,8 @@ package server
 
 import (
 	"context"
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/netguard"
-	"github.com/warren-sandbox/warren/internal/wire"
 	"net/netip"
 	"path/filepath"
 

@@ -26,6 +26,9 @@ type Config struct {
 	Domain string
 	// HTTPClient makes the requests (default http.DefaultClient).
 	HTTPClient *http.Client
+	// Retry says how API requests refused with 429 or 503 are retried
+	// (the zero value: up to 4 tries, honouring Retry-After).
+	Retry RetryOptions
 }
 
 // Client talks to one warren server. It is safe for concurrent use.
@@ -46,7 +49,7 @@ func New(cfg Config) (*Client, error) {
 	}
 	key := cfg.APIKey
 	api, err := rest.NewClientWithResponses(cfg.APIURL,
-		rest.WithHTTPClient(cfg.HTTPClient),
+		rest.WithHTTPClient(&retryDoer{next: cfg.HTTPClient, o: cfg.Retry.withDefaults()}),
 		rest.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 			req.Header.Set("X-API-KEY", key)
 			return nil

@@ -153,13 +153,24 @@ func (c *Commands) Kill(ctx context.Context, pid int) (bool, error) {
 	return c.signal(ctx, pid, pb.Signal_SIGNAL_SIGKILL)
 }
 
-// Signal sends SIGTERM (or SIGKILL with kill) to a process; false when
-// there is no such process.
-func (c *Commands) Signal(ctx context.Context, pid int, kill bool) (bool, error) {
-	if kill {
+// Signal is a signal SendSignal delivers.
+type Signal int
+
+// The signals envd delivers.
+const (
+	SIGTERM Signal = iota + 1
+	SIGKILL
+)
+
+// SendSignal sends sig to a process; false when there is no such process.
+func (c *Commands) SendSignal(ctx context.Context, pid int, sig Signal) (bool, error) {
+	switch sig {
+	case SIGTERM:
+		return c.signal(ctx, pid, pb.Signal_SIGNAL_SIGTERM)
+	case SIGKILL:
 		return c.signal(ctx, pid, pb.Signal_SIGNAL_SIGKILL)
 	}
-	return c.signal(ctx, pid, pb.Signal_SIGNAL_SIGTERM)
+	return false, fmt.Errorf("signal %d: %w: not SIGTERM or SIGKILL", sig, ErrInvalid)
 }
 
 func (c *Commands) signal(ctx context.Context, pid int, sig pb.Signal) (bool, error) {

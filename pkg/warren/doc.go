@@ -32,10 +32,25 @@
 //     HTML, charts as data), and code contexts.
 //   - Templates: [Client.BuildDockerfile] with the build's log, the build
 //     steps one by one, tags, listing and deletion; imported images. The
-//     sub-package dockerfile turns a Dockerfile and its context into the
-//     build spec [Client.StartBuild] sends, for callers who want it.
-//   - Usage over time (warren's own): [Client.Usage] and, for the admin
-//     key, [Client.TeamUsage].
+//     Dockerfile converter (BuildKit's parser) is the sub-package
+//     dockerfile, which a program links in to build from Dockerfiles or
+//     the [TemplateBuilder] (import _ ".../pkg/warren/dockerfile"), so
+//     that others do not compile it; [Client.BuildSpec] builds a spec it
+//     converted.
+//   - Usage over time (warren's own): [Client.GetUsage] and, for the
+//     admin key, [Client.GetTeamUsage].
+//
+// # Names and retries
+//
+// Client methods are Verb+Noun, with no noun for sandboxes, the Client's
+// own resource (Create, List, Kill); reads are Get (one) or List (many);
+// settings are option structs. The first names (Info, Webhooks, a Pause
+// taking a bool, …) remain for one release, marked Deprecated.
+//
+// API requests the server refuses for now (429, 503) are retried with
+// backoff, honouring Retry-After, when they are safe to repeat: reads,
+// PUT and DELETE, and Create, which sends an Idempotency-Key; see
+// [RetryOptions].
 //
 // # Errors
 //

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/envd/envdtest"
 	"github.com/warren-sandbox/warren/internal/envd/state"
-	"github.com/warren-sandbox/warren/internal/filesig"
 )
 
 // envdSandbox is a Sandbox whose envd is a real envd handler in-process,
@@ -230,7 +230,7 @@ func TestSignedURLs(t *testing.T) {
 		t.Fatalf("upload URL %s", u)
 	}
 	d := sb.Files.DownloadURL("a.txt", URLOptions{})
-	if want := filesig.Sign("a.txt", "read", "", "secret", ""); !strings.Contains(d, "signature="+strings.NewReplacer("+", "%2B", "/", "%2F").Replace(want)) {
+	if want := wire.SignFileURL("a.txt", "read", "", "secret", ""); !strings.Contains(d, "signature="+strings.NewReplacer("+", "%2B", "/", "%2F").Replace(want)) {
 		t.Errorf("download URL %s lacks signature %s", d, want)
 	}
 	resp, err := http.Post(u, "application/octet-stream", strings.NewReader("signed"))

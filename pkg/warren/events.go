@@ -50,9 +50,9 @@ type EventOptions struct {
 	Types  []string
 }
 
-// Events returns the lifecycle events of the key's team's sandboxes
+// ListEvents returns the lifecycle events of the key's team's sandboxes
 // (every team's for the admin key).
-func (c *Client) Events(ctx context.Context, o EventOptions) ([]Event, error) {
+func (c *Client) ListEvents(ctx context.Context, o EventOptions) ([]Event, error) {
 	p := rest.ListSandboxEventsParams(o.params())
 	resp, err := c.api.ListSandboxEventsWithResponse(ctx, &p)
 	if err := answer(resp, err, http.StatusOK); err != nil {
@@ -61,9 +61,9 @@ func (c *Client) Events(ctx context.Context, o EventOptions) ([]Event, error) {
 	return toEvents(*resp.JSON200), nil
 }
 
-// SandboxEvents returns one sandbox's lifecycle events; a killed
+// ListSandboxEvents returns one sandbox's lifecycle events; a killed
 // sandbox's stay for the server's retention (default 7 days).
-func (c *Client) SandboxEvents(ctx context.Context, sandboxID string, o EventOptions) ([]Event, error) {
+func (c *Client) ListSandboxEvents(ctx context.Context, sandboxID string, o EventOptions) ([]Event, error) {
 	p := o.params()
 	resp, err := c.api.ListEventsOfSandboxWithResponse(ctx, sandboxID, &p)
 	if err := answer(resp, err, http.StatusOK); err != nil {

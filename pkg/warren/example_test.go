@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/pkg/warren"
+	_ "github.com/warren-sandbox/warren/pkg/warren/dockerfile" // for BuildDockerfile
 )
 
 // A sandbox from the base template, found through E2B_API_URL and
@@ -29,13 +30,13 @@ func Example() {
 }
 
 // Errors are classified with errors.Is.
-func ExampleClient_Info() {
+func ExampleClient_GetInfo() {
 	ctx := context.Background()
 	client, err := warren.New(warren.Config{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	info, err := client.Info(ctx, "i0example")
+	info, err := client.GetInfo(ctx, "i0example")
 	switch {
 	case errors.Is(err, warren.ErrNotFound):
 		fmt.Println("no such sandbox")

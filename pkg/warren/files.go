@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/api/gen/filesystem/filesystemconnect"
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // Files reads and writes a sandbox's filesystem (E2B's sandbox.files).
@@ -138,7 +139,7 @@ func (f *Files) signedURL(path, op string, o URLOptions) string {
 			exp = strconv.FormatInt(time.Now().Add(o.Expires).Unix(), 10)
 			q.Set("signature_expiration", exp)
 		}
-		q.Set("signature", signFileURL(path, op, o.User, tok, exp))
+		q.Set("signature", wire.SignFileURL(path, op, o.User, tok, exp))
 	}
 	return f.base + "/files?" + q.Encode()
 }

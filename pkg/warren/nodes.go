@@ -28,9 +28,9 @@ type Node struct {
 	HeartbeatAt      time.Time
 }
 
-// Nodes lists the cluster's nodes, by name; none for a one-machine
+// ListNodes lists the cluster's nodes, by name; none for a one-machine
 // server. Only the admin key may (another gets ErrUnauthorized).
-func (c *Client) Nodes(ctx context.Context) ([]Node, error) {
+func (c *Client) ListNodes(ctx context.Context) ([]Node, error) {
 	resp, err := c.api.ListNodesWithResponse(ctx)
 	if err := answer(resp, err, http.StatusOK); err != nil {
 		return nil, err

@@ -50,10 +50,12 @@ type CreateOptions struct {
 	// CPUCount and MemoryMB override the template's (warren), within the
 	// server's maximums.
 	CPUCount, MemoryMB int
-	// IdempotencyKey, when set, makes the create safe to send again: the
-	// server answers a retry with the same key (and the same options)
-	// with the sandbox the first made, never a second one. Keys are per
-	// team and kept 24 h; 1 to 255 visible ASCII characters (a UUID).
+	// IdempotencyKey makes the create safe to send again: the server
+	// answers a retry with the same key (and the same options) with the
+	// sandbox the first made, never a second one. Keys are per team and
+	// kept 24 h; 1 to 255 visible ASCII characters (a UUID). Empty: the
+	// SDK makes a random one, so its own retries are safe; set one to
+	// make the create safe across restarts of your program too.
 	IdempotencyKey string
 }
 
@@ -86,10 +88,12 @@ func (c *Client) Create(ctx context.Context, template string, o CreateOptions) (
 	if o.MemoryMB > 0 {
 		body.MemoryMB = &o.MemoryMB
 	}
-	var params rest.CreateSandboxV2Params
-	if o.IdempotencyKey != "" {
-		params.IdempotencyKey = &o.IdempotencyKey
+	// A key of its own makes the create safe to retry after a 429 or 503.
+	key := o.IdempotencyKey
+	if key == "" {
+		key = newIdempotencyKey()
 	}
+	params := rest.CreateSandboxV2Params{IdempotencyKey: &key}
 	resp, err := c.api.CreateSandboxV2WithResponse(ctx, &params, body)
 	if err := answer(resp, err, http.StatusCreated); err != nil {
 		return nil, err
@@ -146,8 +150,8 @@ func info(d *rest.SandboxDetail) Info {
 		DiskSizeMB: d.DiskSizeMB, Metadata: d.Metadata}
 }
 
-// Info returns a sandbox's details.
-func (c *Client) Info(ctx context.Context, id string) (Info, error) {
+// GetInfo returns a sandbox's details.
+func (c *Client) GetInfo(ctx context.Context, id string) (Info, error) {
 	resp, err := c.api.GetSandboxWithResponse(ctx, id)
 	if err := answer(resp, err, http.StatusOK); err != nil {
 		return Info{}, err
@@ -209,10 +213,23 @@ func (c *Client) SetTimeout(ctx context.Context, id string, timeout time.Duratio
 	return answer(resp, err, http.StatusNoContent)
 }
 
-// Pause freezes a sandbox; with keepMemory false only its disk is kept.
-func (c *Client) Pause(ctx context.Context, id string, keepMemory bool) error {
+// PauseOptions are a pause's settings; the zero value keeps the memory,
+// as E2B's pause does.
+type PauseOptions struct {
+	// DiskOnly keeps only the sandbox's disk: the resume boots it afresh.
+	DiskOnly bool
+}
+
+// PauseSandbox freezes a sandbox until a resume or connect.
+func (c *Client) PauseSandbox(ctx context.Context, id string, o PauseOptions) error {
+	keepMemory := !o.DiskOnly
 	resp, err := c.api.PauseSandboxWithResponse(ctx, id, rest.PauseSandboxJSONRequestBody{Memory: &keepMemory})
 	return answer(resp, err, http.StatusNoContent)
+}
+
+// Pause freezes the sandbox until a resume or connect.
+func (s *Sandbox) Pause(ctx context.Context, o PauseOptions) error {
+	return s.client.PauseSandbox(ctx, s.ID, o)
 }
 
 // Kill ends the sandbox.
@@ -223,8 +240,8 @@ func (s *Sandbox) SetTimeout(ctx context.Context, timeout time.Duration) error {
 	return s.client.SetTimeout(ctx, s.ID, timeout)
 }
 
-// Info returns the sandbox's details.
-func (s *Sandbox) Info(ctx context.Context) (Info, error) { return s.client.Info(ctx, s.ID) }
+// GetInfo returns the sandbox's details.
+func (s *Sandbox) GetInfo(ctx context.Context) (Info, error) { return s.client.GetInfo(ctx, s.ID) }
 
 // Host is where the sandbox's port answers: <port>-<id>.<domain>.
 func (s *Sandbox) Host(port int) string {

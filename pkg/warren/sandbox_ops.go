@@ -38,8 +38,8 @@ func (c *Client) Snapshot(ctx context.Context, id, name string) (Snapshot, error
 	return Snapshot{ID: resp.JSON201.SnapshotID, Names: resp.JSON201.Names}, nil
 }
 
-// Snapshots lists the snapshots, of one sandbox when sandboxID is set.
-func (c *Client) Snapshots(ctx context.Context, sandboxID string) ([]Snapshot, error) {
+// ListSnapshots lists the snapshots, of one sandbox when sandboxID is set.
+func (c *Client) ListSnapshots(ctx context.Context, sandboxID string) ([]Snapshot, error) {
 	resp, err := c.api.ListSnapshotsWithResponse(ctx, &rest.ListSnapshotsParams{SandboxID: optional(sandboxID)})
 	if err := answer(resp, err, http.StatusOK); err != nil {
 		return nil, err
@@ -94,9 +94,9 @@ type Metric struct {
 	DiskUsed, DiskTotal         int64 // bytes
 }
 
-// Metrics returns a sandbox's samples between start and end (zero: the
+// GetMetrics returns a sandbox's samples between start and end (zero: the
 // server's defaults, its whole history).
-func (c *Client) Metrics(ctx context.Context, id string, start, end time.Time) ([]Metric, error) {
+func (c *Client) GetMetrics(ctx context.Context, id string, start, end time.Time) ([]Metric, error) {
 	var p rest.GetSandboxMetricsParams
 	if !start.IsZero() {
 		s := start.Unix()
@@ -134,8 +134,8 @@ type LogOptions struct {
 	Limit  int
 }
 
-// Logs returns a page of a sandbox's log, oldest first.
-func (c *Client) Logs(ctx context.Context, id string, o LogOptions) ([]LogEntry, error) {
+// GetLogs returns a page of a sandbox's log, oldest first.
+func (c *Client) GetLogs(ctx context.Context, id string, o LogOptions) ([]LogEntry, error) {
 	forward := rest.GetSandboxLogsParamsDirectionForward
 	p := rest.GetSandboxLogsParams{Direction: &forward}
 	if !o.Cursor.IsZero() {

@@ -142,8 +142,8 @@ func (c *Client) TemplateExists(ctx context.Context, name string) (bool, error) 
 	return false, fmt.Errorf("checking template name %s: %w", name, err)
 }
 
-// TemplateTags lists a template's tags and the builds they point at.
-func (c *Client) TemplateTags(ctx context.Context, idOrName string) ([]Tag, error) {
+// ListTemplateTags lists a template's tags and the builds they point at.
+func (c *Client) ListTemplateTags(ctx context.Context, idOrName string) ([]Tag, error) {
 	resp, err := c.api.ListTemplateTagsWithResponse(ctx, idOrName)
 	if err := answer(resp, err, http.StatusOK); err != nil {
 		return nil, fmt.Errorf("listing tags of %s: %w", idOrName, err)

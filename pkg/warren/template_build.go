@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // BuildState is the state of a template build.
@@ -73,9 +74,9 @@ type FilesLink struct {
 	Headers map[string]string
 }
 
-// TemplateFiles asks whether the files with this hash (a COPY step's
+// GetTemplateFiles asks whether the files with this hash (a COPY step's
 // FilesHash) are stored for the template, and if not where they go.
-func (c *Client) TemplateFiles(ctx context.Context, templateID, hash string) (FilesLink, error) {
+func (c *Client) GetTemplateFiles(ctx context.Context, templateID, hash string) (FilesLink, error) {
 	resp, err := c.api.TemplateFilesLinkWithResponse(ctx, templateID, hash)
 	if err := answer(resp, err, http.StatusCreated); err != nil {
 		return FilesLink{}, fmt.Errorf("getting upload link for %s: %w", hash, err)
@@ -148,15 +149,10 @@ func (c *Client) startBuild(ctx context.Context, templateID, buildID string, spe
 	return nil
 }
 
-// BuildLogEntry is one line of a build's log.
-type BuildLogEntry struct {
-	Timestamp time.Time
-	Level     string // "debug", "info", "warn" or "error"
-	Message   string
-	// Step is the build step the line belongs to: "base", "finalize" or a
-	// step number.
-	Step string
-}
+// BuildLogEntry is one line of a build's log: Level is "debug", "info",
+// "warn" or "error"; Step is the build step the line belongs to ("base",
+// "finalize" or a step number).
+type BuildLogEntry = wire.BuildLogEntry
 
 // BuildStatus is a build's state and a page of its log.
 type BuildStatus struct {
@@ -169,17 +165,17 @@ type BuildStatus struct {
 	Reason, ReasonStep string
 }
 
-func buildLogEntries(in []rest.BuildLogEntry) []BuildLogEntry {
-	out := make([]BuildLogEntry, 0, len(in))
-	for _, e := range in {
-		out = append(out, BuildLogEntry{Timestamp: e.Timestamp, Level: string(e.Level), Message: e.Message, Step: deref(e.Step)})
+// buildLogEntries never answers nil, so callers can range and append.
+func buildLogEntries(in []BuildLogEntry) []BuildLogEntry {
+	if in == nil {
+		return []BuildLogEntry{}
 	}
-	return out
+	return in
 }
 
 // BuildStatus returns a build's state and its log lines from logsOffset
 // (the number of lines already read) on, at most the server's page (100).
-func (c *Client) BuildStatus(ctx context.Context, templateID, buildID string, logsOffset int) (*BuildStatus, error) {
+func (c *Client) GetBuildStatus(ctx context.Context, templateID, buildID string, logsOffset int) (*BuildStatus, error) {
 	resp, err := c.api.GetBuildStatusWithResponse(ctx, templateID, buildID, &rest.GetBuildStatusParams{LogsOffset: &logsOffset})
 	if err := answer(resp, err, http.StatusOK); err != nil {
 		return nil, fmt.Errorf("getting status of build %s: %w", buildID, err)
@@ -206,8 +202,8 @@ type BuildLogsOptions struct {
 	Level string
 }
 
-// BuildLogs returns a page of a build's log, running or finished.
-func (c *Client) BuildLogs(ctx context.Context, templateID, buildID string, o BuildLogsOptions) ([]BuildLogEntry, error) {
+// GetBuildLogs returns a page of a build's log, running or finished.
+func (c *Client) GetBuildLogs(ctx context.Context, templateID, buildID string, o BuildLogsOptions) ([]BuildLogEntry, error) {
 	dir := rest.GetBuildLogsParamsDirectionForward
 	if o.Backward {
 		dir = rest.GetBuildLogsParamsDirectionBackward

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // TemplateBuilder describes a template step by step, as E2B's Template()
@@ -145,20 +145,35 @@ type TemplateBuildOptions struct {
 
 // BuildTemplate builds the template t describes under name ("name" or
 // "name:tag") and waits for it, with the build's log.
+// The builder is built through the Dockerfile converter, so the program
+// must link it in: import _ "github.com/warren-sandbox/warren/pkg/warren/dockerfile".
 func (c *Client) BuildTemplate(ctx context.Context, name string, t *TemplateBuilder, o TemplateBuildOptions) (*BuildRef, error) {
-	if t.from == "" {
-		return nil, fmt.Errorf("building template %s: %w: no base (FromImage or FromTemplate)", name, ErrInvalid)
+	b, err := t.dockerfileBuild(name, o)
+	if err != nil {
+		return nil, err
 	}
-	b := DockerfileBuild{Name: name, Tags: o.Tags, Dir: o.Dir, Content: []byte(t.Dockerfile()), ReadyCmd: t.ready,
-		NoCache: o.NoCache, CPUCount: o.CPUCount, MemoryMB: o.MemoryMB, OnLog: o.OnLog}
-	return c.buildDockerfile(ctx, b, func(spec *rest.BuildStart) {
-		if t.fromTemplate != "" {
-			spec.FromImage, spec.FromTemplate = "", t.fromTemplate
-		}
-		if t.start != "" {
-			spec.StartCmd = t.start
-		}
-	})
+	return c.buildDockerfile(ctx, b, t.complete)
+}
+
+// dockerfileBuild is the Dockerfile build of t under name: its Content is
+// t.Dockerfile(). It fails when t has no base.
+func (t *TemplateBuilder) dockerfileBuild(name string, o TemplateBuildOptions) (DockerfileBuild, error) {
+	if t.from == "" {
+		return DockerfileBuild{}, fmt.Errorf("building template %s: %w: no base (FromImage or FromTemplate)", name, ErrInvalid)
+	}
+	return DockerfileBuild{Name: name, Tags: o.Tags, Dir: o.Dir, Content: []byte(t.Dockerfile()), ReadyCmd: t.ready,
+		NoCache: o.NoCache, CPUCount: o.CPUCount, MemoryMB: o.MemoryMB, OnLog: o.OnLog}, nil
+}
+
+// complete sets on spec, converted from t.Dockerfile(), what a Dockerfile
+// cannot say: a template as the base and the start command.
+func (t *TemplateBuilder) complete(spec *wire.BuildStart) {
+	if t.fromTemplate != "" {
+		spec.FromImage, spec.FromTemplate = "", t.fromTemplate
+	}
+	if t.start != "" {
+		spec.StartCmd = t.start
+	}
 }
 
 // shellWords quotes each word for bash.

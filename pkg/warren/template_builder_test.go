@@ -5,9 +5,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
-	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
+	"github.com/warren-sandbox/warren/pkg/warren/internal/convert"
 )
 
 // TestTemplateBuilder: the builder's steps reach the server as the build
@@ -46,12 +48,12 @@ func TestTemplateBuilder(t *testing.T) {
 	for _, st := range spec.Steps[2:] {
 		got = append(got, string(st.Type))
 		switch st.Type {
-		case rest.StepTypeENV:
+		case wire.StepEnv:
 			got = append(got, st.Args...)
-		case rest.StepTypeCOPY:
+		case wire.StepCopy:
 			copyHash = st.FilesHash
 			got = append(got, st.Args[1])
-		case rest.StepTypeWORKDIR, rest.StepTypeUSER:
+		case wire.StepWorkdir, wire.StepUser:
 			got = append(got, st.Args[0])
 		}
 	}
@@ -64,5 +66,22 @@ func TestTemplateBuilder(t *testing.T) {
 	}
 	if _, err := f.client(t).BuildTemplate(t.Context(), "x", NewTemplate().RunCmd("true"), TemplateBuildOptions{}); !errors.Is(err, ErrInvalid) {
 		t.Errorf("a builder without a base: %v", err)
+	}
+}
+
+// TestBuildWithoutConverter: a program that did not link the Dockerfile
+// converter in gets an error saying which package to import, before any
+// request. Not parallel: it swaps the registered converter.
+func TestBuildWithoutConverter(t *testing.T) {
+	saved := convert.Dockerfile
+	convert.Dockerfile = nil
+	t.Cleanup(func() { convert.Dockerfile = saved })
+	f := newFakeTemplateAPI(t)
+	_, err := f.client(t).BuildDockerfile(t.Context(), DockerfileBuild{Name: "x", Content: []byte("FROM base\n")})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "pkg/warren/dockerfile") {
+		t.Errorf("err = %v, want ErrInvalid naming the converter's package", err)
+	}
+	if log := f.requestLog(); len(log) != 0 {
+		t.Errorf("requests sent without a converter: %v", log)
 	}
 }

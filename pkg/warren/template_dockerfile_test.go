@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/pkg/warren/dockerfile"
 )
 
@@ -191,7 +192,7 @@ func TestBuildDockerfileArgs(t *testing.T) {
 	var run *rest.Step
 	if st := f.startedRequest(); st != nil {
 		for i, s := range st.Steps {
-			if s.Type == rest.StepTypeRUN {
+			if s.Type == wire.StepRun {
 				run = &st.Steps[i]
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // TestTemplateErrors: error answers keep the operation and the server's
@@ -297,16 +298,15 @@ func TestTemplateExists(t *testing.T) {
 	}
 }
 
-// TestStartBuild: a definition built with the generated types reaches the
-// server as it was built (that the builder reads the same JSON is
-// internal/apiserver's TestBuildStartMatchesWire).
+// TestStartBuild: a definition built with api/wire's types (the builder's
+// own) reaches the server as it was built.
 func TestStartBuild(t *testing.T) {
 	t.Parallel()
 	f := newFakeTemplateAPI(t)
 	ready := "test -f /app/ok"
 	spec := rest.BuildStart{FromTemplate: "base", ReadyCmd: ready, Steps: []rest.Step{
-		{Type: rest.StepTypeRUN, Args: []string{"mkdir -p /app && touch /app/ok", "root"}},
-		{Type: rest.StepTypeCOPY, Args: []string{"src", "/app/"}, FilesHash: "h1"},
+		{Type: wire.StepRun, Args: []string{"mkdir -p /app && touch /app/ok", "root"}},
+		{Type: wire.StepCopy, Args: []string{"src", "/app/"}, FilesHash: "h1"},
 	}}
 	if err := f.client(t).StartBuild(t.Context(), "tpl", "build-1", spec); err != nil {
 		t.Fatal(err)

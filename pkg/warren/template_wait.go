@@ -61,7 +61,7 @@ func (c *Client) WaitBuild(ctx context.Context, templateID, buildID string, o Wa
 	}
 	offset := 0
 	poll := func() (*BuildStatus, error) {
-		st, err := c.BuildStatus(ctx, templateID, buildID, offset)
+		st, err := c.GetBuildStatus(ctx, templateID, buildID, offset)
 		if err != nil {
 			return nil, err
 		}

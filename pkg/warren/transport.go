@@ -4,12 +4,15 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
-// Ports inside a sandbox that the SDK talks to.
+// Ports inside a sandbox that the SDK talks to (api/wire's, which envd and
+// the proxy use too).
 const (
-	EnvdPort        = 49983 // envd: processes, files
-	InterpreterPort = 49999 // the code interpreter's server
+	EnvdPort        = wire.EnvdPort        // envd: processes, files
+	InterpreterPort = wire.InterpreterPort // the code interpreter's server
 )
 
 // baseURL is where a request for the sandbox's port goes: the sandbox URL

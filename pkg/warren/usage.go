@@ -33,13 +33,13 @@ type UsagePoint struct {
 // between start and end, one point per step. Zero values take the
 // server's defaults: the last 24 hours, at most 300 points. step must be
 // whole minutes.
-func (c *Client) Usage(ctx context.Context, start, end time.Time, step time.Duration) (Usage, error) {
+func (c *Client) GetUsage(ctx context.Context, start, end time.Time, step time.Duration) (Usage, error) {
 	return c.usage(ctx, "", start, end, step)
 }
 
-// TeamUsage is Usage of one team, which only the admin key may ask for
+// GetTeamUsage is GetUsage of one team, which only the admin key may ask for
 // (another team's key gets ErrUnauthorized, for a 403).
-func (c *Client) TeamUsage(ctx context.Context, team string, start, end time.Time, step time.Duration) (Usage, error) {
+func (c *Client) GetTeamUsage(ctx context.Context, team string, start, end time.Time, step time.Duration) (Usage, error) {
 	return c.usage(ctx, team, start, end, step)
 }
 

@@ -20,7 +20,7 @@ type Webhook struct {
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// Stats is how its deliveries are going over the last day, as
-	// Webhooks and Webhook return it; nil elsewhere.
+	// ListWebhooks and GetWebhook return it; nil elsewhere.
 	Stats *WebhookStats
 }
 
@@ -90,8 +90,8 @@ func (c *Client) CreateWebhook(ctx context.Context, s WebhookSpec) (Webhook, err
 	return toWebhook(resp.JSON201), nil
 }
 
-// Webhooks lists the key's team's webhooks (every team's for the admin key).
-func (c *Client) Webhooks(ctx context.Context) ([]Webhook, error) {
+// ListWebhooks lists the key's team's webhooks (every team's for the admin key).
+func (c *Client) ListWebhooks(ctx context.Context) ([]Webhook, error) {
 	resp, err := c.api.ListWebhooksWithResponse(ctx, nil)
 	if err := answer(resp, err, http.StatusOK); err != nil {
 		return nil, err
@@ -103,8 +103,8 @@ func (c *Client) Webhooks(ctx context.Context) ([]Webhook, error) {
 	return out, nil
 }
 
-// Webhook returns one webhook.
-func (c *Client) Webhook(ctx context.Context, id string) (Webhook, error) {
+// GetWebhook returns one webhook.
+func (c *Client) GetWebhook(ctx context.Context, id string) (Webhook, error) {
 	resp, err := c.api.GetWebhookWithResponse(ctx, id, nil)
 	if err := answer(resp, err, http.StatusOK); err != nil {
 		return Webhook{}, err
@@ -133,9 +133,9 @@ func (c *Client) DeleteWebhook(ctx context.Context, id string) error {
 	return answer(resp, err, http.StatusOK)
 }
 
-// WebhookDeliveries returns a webhook's newest deliveries, at most limit
+// ListWebhookDeliveries returns a webhook's newest deliveries, at most limit
 // (0: the server's default, 20; at most 100).
-func (c *Client) WebhookDeliveries(ctx context.Context, id string, limit int) ([]WebhookDelivery, error) {
+func (c *Client) ListWebhookDeliveries(ctx context.Context, id string, limit int) ([]WebhookDelivery, error) {
 	var p rest.ListWebhookDeliveriesParams
 	if limit > 0 {
 		p.Limit = &limit

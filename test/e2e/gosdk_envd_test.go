@@ -116,10 +116,10 @@ func goSDKOps(t *testing.T, c *warren.Client, sb *warren.Sandbox) {
 		t.Fatal(err)
 	}
 	waitFor(t, 30*time.Second, func() bool {
-		m, err := c.Metrics(ctx, sb.ID, time.Time{}, time.Time{})
+		m, err := c.GetMetrics(ctx, sb.ID, time.Time{}, time.Time{})
 		return err == nil && len(m) > 0 && m[0].MemTotal > 0
 	}, "no metrics")
-	if logs, err := c.Logs(ctx, sb.ID, warren.LogOptions{}); err != nil || len(logs) == 0 {
+	if logs, err := c.GetLogs(ctx, sb.ID, warren.LogOptions{}); err != nil || len(logs) == 0 {
 		t.Errorf("Logs = %d entries, %v", len(logs), err)
 	}
 	if err := c.UpdateNetwork(ctx, sb.ID, warren.Network{DenyOut: []string{"0.0.0.0/0"}}); err != nil {
@@ -129,7 +129,7 @@ func goSDKOps(t *testing.T, c *warren.Client, sb *warren.Sandbox) {
 	if err != nil {
 		t.Fatalf("Snapshot: %v", err)
 	}
-	if list, err := c.Snapshots(ctx, sb.ID); err != nil || len(list) != 1 || list[0].ID != snap.ID {
+	if list, err := c.ListSnapshots(ctx, sb.ID); err != nil || len(list) != 1 || list[0].ID != snap.ID {
 		t.Errorf("Snapshots = %+v, %v", list, err)
 	}
 	from, err := c.Create(ctx, "gosdk-snap", warren.CreateOptions{Timeout: time.Minute})

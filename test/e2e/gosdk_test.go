@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/pkg/warren"
+	_ "github.com/warren-sandbox/warren/pkg/warren/dockerfile" // BuildDockerfile's converter
 )
 
 // TestGoSDK drives a real server with the Go SDK (pkg/warren): create
@@ -31,7 +32,7 @@ func TestGoSDK(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
-	info, err := sb.Info(ctx)
+	info, err := sb.GetInfo(ctx)
 	if err != nil || info.ID != sb.ID || info.State != "running" || info.Metadata["sdk"] != "go" || time.Until(info.EndAt) > 2*time.Minute+5*time.Second {
 		t.Fatalf("Info = %+v, %v", info, err)
 	}
@@ -47,23 +48,23 @@ func TestGoSDK(t *testing.T) {
 	if err := sb.SetTimeout(ctx, 10*time.Minute); err != nil {
 		t.Fatalf("SetTimeout: %v", err)
 	}
-	if err := c.Pause(ctx, sb.ID, true); err != nil {
+	if err := sb.Pause(ctx, warren.PauseOptions{}); err != nil {
 		t.Fatalf("Pause: %v", err)
 	}
-	if info, err := c.Info(ctx, sb.ID); err != nil || info.State != "paused" {
+	if info, err := c.GetInfo(ctx, sb.ID); err != nil || info.State != "paused" {
 		t.Fatalf("after Pause: %+v, %v", info, err)
 	}
 	again, err := c.Connect(ctx, sb.ID, time.Minute)
 	if err != nil || again.ID != sb.ID {
 		t.Fatalf("Connect: %+v, %v", again, err)
 	}
-	if info, err := c.Info(ctx, sb.ID); err != nil || info.State != "running" {
+	if info, err := c.GetInfo(ctx, sb.ID); err != nil || info.State != "running" {
 		t.Fatalf("after Connect: %+v, %v", info, err)
 	}
 	if err := sb.Kill(ctx); err != nil {
 		t.Fatalf("Kill: %v", err)
 	}
-	if _, err := c.Info(ctx, sb.ID); !errors.Is(err, warren.ErrNotFound) {
+	if _, err := c.GetInfo(ctx, sb.ID); !errors.Is(err, warren.ErrNotFound) {
 		t.Errorf("Info after Kill = %v, want ErrNotFound", err)
 	}
 	if _, err := c.Create(ctx, "no-such-template", warren.CreateOptions{}); !errors.Is(err, warren.ErrNotFound) {
@@ -230,7 +231,7 @@ func TestGoSDKTemplates(t *testing.T) {
 	if err := c.RemoveTags(ctx, "gosdk-tpl", []string{"v1"}); err != nil {
 		t.Fatalf("RemoveTags: %v", err)
 	}
-	tags, err := c.TemplateTags(ctx, ref.TemplateID)
+	tags, err := c.ListTemplateTags(ctx, ref.TemplateID)
 	names := []string{}
 	for _, tg := range tags {
 		names = append(names, tg.Tag)
@@ -242,7 +243,7 @@ func TestGoSDKTemplates(t *testing.T) {
 	if err != nil || tpl.ID != ref.TemplateID || len(tpl.Builds) != 1 || tpl.Builds[0].Status != warren.BuildReady {
 		t.Fatalf("GetTemplate = %+v, %v", tpl, err)
 	}
-	if blog, err := c.BuildLogs(ctx, ref.TemplateID, ref.BuildID, warren.BuildLogsOptions{}); err != nil || len(blog) == 0 {
+	if blog, err := c.GetBuildLogs(ctx, ref.TemplateID, ref.BuildID, warren.BuildLogsOptions{}); err != nil || len(blog) == 0 {
 		t.Errorf("BuildLogs = %d lines, %v", len(blog), err)
 	}
 	if err := c.DeleteTemplate(ctx, ref.TemplateID); err != nil {

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/filesig"
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/selftest"
 	"github.com/warren-sandbox/warren/pkg/warren"
 )
@@ -187,7 +187,7 @@ func runDownloads(t *testing.T, s *server, tr *http.Transport, sbs []*loadSandbo
 			for i := int(next.Add(1)); i <= n; i = int(next.Add(1)) {
 				sb := sbs[i%len(sbs)]
 				const path = "/home/user/data.txt"
-				sig := filesig.Sign(path, "read", "user", sb.token, "")
+				sig := wire.SignFileURL(path, "read", "user", sb.token, "")
 				res, err := client.Get(s.url + "/files?path=" + url.QueryEscape(path) + "&username=user&signature=" + url.QueryEscape(sig))
 				var body []byte
 				if err == nil {

@@ -2,7 +2,7 @@ package runtimetest
 
 import (
 	"crypto/rand"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/wire"
 	"os"
 	"os/exec"
 	"path/filepath"

@@ -2,7 +2,7 @@ package builder
 
 import (
 	"encoding/json"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/wire"
 	"os"
 	"path/filepath"
 	"strings"

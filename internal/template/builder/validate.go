@@ -2,7 +2,7 @@ package builder
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/wire"
+	"github.com/warren-sandbox/warren/api/wire"
 	"path"
 	"strconv"
 	"strings"

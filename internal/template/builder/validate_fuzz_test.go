@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/errdefs"
-	"github.com/warren-sandbox/warren/internal/wire"
 )
 
 // FuzzValidate checks arbitrary build specs (the JSON body of POST

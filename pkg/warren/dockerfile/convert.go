@@ -1,5 +1,5 @@
 // Package dockerfile turns a Dockerfile and its build context into
-// warren's build spec: the rest.BuildStart that StartBuild sends, the same
+// warren's build spec: the wire.BuildStart that StartBuild sends, the same
 // request E2B's SDK makes plus warren's extensions (stages, COPY --from,
 // build args for RUN, labels, ports). It reads the Dockerfile with
 // BuildKit's own parser. COPY sources are read from a build Context, which
@@ -35,7 +35,7 @@ import (
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 	"github.com/moby/buildkit/frontend/dockerfile/shell"
 
-	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // Options are the inputs of a conversion besides the Dockerfile.
@@ -63,7 +63,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // Convert turns a Dockerfile into a build request. Warnings are for
 // instructions that were ignored or values left for the server to resolve;
 // each starts with "Dockerfile:<line>:".
-func Convert(dockerfile []byte, opts Options) (*rest.BuildStart, []string, error) {
+func Convert(dockerfile []byte, opts Options) (*wire.BuildStart, []string, error) {
 	res, err := parser.Parse(bytes.NewReader(dockerfile))
 	if err != nil {
 		return nil, nil, &Error{Line: errorLine(err), Err: unwrapLocation(err)}
@@ -146,7 +146,7 @@ type converter struct {
 	stages      []*stage
 	// earlier collects finished non-final stages and the implicit stages of
 	// COPY --from=<image>, in the order the server must build them.
-	earlier []rest.Stage
+	earlier []wire.Stage
 	// implicit maps an image of COPY --from to the name of its stage.
 	implicit map[string]string
 	// allNames are the AS names of every stage in the file, to tell a
@@ -230,18 +230,18 @@ func (c *converter) warnf(line int, format string, args ...any) {
 }
 
 // finish closes the final stage and assembles the request.
-func (c *converter) finish() (*rest.BuildStart, error) {
+func (c *converter) finish() (*wire.BuildStart, error) {
 	if c.cur == nil {
 		return nil, &Error{Line: 1, Err: errors.New("no FROM instruction")}
 	}
 	final := c.cur
 	if !final.cfg.userSet {
-		final.addStep(rest.Step{Type: rest.StepTypeUSER, Args: []string{"user"}, Line: final.line})
+		final.addStep(wire.Step{Type: wire.StepUser, Args: []string{"user"}, Line: final.line})
 	}
 	if !final.cfg.workdirSet {
-		final.addStep(rest.Step{Type: rest.StepTypeWORKDIR, Args: []string{"/home/user"}, Line: final.line})
+		final.addStep(wire.Step{Type: wire.StepWorkdir, Args: []string{"/home/user"}, Line: final.line})
 	}
-	req := &rest.BuildStart{
+	req := &wire.BuildStart{
 		FromImage: final.out.FromImage,
 		FromStage: final.out.FromStage,
 		Steps:     final.out.Steps,
@@ -255,11 +255,11 @@ func (c *converter) finish() (*rest.BuildStart, error) {
 	req.Stages = neededStages(c.earlier, req)
 	// "steps" has no omitempty: send [] rather than null.
 	if req.Steps == nil {
-		req.Steps = []rest.Step{}
+		req.Steps = []wire.Step{}
 	}
 	for i := range req.Stages {
 		if req.Stages[i].Steps == nil {
-			req.Stages[i].Steps = []rest.Step{}
+			req.Stages[i].Steps = []wire.Step{}
 		}
 	}
 	c.warnUnusedArgs()
@@ -269,14 +269,14 @@ func (c *converter) finish() (*rest.BuildStart, error) {
 // neededStages keeps the earlier stages the final one depends on, as
 // BuildKit builds only those: a Dockerfile may hold stages for other
 // targets that must not slow down or break this build.
-func neededStages(all []rest.Stage, req *rest.BuildStart) []rest.Stage {
-	byName := make(map[string]*rest.Stage, len(all))
+func neededStages(all []wire.Stage, req *wire.BuildStart) []wire.Stage {
+	byName := make(map[string]*wire.Stage, len(all))
 	for i := range all {
 		byName[all[i].Name] = &all[i]
 	}
 	need := map[string]bool{}
-	var visit func(from string, steps []rest.Step)
-	visit = func(from string, steps []rest.Step) {
+	var visit func(from string, steps []wire.Step)
+	visit = func(from string, steps []wire.Step) {
 		refs := []string{from}
 		for _, s := range steps {
 			refs = append(refs, s.FromStage)
@@ -289,7 +289,7 @@ func neededStages(all []rest.Stage, req *rest.BuildStart) []rest.Stage {
 		}
 	}
 	visit(req.FromStage, req.Steps)
-	var out []rest.Stage
+	var out []wire.Stage
 	for _, st := range all {
 		if need[st.Name] {
 			out = append(out, st)

@@ -7,13 +7,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // render prints a request one fact per line, so expectations stay readable.
 // File hashes are shown as "hash" since directory sizes vary by filesystem;
 // the hash itself is checked against the SDK in sdk_test.go.
-func render(req *rest.BuildStart) string {
+func render(req *wire.BuildStart) string {
 	var b strings.Builder
 	for _, st := range req.Stages {
 		fmt.Fprintf(&b, "stage %s %s\n", st.Name, from(st.FromImage, st.FromStage))
@@ -43,7 +43,7 @@ func from(image, stage string) string {
 	return image
 }
 
-func renderSteps(b *strings.Builder, indent string, steps []rest.Step) {
+func renderSteps(b *strings.Builder, indent string, steps []wire.Step) {
 	for _, s := range steps {
 		fmt.Fprintf(b, "%s%d %s %q", indent, s.Line, s.Type, s.Args)
 		if s.FilesHash != "" {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 
-	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // copySpec is what COPY and ADD share once their own flags are checked.
@@ -128,7 +128,7 @@ func (c *converter) copySteps(sp copySpec, line int) error {
 		}
 	}
 	for _, src := range sp.srcs {
-		step := rest.Step{Type: rest.StepTypeCOPY, Args: []string{src, dest, owner, mode}, Line: line}
+		step := wire.Step{Type: wire.StepCopy, Args: []string{src, dest, owner, mode}, Line: line}
 		if stageRef != "" {
 			step.FromStage = stageRef
 			step.Args[0] = rootedPath(src)
@@ -142,7 +142,7 @@ func (c *converter) copySteps(sp copySpec, line int) error {
 
 // contextSource fills in what a COPY from the build context needs: the
 // files' hash and, for ADD of a tarball, Extract.
-func (c *converter) contextSource(step *rest.Step, sp copySpec, line int) error {
+func (c *converter) contextSource(step *wire.Step, sp copySpec, line int) error {
 	src, dest := step.Args[0], step.Args[1]
 	if err := validateSource(src); err != nil {
 		return c.errorf(line, "%w", err)
@@ -199,7 +199,7 @@ func (c *converter) fromRef(from string, line int) (string, error) {
 	}
 	name := c.implicitStageName(from)
 	c.implicit[from] = name
-	c.earlier = append(c.earlier, rest.Stage{Name: name, FromImage: from, Steps: []rest.Step{}})
+	c.earlier = append(c.earlier, wire.Stage{Name: name, FromImage: from, Steps: []wire.Step{}})
 	return name, nil
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 
-	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // dispatch converts one instruction of the current stage.
@@ -34,10 +34,10 @@ func (c *converter) dispatch(cmd instructions.Command, line int) error {
 		c.env(cmd, line)
 	case *instructions.WorkdirCommand:
 		st.cfg.workdir, st.cfg.workdirSet = workdirPath(st.cfg.workdir, cmd.Path), true
-		st.addStep(rest.Step{Type: rest.StepTypeWORKDIR, Args: []string{st.cfg.workdir}, Line: line})
+		st.addStep(wire.Step{Type: wire.StepWorkdir, Args: []string{st.cfg.workdir}, Line: line})
 	case *instructions.UserCommand:
 		st.cfg.user, st.cfg.userSet = cmd.User, true
-		st.addStep(rest.Step{Type: rest.StepTypeUSER, Args: []string{cmd.User}, Line: line})
+		st.addStep(wire.Step{Type: wire.StepUser, Args: []string{cmd.User}, Line: line})
 	case *instructions.LabelCommand:
 		if st.cfg.labels == nil {
 			st.cfg.labels = map[string]string{}
@@ -94,7 +94,7 @@ func (c *converter) env(cmd *instructions.EnvCommand, line int) {
 		c.cur.cfg.env.set(kv.Key, kv.Value)
 		args = append(args, kv.Key, kv.Value)
 	}
-	c.cur.addStep(rest.Step{Type: rest.StepTypeENV, Args: args, Line: line})
+	c.cur.addStep(wire.Step{Type: wire.StepEnv, Args: args, Line: line})
 }
 
 func (c *converter) expose(cmd *instructions.ExposeCommand, line int) error {

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // fileServer serves name with body on loopback, with a Last-Modified date.
@@ -68,9 +68,9 @@ func TestAddURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var copies []rest.Step
+	var copies []wire.Step
 	for _, s := range req.Steps {
-		if s.Type == rest.StepTypeCOPY {
+		if s.Type == wire.StepCopy {
 			copies = append(copies, s)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 	"github.com/moby/buildkit/frontend/dockerfile/parser"
 
-	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 func (c *converter) run(cmd *instructions.RunCommand, line int) error {
@@ -19,7 +19,7 @@ func (c *converter) run(cmd *instructions.RunCommand, line int) error {
 	if strings.TrimSpace(script) == "" {
 		return c.errorf(line, "RUN needs a command")
 	}
-	c.cur.addStep(rest.Step{Type: rest.StepTypeRUN, Args: []string{script}, Env: c.cur.runEnv(), Line: line})
+	c.cur.addStep(wire.Step{Type: wire.StepRun, Args: []string{script}, Env: c.cur.runEnv(), Line: line})
 	return nil
 }
 

@@ -8,7 +8,7 @@ import (
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
 
-	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // stage is one FROM section while it is being converted.
@@ -17,7 +17,7 @@ type stage struct {
 	name  string // the AS name, or the index for an unnamed stage
 	named bool
 	line  int // of the FROM
-	out   rest.Stage
+	out   wire.Stage
 	// args are this stage's ARGs that have a value; unlike ENV they are
 	// neither inherited by child stages nor stored in the template.
 	args *vars
@@ -51,7 +51,7 @@ func (c config) clone() config {
 	return c
 }
 
-func (s *stage) addStep(step rest.Step) { s.out.Steps = append(s.out.Steps, step) }
+func (s *stage) addStep(step wire.Step) { s.out.Steps = append(s.out.Steps, step) }
 
 // Get resolves a variable for expansion: ENV wins over ARG, as in Docker.
 func (s *stage) Get(key string) (string, bool) {
@@ -126,8 +126,8 @@ func (c *converter) from(s *instructions.Stage, line int) error {
 		// As the SDK's parseDockerfile: Docker runs steps as root in /,
 		// whatever the sandbox default is.
 		st.cfg = config{env: newVars(), user: "root", workdir: "/"}
-		st.addStep(rest.Step{Type: rest.StepTypeUSER, Args: []string{"root"}, Line: line})
-		st.addStep(rest.Step{Type: rest.StepTypeWORKDIR, Args: []string{"/"}, Line: line})
+		st.addStep(wire.Step{Type: wire.StepUser, Args: []string{"root"}, Line: line})
+		st.addStep(wire.Step{Type: wire.StepWorkdir, Args: []string{"/"}, Line: line})
 	}
 	c.stages = append(c.stages, st)
 	c.cur = st

@@ -5,11 +5,8 @@ package wire
 // Dockerfiles need and the SDK does not send: earlier stages of a
 // multi-stage build, RUN-only variables (ARG), labels and ports.
 //
-// api/openapi.yaml describes the same JSON, and the SDK sends it as the
-// generated rest.BuildStart (pkg/warren cannot import this package); the
-// server keeps its own copy for the builder's methods (Redacted) and
-// constants. internal/apiserver's TestBuildStartMatchesWire fails when
-// the two differ by a field.
+// It is the one definition: api/rest's BuildStart aliases it, the builder
+// runs it and pkg/warren/dockerfile produces it.
 type BuildStart struct {
 	FromImage         string        `json:"fromImage,omitempty"`
 	FromTemplate      string        `json:"fromTemplate,omitempty"`

@@ -1,4 +1,4 @@
-package filesig
+package wire
 
 import (
 	"net/http"
@@ -6,14 +6,14 @@ import (
 	"testing"
 )
 
-// FuzzSignedBy parses arbitrary query strings as the proxy does for a
+// FuzzFileURLSignedBy parses arbitrary query strings as the proxy does for a
 // header-less /files URL. SignedBy must hold exactly when the query's
 // signature is the one Sign gives for its fields, a signature must survive
 // being put in a URL and read back, and it must fail for another token or
 // the other operation.
-func FuzzSignedBy(f *testing.F) {
+func FuzzFileURLSignedBy(f *testing.F) {
 	good := url.Values{"path": {"/home/user/a.txt"}, "username": {"user"}, "signature_expiration": {"1900000000"}}
-	good.Set("signature", Sign("/home/user/a.txt", "read", "user", "tok", "1900000000"))
+	good.Set("signature", SignFileURL("/home/user/a.txt", "read", "user", "tok", "1900000000"))
 	f.Add(good.Encode(), http.MethodGet, "tok")
 	f.Add(good.Encode(), http.MethodPost, "tok")
 	f.Add("path=%2F&signature=v1_&signature=v1_x", http.MethodGet, "")
@@ -26,8 +26,8 @@ func FuzzSignedBy(f *testing.F) {
 		if method == http.MethodPost {
 			op = "write"
 		}
-		want := Sign(q.Get("path"), op, q.Get("username"), token, q.Get("signature_expiration"))
-		if got := SignedBy(q, method, token); got != (q.Get("signature") == want) {
+		want := SignFileURL(q.Get("path"), op, q.Get("username"), token, q.Get("signature_expiration"))
+		if got := FileURLSignedBy(q, method, token); got != (q.Get("signature") == want) {
 			t.Fatalf("SignedBy = %v for signature %q, want it %v (expected %q)", got, q.Get("signature"), !got, want)
 		}
 
@@ -37,17 +37,17 @@ func FuzzSignedBy(f *testing.F) {
 		if err != nil {
 			t.Fatalf("re-parsing an encoded query: %v", err)
 		}
-		if !SignedBy(back, method, token) {
+		if !FileURLSignedBy(back, method, token) {
 			t.Fatalf("a correctly signed query %q is refused", q.Encode())
 		}
-		if SignedBy(back, method, token+"x") {
+		if FileURLSignedBy(back, method, token+"x") {
 			t.Fatal("a signature passes with another token")
 		}
 		other := http.MethodPost
 		if op == "write" {
 			other = http.MethodGet
 		}
-		if SignedBy(back, other, token) {
+		if FileURLSignedBy(back, other, token) {
 			t.Fatalf("a %s signature passes for %s", op, other)
 		}
 	})
