@@ -319,4 +319,3 @@ func fieldDiff(want, got any) []string {
 	walk("", reflect.ValueOf(want), reflect.ValueOf(got))
 	return out
 }
-
