@@ -84,16 +84,6 @@ type Options struct {
 	// MetricsRetention is how long a killed sandbox's metrics history
 	// stays readable; 0 drops it when the sandbox ends.
 	MetricsRetention time.Duration
-	// PoolSize is the most sandboxes RunPools keeps booted ahead for one
-	// template (and settings) that creates asked for; 0: no pools.
-	// PoolMin is the fewest, while creates still ask for it; PoolMemoryMB
-	// bounds the host memory all pools hold (0: no bound).
-	PoolSize, PoolMin, PoolMemoryMB int
-	// PoolTemplates are templates (ids or aliases) whose pools, for a
-	// create with default settings, RunPools fills from the start and
-	// keeps at PoolMin however long no create comes. Missing ones are
-	// skipped.
-	PoolTemplates []string
 	// ObserveOp, when set, is told the duration and outcome of every
 	// create, pause, resume and kill (the server's Prometheus histograms).
 	ObserveOp sandbox.OpObserver
@@ -153,8 +143,9 @@ type Manager struct {
 	// sandboxes.
 	history *metricsHistory
 
-	// pools holds sandboxes booted ahead of creates; nil without pools.
-	pools *pools
+	// claimer hands creates sandboxes booted ahead (ClaimFrom); nil:
+	// every create starts cold.
+	claimer Claimer
 
 	// bg runs the manager's own work under the base context Shutdown
 	// cancels (background.go): a server on its way out starts nothing new
@@ -211,9 +202,6 @@ func New(opts Options) (*Manager, error) {
 		parking: parkState{taking: map[string]chan struct{}{}, retryAt: map[string]time.Time{}, failedFor: map[string]error{}},
 		history: newMetricsHistory(opts.MetricsInterval, opts.MetricsRetention, maxSamples),
 		bg:      newBackground(opts.Base),
-	}
-	if opts.PoolSize > 0 {
-		m.pools = newPools(min(opts.PoolMin, opts.PoolSize), opts.PoolSize, opts.PoolMemoryMB)
 	}
 	return m, nil
 }

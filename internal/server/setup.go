@@ -16,6 +16,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
+	"github.com/warren-sandbox/warren/internal/pool"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -75,10 +76,6 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		CheckpointAfter:  cfg.CheckpointAfter,
 		PollOOMGuard:     cfg.OOMGuardPoll,
 		MetricsRetention: cfg.MetricsRetention,
-		PoolSize:         cfg.PoolSize,
-		PoolMin:          cfg.PoolMin,
-		PoolMemoryMB:     cfg.PoolMemoryMB,
-		PoolTemplates:    cfg.PoolTemplates,
 		// Beside the sandboxes' state dirs, on the same filesystem, so a
 		// snapshot moves a writable layer instead of copying it.
 		SnapshotDir:    filepath.Join(cfg.DataDir, "snapshots"),
@@ -96,7 +93,8 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m := withRooms(mgr)
+	m := withRooms(mgr, pool.Options{Store: st, Min: cfg.PoolMin, Max: cfg.PoolSize,
+		MemoryMB: cfg.PoolMemoryMB, Templates: cfg.PoolTemplates})
 	if err := mgr.Reconcile(ctx); err != nil {
 		return nil, nil, nil, fmt.Errorf("re-adopting sandboxes: %w", err)
 	}
