@@ -74,16 +74,10 @@ type Options struct {
 	// EnvdPort is where the manager reaches envd at a sandbox's address;
 	// wire.EnvdPort unless a test points it at a stand-in.
 	EnvdPort uint16
-	// MetricsInterval is how often SampleMetrics samples each running
-	// sandbox; 0 means DefaultMetricsInterval.
-	MetricsInterval time.Duration
 	// PollOOMGuard makes envd's OOM guard poll even where the backend
 	// has memory alerts (--oom-guard-poll: the way before them, kept to
 	// measure one against the other).
 	PollOOMGuard bool
-	// MetricsRetention is how long a killed sandbox's metrics history
-	// stays readable; 0 drops it when the sandbox ends.
-	MetricsRetention time.Duration
 	// ObserveOp, when set, is told the duration and outcome of every
 	// create, pause, resume and kill (the server's Prometheus histograms).
 	ObserveOp sandbox.OpObserver
@@ -139,10 +133,6 @@ type Manager struct {
 	// (OnEnding); set before serving.
 	onEnding []func(ctx context.Context, id string, read func(context.Context, sandboxlog.Query) ([]sandboxlog.Entry, error))
 
-	// history holds the metrics samples of live and recently killed
-	// sandboxes.
-	history *metricsHistory
-
 	// claimer hands creates sandboxes booted ahead (ClaimFrom); nil:
 	// every create starts cold.
 	claimer Claimer
@@ -160,17 +150,15 @@ type entry struct {
 	sb *store.Sandbox
 	// running mirrors sb.State == running for quota counts, which read it
 	// without taking mu.
-	running  atomic.Bool
-	ip       netip.Addr
-	backend  runtime.Backend
-	timer    *time.Timer
-	ckTimer  *time.Timer // checkpoints a frozen paused sandbox
-	conns    *connSet
-	lastCPU  uint64
-	lastTime time.Time
-	killed   bool
-	initPid  int // the init watchInit watches; 0: none
-	exec     execution
+	running atomic.Bool
+	ip      netip.Addr
+	backend runtime.Backend
+	timer   *time.Timer
+	ckTimer *time.Timer // checkpoints a frozen paused sandbox
+	conns   *connSet
+	killed  bool
+	initPid int // the init watchInit watches; 0: none
+	exec    execution
 }
 
 // New returns a Manager. Call Reconcile before serving to adopt sandboxes an
@@ -191,16 +179,12 @@ func New(opts Options) (*Manager, error) {
 	if opts.EnvdReadyTimeout == 0 {
 		opts.EnvdReadyTimeout = 30 * time.Second
 	}
-	if opts.MetricsInterval <= 0 {
-		opts.MetricsInterval = DefaultMetricsInterval
-	}
 	m := &Manager{
 		opts:    opts,
 		client:  newEnvdClient(),
 		live:    make(map[string]*entry),
 		pending: make(map[string]usage),
 		parking: parkState{taking: map[string]chan struct{}{}, retryAt: map[string]time.Time{}, failedFor: map[string]error{}},
-		history: newMetricsHistory(opts.MetricsInterval, opts.MetricsRetention, maxSamples),
 		bg:      newBackground(opts.Base),
 	}
 	return m, nil

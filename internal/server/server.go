@@ -122,7 +122,7 @@ type background struct{ pooled, events chan struct{} }
 
 func startBackground(ctx context.Context, cfg *Config, st store.Store, parts *parts) background {
 	bg := background{pooled: make(chan struct{}), events: make(chan struct{})}
-	go parts.mgr.SampleMetrics(ctx)
+	go parts.mgr.metrics.Run(ctx)
 	go func() { parts.mgr.pools.Run(ctx); close(bg.pooled) }()
 	go parts.builder.CollectFilesEvery(ctx, 10*time.Minute)
 	go retention.New(parts.mgr, retention.Options{

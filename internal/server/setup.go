@@ -16,7 +16,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
-	"github.com/warren-sandbox/warren/internal/pool"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -64,18 +63,17 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		Store: st,
 		// The manager's timers and background work end with the server's
 		// run (shutdown cancels and waits for them).
-		Base:             ctx,
-		Backends:         backends,
-		DefaultBackend:   cfg.Runtime,
-		EnvdPath:         cfg.EnvdPath,
-		Binds:            interpreterBinds(cfg),
-		DefaultCPUCount:  cfg.CPUCount,
-		DefaultMemoryMB:  cfg.MemoryMB,
-		DefaultDiskMB:    cfg.DiskMB,
-		MaxTimeout:       cfg.MaxTimeout,
-		CheckpointAfter:  cfg.CheckpointAfter,
-		PollOOMGuard:     cfg.OOMGuardPoll,
-		MetricsRetention: cfg.MetricsRetention,
+		Base:            ctx,
+		Backends:        backends,
+		DefaultBackend:  cfg.Runtime,
+		EnvdPath:        cfg.EnvdPath,
+		Binds:           interpreterBinds(cfg),
+		DefaultCPUCount: cfg.CPUCount,
+		DefaultMemoryMB: cfg.MemoryMB,
+		DefaultDiskMB:   cfg.DiskMB,
+		MaxTimeout:      cfg.MaxTimeout,
+		CheckpointAfter: cfg.CheckpointAfter,
+		PollOOMGuard:    cfg.OOMGuardPoll,
 		// Beside the sandboxes' state dirs, on the same filesystem, so a
 		// snapshot moves a writable layer instead of copying it.
 		SnapshotDir:    filepath.Join(cfg.DataDir, "snapshots"),
@@ -93,8 +91,7 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m := withRooms(mgr, pool.Options{Store: st, Min: cfg.PoolMin, Max: cfg.PoolSize,
-		MemoryMB: cfg.PoolMemoryMB, Templates: cfg.PoolTemplates})
+	m := withRooms(mgr, cfg, st)
 	if err := mgr.Reconcile(ctx); err != nil {
 		return nil, nil, nil, fmt.Errorf("re-adopting sandboxes: %w", err)
 	}
