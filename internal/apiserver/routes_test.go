@@ -284,8 +284,9 @@ func newRouteFixture(t *testing.T, adjust ...func(*lifecycle.Options, *builder.O
 	bld, err := builder.New(bopts)
 	check(err)
 	t.Cleanup(bld.Shutdown)
+	m := withMetrics(mgr)
 	s := New(Options{
-		Store: st, Manager: mgr, Domain: "example.test", MaxTimeout: time.Hour,
+		Store: st, Manager: m, Domain: "example.test", MaxTimeout: time.Hour,
 		MaxCPUCount: 4, MaxMemoryMB: 2048,
 		Builder: bld, Images: images, ScratchDir: t.TempDir(),
 		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
@@ -297,7 +298,7 @@ func newRouteFixture(t *testing.T, adjust ...func(*lifecycle.Options, *builder.O
 			_, _ = io.WriteString(w, "layer "+r.PathValue("key"))
 		}),
 	})
-	metrics.RegisterSandboxes(mgr.Census, 10)
+	metrics.RegisterSandboxes(m.Census, 10)
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return &routeFixture{srv: srv, key: key, st: st, metrics: metrics, images: images}

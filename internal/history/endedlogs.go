@@ -1,8 +1,10 @@
-// Package history is the room that keeps what outlives a sandbox: the last
-// log lines of killed sandboxes, for a while, so that the logs of one that
-// died (its start command crashed, the host killed it for its memory) can
-// be read after warren removed it. It registers with the manager's
-// OnEnding hook and reads live logs through the Machine it declares; the
+// Package history is the room that keeps what outlives a sandbox's
+// moments: the last log lines of killed sandboxes, for a while, so that
+// the logs of one that died (its start command crashed, the host killed it
+// for its memory) can be read after warren removed it; and the metrics
+// history, samples of every running sandbox (Metrics), kept past its kill
+// for the retention. It registers with the manager's OnEnding hook and
+// reads the manager through the Machine and Sampled it declares; the
 // manager knows nothing of it (internal/server wires the two).
 package history
 

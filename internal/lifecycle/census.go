@@ -15,7 +15,8 @@ func (m *Manager) observe(op, runtime string, start time.Time, err error) {
 }
 
 // Census returns every live sandbox (running or paused; pooled ones are
-// no one's yet and are left out) without waiting for any operation in
+// no one's yet and are left out; their samples are the metrics history
+// room's) without waiting for any operation in
 // flight: what it reads never changes after the sandbox goes live, or is
 // atomic, so a scrape never queues behind a create or a pause.
 func (m *Manager) Census() []sandbox.Live {
@@ -29,19 +30,5 @@ func (m *Manager) Census() []sandbox.Live {
 		})
 	}
 	m.mu.Unlock()
-	for i := range out {
-		if !out[i].Running {
-			continue
-		}
-		if s, ok := m.history.latest(out[i].ID); ok {
-			out[i].Latest = &s
-		}
-	}
 	return out
-}
-
-// TakeCPUUsed returns the CPU time each team's sandboxes used, as the
-// metrics sampler measured it, since the previous call.
-func (m *Manager) TakeCPUUsed() map[string]time.Duration {
-	return m.history.takeCPU()
 }

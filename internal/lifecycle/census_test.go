@@ -74,7 +74,10 @@ func TestObserveOps(t *testing.T) {
 	}
 }
 
-func TestCensusAndCPUUsed(t *testing.T) {
+// TestCensus: every live sandbox with its team, runtime and resources,
+// running or paused, without samples (the metrics history room adds
+// those), and a killed one no longer.
+func TestCensus(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	a := e.create(t, sandbox.CreateRequest{TeamID: "acme", AnyTeam: true})
@@ -86,31 +89,62 @@ func TestCensusAndCPUUsed(t *testing.T) {
 		}
 		return out
 	}
-	if got := byID()[a.ID]; !got.Running || got.Latest != nil || got.Team != "acme" || got.Runtime != "fake" || got.TemplateID != "base" {
-		t.Fatalf("before any sample: %+v", got)
-	}
-	e.m.sampleAll(e.ctx, time.Now())
-	// The fake backend's cgroup has used 1 ms of CPU since each started.
-	if got := e.m.TakeCPUUsed(); got["acme"] != time.Millisecond || got["default"] != time.Millisecond || len(got) != 2 {
-		t.Fatalf("TakeCPUUsed = %v, want 1ms for acme and default", got)
-	}
-	if got := e.m.TakeCPUUsed(); len(got) != 0 {
-		t.Fatalf("a second TakeCPUUsed = %v, want nothing new", got)
-	}
 	if err := e.m.Pause(e.ctx, b.ID, true); err != nil {
 		t.Fatal(err)
 	}
 	live := byID()
-	if got := live[a.ID]; got.Latest == nil || got.Latest.MemUsed != 8<<20 || got.CPUCount != 1 || got.MemoryMB != 128 {
-		t.Fatalf("running and sampled: %+v", got)
+	if got := live[a.ID]; !got.Running || got.Latest != nil || got.Team != "acme" || got.Runtime != "fake" ||
+		got.TemplateID != "base" || got.CPUCount != 1 || got.MemoryMB != 128 {
+		t.Fatalf("running: %+v", got)
 	}
-	if got := live[b.ID]; got.Running || got.Latest != nil {
-		t.Fatalf("paused: %+v, want not running and no sample", got)
+	if got := live[b.ID]; got.Running || got.Team != "default" {
+		t.Fatalf("paused: %+v, want not running", got)
 	}
 	if err := e.m.Kill(e.ctx, a.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := byID()[a.ID]; ok || len(byID()) != 1 {
 		t.Fatalf("a killed sandbox is still in the census: %+v", byID())
+	}
+}
+
+// TestReadStats: the metrics history reads a running sandbox's cgroup;
+// a paused one is not read (it must not wake), a busy one only when the
+// caller waits, an unknown one is not found.
+func TestReadStats(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	run := e.create(t, sandbox.CreateRequest{TeamID: "acme", AnyTeam: true})
+	paused := e.create(t, sandbox.CreateRequest{})
+	if err := e.m.Pause(e.ctx, paused.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	busy := e.create(t, sandbox.CreateRequest{})
+	be, err := e.m.get(busy.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be.mu.Lock() // a lifecycle operation in progress
+	defer be.mu.Unlock()
+	tests := []struct {
+		name    string
+		id      string
+		wait    bool
+		ok      bool
+		wantErr error
+	}{
+		{name: "running", id: run.ID, ok: true},
+		{name: "paused", id: paused.ID, wait: true},
+		{name: "busy, not waiting", id: busy.ID},
+		{name: "unknown", id: "nobody", wantErr: errdefs.ErrNotFound},
+	}
+	for _, tc := range tests {
+		r, ok, err := e.m.ReadStats(e.ctx, tc.id, tc.wait)
+		if ok != tc.ok || !errors.Is(err, tc.wantErr) {
+			t.Fatalf("%s: ok %v, err %v; want %v, %v", tc.name, ok, err, tc.ok, tc.wantErr)
+		}
+		if ok && (r.Team != "acme" || r.CPUCount != 1 || r.CPUNanos == 0 || r.MemTotal != 128<<20 || !r.StartedAt.Equal(run.StartedAt)) {
+			t.Fatalf("%s: reading %+v", tc.name, r)
+		}
 	}
 }

@@ -81,7 +81,7 @@ func (m *Manager) create(ctx context.Context, req sandbox.CreateRequest, tpl *st
 	}
 	// A pooled sandbox already holds its memory and disk and costs the
 	// CPUs little more to hand over: only a cold start waits its turn.
-	if m.pools != nil && snap == nil && m.claimWarm(ctx, sb, keyFor(sb, tpl), tpl, backend) {
+	if m.claimer != nil && snap == nil && m.claimWarm(ctx, sb, tpl, backend) {
 		return copySandbox(sb), nil
 	}
 	done, err := m.startTurn(ctx, sandbox.OpCreate, sb.TeamID, sb.MemoryMB, sb.DiskMB)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/pool"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
@@ -50,19 +51,14 @@ func TestLocalTemplate(t *testing.T) {
 					local.RootfsPath, local.Layers = rootfs, nil
 					return &local, nil
 				}
-				if tc.pooled {
-					o.PoolSize, o.PoolMin, o.PoolTemplates = 1, 1, []string{"far"}
-				}
 			})
 			rootfs = e.rootfs
 			if err := e.st.PutTemplate(e.ctx, &store.Template{ID: "far", RootfsPath: elsewhere}); err != nil {
 				t.Fatal(err)
 			}
 			if tc.pooled {
-				ctx, cancel := context.WithCancel(e.ctx)
-				defer cancel()
-				go e.m.RunPools(ctx)
-				waitPool(t, e.m, 1)
+				p, _ := runPools(t, e, pool.Options{Min: 1, Max: 1, Templates: []string{"far"}})
+				waitPool(t, p, 1)
 				if calls.Load() == 0 {
 					t.Fatal("the pool refilled without LocalTemplate")
 				}

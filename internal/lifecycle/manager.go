@@ -75,26 +75,10 @@ type Options struct {
 	// EnvdPort is where the manager reaches envd at a sandbox's address;
 	// wire.EnvdPort unless a test points it at a stand-in.
 	EnvdPort uint16
-	// MetricsInterval is how often SampleMetrics samples each running
-	// sandbox; 0 means DefaultMetricsInterval.
-	MetricsInterval time.Duration
 	// PollOOMGuard makes envd's OOM guard poll even where the backend
 	// has memory alerts (--oom-guard-poll: the way before them, kept to
 	// measure one against the other).
 	PollOOMGuard bool
-	// MetricsRetention is how long a killed sandbox's metrics history
-	// stays readable; 0 drops it when the sandbox ends.
-	MetricsRetention time.Duration
-	// PoolSize is the most sandboxes RunPools keeps booted ahead for one
-	// template (and settings) that creates asked for; 0: no pools.
-	// PoolMin is the fewest, while creates still ask for it; PoolMemoryMB
-	// bounds the host memory all pools hold (0: no bound).
-	PoolSize, PoolMin, PoolMemoryMB int
-	// PoolTemplates are templates (ids or aliases) whose pools, for a
-	// create with default settings, RunPools fills from the start and
-	// keeps at PoolMin however long no create comes. Missing ones are
-	// skipped.
-	PoolTemplates []string
 	// ObserveOp, when set, is told the duration and outcome of every
 	// create, pause, resume and kill (the server's Prometheus histograms).
 	ObserveOp sandbox.OpObserver
@@ -150,12 +134,9 @@ type Manager struct {
 	// (OnEnding); set before serving.
 	onEnding []func(ctx context.Context, id string, read func(context.Context, sandboxlog.Query) ([]sandboxlog.Entry, error))
 
-	// history holds the metrics samples of live and recently killed
-	// sandboxes.
-	history *metricsHistory
-
-	// pools holds sandboxes booted ahead of creates; nil without pools.
-	pools *pools
+	// claimer hands creates sandboxes booted ahead (ClaimFrom); nil:
+	// every create starts cold.
+	claimer Claimer
 
 	// bg runs the manager's own work under the base context Shutdown
 	// cancels (background.go): a server on its way out starts nothing new
@@ -170,17 +151,15 @@ type entry struct {
 	sb *store.Sandbox
 	// running mirrors sb.State == running for quota counts, which read it
 	// without taking mu.
-	running  atomic.Bool
-	ip       netip.Addr
-	backend  runtime.Backend
-	timer    *time.Timer
-	ckTimer  *time.Timer // checkpoints a frozen paused sandbox
-	conns    *connSet
-	lastCPU  uint64
-	lastTime time.Time
-	killed   bool
-	initPid  int // the init watchInit watches; 0: none
-	exec     execution
+	running atomic.Bool
+	ip      netip.Addr
+	backend runtime.Backend
+	timer   *time.Timer
+	ckTimer *time.Timer // checkpoints a frozen paused sandbox
+	conns   *connSet
+	killed  bool
+	initPid int // the init watchInit watches; 0: none
+	exec    execution
 }
 
 // New returns a Manager. Call Reconcile before serving to adopt sandboxes an
@@ -201,20 +180,13 @@ func New(opts Options) (*Manager, error) {
 	if opts.EnvdReadyTimeout == 0 {
 		opts.EnvdReadyTimeout = 30 * time.Second
 	}
-	if opts.MetricsInterval <= 0 {
-		opts.MetricsInterval = DefaultMetricsInterval
-	}
 	m := &Manager{
 		opts:    opts,
 		client:  newEnvdClient(),
 		live:    make(map[string]*entry),
 		pending: make(map[string]usage),
 		parking: parkState{taking: map[string]chan struct{}{}, retryAt: map[string]time.Time{}, failedFor: map[string]error{}},
-		history: newMetricsHistory(opts.MetricsInterval, opts.MetricsRetention, maxSamples),
 		bg:      newBackground(opts.Base),
-	}
-	if opts.PoolSize > 0 {
-		m.pools = newPools(min(opts.PoolMin, opts.PoolSize), opts.PoolSize, opts.PoolMemoryMB)
 	}
 	return m, nil
 }

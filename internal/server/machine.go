@@ -2,30 +2,63 @@ package server
 
 import (
 	"context"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/history"
 	"github.com/warren-sandbox/warren/internal/lifecycle"
+	"github.com/warren-sandbox/warren/internal/pool"
+	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/sandboxlog"
+	"github.com/warren-sandbox/warren/internal/store"
 )
 
 // machine is the sandbox manager with the rooms that keep state beside it,
-// as the API edge sees it: the lifecycle's calls are the manager's, a
-// sandbox's logs are the history room's (which also has a killed one's).
-// Retention runs on its own (startBackground).
+// as the API edge, telemetry and usage see it: the lifecycle's calls are
+// the manager's, a sandbox's logs are the history room's (which also has a
+// killed one's), its metrics and the census's latest samples the metrics
+// history's. Retention, the sampler and the pools' refills run on their
+// own (startBackground).
 type machine struct {
 	*lifecycle.Manager
-	logs *history.EndedLogs
+	logs    *history.EndedLogs
+	metrics *history.Metrics
+	pools   *pool.Pools // nil without pools
 }
 
 // withRooms registers the rooms with mgr: before Reconcile, whose kills
 // of sandboxes that died meanwhile keep their logs too.
-func withRooms(mgr *lifecycle.Manager) *machine {
+func withRooms(mgr *lifecycle.Manager, cfg *Config, st store.Store) *machine {
 	logs := history.NewEndedLogs(mgr)
 	mgr.OnEnding(logs.Keep)
-	return &machine{Manager: mgr, logs: logs}
+	m := &machine{Manager: mgr, logs: logs,
+		metrics: history.NewMetrics(mgr, history.MetricsOptions{Retention: cfg.MetricsRetention}),
+		pools: pool.New(mgr, pool.Options{Store: st, Min: cfg.PoolMin, Max: cfg.PoolSize,
+			MemoryMB: cfg.PoolMemoryMB, Templates: cfg.PoolTemplates}),
+	}
+	if m.pools != nil { // a nil *Pools in the interface would be a claimer
+		mgr.ClaimFrom(m.pools)
+	}
+	return m
 }
 
 // Logs reads a live or recently killed sandbox's log.
 func (m *machine) Logs(ctx context.Context, id string, q sandboxlog.Query) ([]sandboxlog.Entry, error) {
 	return m.logs.Logs(ctx, id, q)
 }
+
+// Metrics reads a live or recently killed sandbox's samples.
+func (m *machine) Metrics(ctx context.Context, id string, from, to int64) ([]sandbox.Metric, error) {
+	return m.metrics.Metrics(ctx, id, from, to)
+}
+
+// LatestMetric is a sandbox's newest sample.
+func (m *machine) LatestMetric(ctx context.Context, id string) (*sandbox.Metric, bool, error) {
+	return m.metrics.LatestMetric(ctx, id)
+}
+
+// Census is the manager's census with the running sandboxes' newest
+// samples.
+func (m *machine) Census() []sandbox.Live { return m.metrics.Census() }
+
+// TakeCPUUsed is the CPU time each team used since the last call.
+func (m *machine) TakeCPUUsed() map[string]time.Duration { return m.metrics.TakeCPUUsed() }

@@ -122,8 +122,8 @@ type background struct{ pooled, events chan struct{} }
 
 func startBackground(ctx context.Context, cfg *Config, st store.Store, parts *parts) background {
 	bg := background{pooled: make(chan struct{}), events: make(chan struct{})}
-	go parts.mgr.SampleMetrics(ctx)
-	go func() { parts.mgr.RunPools(ctx); close(bg.pooled) }()
+	go parts.mgr.metrics.Run(ctx)
+	go func() { parts.mgr.pools.Run(ctx); close(bg.pooled) }()
 	go parts.builder.CollectFilesEvery(ctx, 10*time.Minute)
 	go retention.New(parts.mgr, retention.Options{
 		Paused: cfg.PausedRetention, Snapshots: cfg.SnapshotRetention, OnNode: nodeName(cfg) != "",
@@ -209,7 +209,7 @@ func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemet
 	if err != nil {
 		return nil, err
 	}
-	metrics.RegisterPools(mgr.PoolStats)
+	metrics.RegisterPools(mgr.pools.Stats)
 	metrics.RegisterSandboxes(mgr.Census, cfg.MetricsSandboxLimit)
 	api := apiserver.New(apiserver.Options{
 		Store: st, Manager: mgr, Builder: b, Images: images,

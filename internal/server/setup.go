@@ -63,22 +63,17 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		Store: st,
 		// The manager's timers and background work end with the server's
 		// run (shutdown cancels and waits for them).
-		Base:             ctx,
-		Backends:         backends,
-		DefaultBackend:   cfg.Runtime,
-		EnvdPath:         cfg.EnvdPath,
-		Binds:            interpreterBinds(cfg),
-		DefaultCPUCount:  cfg.CPUCount,
-		DefaultMemoryMB:  cfg.MemoryMB,
-		DefaultDiskMB:    cfg.DiskMB,
-		MaxTimeout:       cfg.MaxTimeout,
-		CheckpointAfter:  cfg.CheckpointAfter,
-		PollOOMGuard:     cfg.OOMGuardPoll,
-		MetricsRetention: cfg.MetricsRetention,
-		PoolSize:         cfg.PoolSize,
-		PoolMin:          cfg.PoolMin,
-		PoolMemoryMB:     cfg.PoolMemoryMB,
-		PoolTemplates:    cfg.PoolTemplates,
+		Base:            ctx,
+		Backends:        backends,
+		DefaultBackend:  cfg.Runtime,
+		EnvdPath:        cfg.EnvdPath,
+		Binds:           interpreterBinds(cfg),
+		DefaultCPUCount: cfg.CPUCount,
+		DefaultMemoryMB: cfg.MemoryMB,
+		DefaultDiskMB:   cfg.DiskMB,
+		MaxTimeout:      cfg.MaxTimeout,
+		CheckpointAfter: cfg.CheckpointAfter,
+		PollOOMGuard:    cfg.OOMGuardPoll,
 		// Beside the sandboxes' state dirs, on the same filesystem, so a
 		// snapshot moves a writable layer instead of copying it.
 		SnapshotDir:    filepath.Join(cfg.DataDir, "snapshots"),
@@ -96,7 +91,7 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m := withRooms(mgr)
+	m := withRooms(mgr, cfg, st)
 	if err := mgr.Reconcile(ctx); err != nil {
 		return nil, nil, nil, fmt.Errorf("re-adopting sandboxes: %w", err)
 	}

@@ -1,0 +1,237 @@
+package pool
+
+import (
+	"context"
+	goruntime "runtime"
+	"sync"
+	"time"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/store"
+)
+
+// Run keeps the pools filled until ctx ends, then destroys what they
+// hold; every boot it started has ended when it returns. Refills boot in
+// the background, up to one per CPU at a time: at the lowest priority,
+// more at once only use more of the idle CPU.
+func (p *Pools) Run(ctx context.Context) {
+	if p == nil {
+		return
+	}
+	defer p.drain(context.WithoutCancel(ctx), func(key) bool { return true })
+	var wg sync.WaitGroup
+	defer wg.Wait() // before the drain: a boot in flight ends in a pool
+	slots := make(chan struct{}, goruntime.NumCPU())
+	p.prewarm(ctx, true)
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-p.wake:
+		case <-tick.C:
+		}
+		p.drain(ctx, func(k key) bool { return p.stale(ctx, k) })
+		p.prewarm(ctx, false) // again: a rebuild drained the last build's
+		p.fill(ctx, &wg, slots)
+	}
+}
+
+// fill starts boots for the keys short of their target while a slot is
+// free, and destroys what targets that fell left over.
+func (p *Pools) fill(ctx context.Context, wg *sync.WaitGroup, slots chan struct{}) {
+	for ctx.Err() == nil {
+		select {
+		case slots <- struct{}{}:
+		default: // all busy: the one that ends pokes the loop
+			return
+		}
+		k, ok, surplus := p.wanting()
+		for _, w := range surplus {
+			p.machine.DestroyPooled(ctx, w.backend, w.id)
+		}
+		if !ok {
+			<-slots
+			return
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := p.warmOne(ctx, k)
+			p.booted(k, err)
+			<-slots
+			p.poke()
+			if err != nil && ctx.Err() == nil {
+				log.G(ctx).Warn("warming a pooled sandbox", "template", k.Template, "err", err)
+			}
+		}()
+	}
+}
+
+// wanting returns a key whose pool, with the sandboxes booting for it, is
+// short of its target, an empty one first, if the memory budget has room
+// for one more (it counts ready sandboxes: boots in flight may pass it by
+// one per CPU), and counts one more booting for it. Sandboxes above a
+// target that fell are taken out and returned, for destroying.
+func (p *Pools) wanting() (k key, ok bool, surplus []surplusSandbox) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	for pk, ps := range p.byKey {
+		if t := p.target(ps, now); len(ps.ready) > t {
+			for _, w := range ps.ready[t:] {
+				surplus = append(surplus, surplusSandbox{backend: pk.Backend, warmSandbox: w})
+			}
+			ps.ready = ps.ready[:t]
+		}
+	}
+	if p.budgetMB > 0 && p.heldMB() >= p.budgetMB {
+		return key{}, false, surplus
+	}
+	short := func(ps *state) bool {
+		return now.After(ps.retryAt) && len(ps.ready)+ps.booting < p.target(ps, now)
+	}
+	for _, emptyFirst := range []bool{true, false} {
+		for pk, ps := range p.byKey {
+			if short(ps) && (!emptyFirst || len(ps.ready)+ps.booting == 0) {
+				ps.booting++
+				return pk, true, surplus
+			}
+		}
+	}
+	return key{}, false, surplus
+}
+
+// surplusSandbox is a pooled sandbox a fallen target left over, with the
+// runtime that destroys it.
+type surplusSandbox struct {
+	backend string
+	*warmSandbox
+}
+
+// booted ends a boot that wanting counted; after a failure the key waits
+// a while before the next.
+func (p *Pools) booted(k key, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if ps := p.byKey[k]; ps != nil {
+		// A drained key made again counted nothing of this boot.
+		ps.booting = max(0, ps.booting-1)
+		if err != nil {
+			ps.retryAt = time.Now().Add(poolRetry)
+		}
+	}
+}
+
+// prewarm makes the pools of Options.Templates, keyed as a create with
+// default settings would be: what the SDKs' Sandbox.create() sends. It
+// says which it skips the first time.
+func (p *Pools) prewarm(ctx context.Context, first bool) {
+	for _, name := range p.templates {
+		tpl, err := store.ResolveTemplate(ctx, p.st, name)
+		if err != nil || tpl.RootfsPath == "" {
+			if first {
+				log.G(ctx).Info("not pre-warming a pool: no such template built", "template", name, "err", err)
+			}
+			continue
+		}
+		sb, ok := p.machine.PoolRecord(tpl)
+		if !ok {
+			continue
+		}
+		p.mu.Lock()
+		ps := p.state(keyFor(sb, tpl), sb.Network)
+		ps.pinned, ps.lastUsed = true, time.Now()
+		p.mu.Unlock()
+	}
+}
+
+// stale: the key's template was rebuilt or deleted, or no create wanted
+// it for poolIdle.
+func (p *Pools) stale(ctx context.Context, k key) bool {
+	p.mu.Lock()
+	ps := p.byKey[k]
+	idle := ps == nil || (!ps.pinned && time.Since(ps.lastUsed) > poolIdle)
+	p.mu.Unlock()
+	if idle {
+		return true
+	}
+	tpl, err := p.st.GetTemplate(ctx, k.Template)
+	return errdefs.IsNotFound(err) || (err == nil && tpl.RootfsPath != k.Rootfs)
+}
+
+// drain destroys the pooled sandboxes of every key stale says, and
+// forgets the key.
+func (p *Pools) drain(ctx context.Context, stale func(key) bool) {
+	p.mu.Lock()
+	keys := make([]key, 0, len(p.byKey))
+	for k := range p.byKey {
+		keys = append(keys, k)
+	}
+	p.mu.Unlock()
+	for _, k := range keys {
+		if !stale(k) {
+			continue
+		}
+		p.mu.Lock()
+		var ws []*warmSandbox
+		if ps := p.byKey[k]; ps != nil {
+			ws = ps.ready
+		}
+		delete(p.byKey, k)
+		p.mu.Unlock()
+		for _, w := range ws {
+			p.machine.DestroyPooled(ctx, k.Backend, w.id)
+		}
+	}
+}
+
+// warmOne boots one sandbox for k's pool: the instance a create from the
+// template with k's settings would start, without envd's /init.
+func (p *Pools) warmOne(ctx context.Context, k key) error {
+	tpl, err := p.st.GetTemplate(ctx, k.Template)
+	if err != nil {
+		return err
+	}
+	if tpl.RootfsPath != k.Rootfs {
+		return nil // stale: the next drain removes it
+	}
+	p.mu.Lock()
+	sb := &store.Sandbox{TemplateID: tpl.ID, Backend: k.Backend, CPUCount: k.CPU, MemoryMB: k.Mem, DiskMB: k.Disk}
+	if ps := p.byKey[k]; ps != nil {
+		sb.Network = ps.policy.Clone()
+	}
+	p.mu.Unlock()
+	start := time.Now()
+	inst, memMB, err := p.machine.BootPooled(ctx, sb, tpl)
+	if err != nil {
+		return err
+	}
+	took := time.Since(start)
+	if !p.keep(ctx, k, &warmSandbox{id: sb.ID, inst: inst, memMB: memMB}, took) {
+		// Drained meanwhile: destroyed here, within the boot Run awaits.
+		p.machine.DestroyPooled(context.WithoutCancel(ctx), k.Backend, sb.ID)
+	}
+	return nil
+}
+
+// keep adds a booted sandbox to k's pool; false when k was drained.
+func (p *Pools) keep(ctx context.Context, k key, w *warmSandbox, took time.Duration) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ps := p.byKey[k]
+	if ps == nil {
+		return false
+	}
+	if ps.boot == 0 {
+		ps.boot = took
+	} else {
+		ps.boot = (3*ps.boot + took) / 4
+	}
+	ps.ready = append(ps.ready, w)
+	log.G(ctx).Info("pooled sandbox ready", "sandbox", w.id, "template", k.Template, "took", took.Round(time.Millisecond),
+		"ready", len(ps.ready), "target", p.target(ps, time.Now()), "memMB", w.memMB, "hits", ps.hits, "misses", ps.misses)
+	return true
+}
