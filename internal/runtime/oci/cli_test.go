@@ -64,6 +64,9 @@ func TestCLI(t *testing.T) {
 				return err
 			},
 			wantArgs: "--root /r --flag=1 list --format=json", wantNice: "0"},
+		{name: "a failed list keeps the runtime's words", out: "[]", err: "open state.json: no such file", code: 1,
+			call:     func(c *cli) error { _, err := c.list(t.Context()); return err },
+			wantArgs: "--root /r --flag=1 list --format=json", wantNice: "0", wantErrSub: "open state.json: no such file"},
 		{name: "delete of a missing container", err: "container a does not exist", code: 1,
 			call:     func(c *cli) error { return c.forceDelete(t.Context(), "a") },
 			wantArgs: "--root /r --flag=1 delete --force a", wantNice: "0"},

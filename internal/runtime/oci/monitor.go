@@ -1,10 +1,13 @@
 package oci
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 
 	gorunc "github.com/containerd/go-runc"
@@ -19,7 +22,9 @@ import (
 //     processes (runsc's gofer, runc's init before it execs) inherit it, and
 //     warren's own (WARREN_API_KEY, say) is none of their business;
 //   - with niceMarker, the runtime runs under nice(1) at the lowest priority,
-//     set before it execs, so every thread and child it makes has it.
+//     set before it execs, so every thread and child it makes has it;
+//   - what the runtime prints on stderr where go-runc would drop it (list
+//     reads stdout only) is kept, and a failure's error carries its tail.
 //
 // Commands without the marker (another user of go-runc in the binary) are
 // left as they are. Waiting stays the default monitor's exec.Cmd.Wait: the
@@ -59,8 +64,36 @@ func (m monitor) StartLocked(cmd *exec.Cmd) (chan gorunc.Exit, error) {
 }
 
 func (m monitor) Wait(cmd *exec.Cmd, ec chan gorunc.Exit) (int, error) {
-	return m.next.Wait(cmd, ec)
+	status, err := m.next.Wait(cmd, ec)
+	if t, ok := cmd.Stderr.(*stderrTail); ok && err == nil && status != 0 {
+		return status, &exitError{status: status, stderr: strings.TrimSpace(t.String())}
+	}
+	return status, err
 }
+
+// stderrTail keeps the last stderrKeep bytes a runtime printed on stderr.
+type stderrTail struct{ bytes.Buffer }
+
+const stderrKeep = 4096
+
+func (t *stderrTail) Write(p []byte) (int, error) {
+	n, _ := t.Buffer.Write(p)
+	if over := t.Len() - stderrKeep; over > 0 {
+		t.Next(over)
+	}
+	return n, nil
+}
+
+// exitError is a runtime's non-zero exit with the words it printed; it
+// unwraps to go-runc's own.
+type exitError struct {
+	status int
+	stderr string
+}
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit status %d: %s", e.status, e.stderr) }
+
+func (e *exitError) Unwrap() error { return &gorunc.ExitError{Status: e.status} }
 
 // prepare rewrites a marked command as monitor describes.
 func prepare(cmd *exec.Cmd) {
@@ -69,6 +102,9 @@ func prepare(cmd *exec.Cmd) {
 	}
 	nice := slices.Contains(cmd.Env, niceMarker)
 	cmd.Env = runtimeEnv()
+	if cmd.Stderr == nil {
+		cmd.Stderr = &stderrTail{}
+	}
 	if !nice {
 		return
 	}
