@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/mountinfo"
+	"github.com/moby/sys/mountinfo"
 )
 
 // hostBusy is the host's busy CPU over window, in % of one core, from
@@ -84,7 +84,7 @@ func checkReclaimed(c *Config, d DensityConfig, ids []string, baseMem int) error
 func leftOnHost(c *Config, d DensityConfig, ids []string) []string {
 	var left []string
 	if c.DataDir != "" {
-		if m, _ := mountinfo.Under(c.DataDir); len(m) > 0 {
+		if m, _ := mountinfo.GetMounts(mountinfo.PrefixFilter(filepath.Clean(c.DataDir))); len(m) > 0 {
 			left = append(left, fmt.Sprintf("%d mounts under the data dir", len(m)))
 		}
 	}

@@ -77,7 +77,7 @@ func New(ctx context.Context, opts Options) (*Manager, error) {
 		return nil, err
 	}
 	rd := rulesetData{Table: opts.Table, Bridge: opts.Bridge, Subnet: opts.Subnet, Gateway: ipam.Gateway(), DNS: opts.DNSUpstream != "", ProxyPort: opts.ProxyPort}
-	if err := loadRuleset(ctx, rd); err != nil {
+	if err := loadRuleset(rd); err != nil {
 		return nil, err
 	}
 	log.G(ctx).Debug("network ready", "bridge", opts.Bridge, "subnet", opts.Subnet, "table", opts.Table)
@@ -131,7 +131,7 @@ func (m *Manager) Lookup(id string) (*Attachment, bool) {
 // call it on shutdown (running sandboxes keep their network across a
 // restart); tests and uninstall do. Attached sandboxes lose connectivity.
 func (m *Manager) Teardown(ctx context.Context) error {
-	return errors.Join(deleteRuleset(ctx, m.opts.Table), deleteBridge(m.opts.Bridge))
+	return errors.Join(deleteRuleset(m.opts.Table), deleteBridge(m.opts.Bridge))
 }
 
 // claim registers id as being attached; false when it already is.

@@ -3,17 +3,17 @@ package network
 import (
 	"context"
 	"errors"
-	"fmt"
-	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"net"
 	"net/netip"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/google/nftables"
 	"github.com/vishvananda/netlink"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/network/nettest"
 	"github.com/warren-sandbox/warren/internal/testutil"
 )
@@ -44,7 +44,7 @@ func newTestManagerWith(t *testing.T, o Options) *Manager {
 	testutil.RequiresRoot(t)
 	t.Cleanup(func() {
 		// Not m.Teardown: New may have failed half-way.
-		err := errors.Join(deleteRuleset(context.Background(), o.Table), deleteBridge(o.Bridge))
+		err := errors.Join(deleteRuleset(o.Table), deleteBridge(o.Bridge))
 		if err != nil {
 			t.Errorf("teardown: %v", err)
 		}
@@ -158,7 +158,7 @@ func TestEgressRulesFollowTheAddress(t *testing.T) {
 	if err := m2.Detach(t.Context(), a.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := nft(t.Context(), fmt.Sprintf("list chain inet %s %s\n", m2.opts.Table, egressChain(a.IP))); err == nil {
+	if chainExists(t, m2.opts.Table, egressChain(a.IP)) {
 		t.Fatalf("egress chain of %s left after Detach", a.IP)
 	}
 	b, err := m2.Attach(t.Context(), "next", netpolicy.Egress{AllowInternet: true})
@@ -385,4 +385,16 @@ func TestSweepRemovesUnclaimedState(t *testing.T) {
 	}
 	m.ipam.Release(stray.IP)
 	_ = deleteElements(sandboxElements(m.opts.Table, stray.HostVeth, stray.IP, false))
+}
+
+// chainExists reports whether the inet table has the named chain.
+func chainExists(t *testing.T, table, name string) bool {
+	t.Helper()
+	c, err := nftables.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inet, _ := tables(table)
+	_, err = c.ListChain(inet, name)
+	return err == nil
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +20,13 @@ var knownGaps = map[string]string{}
 // against a real server on each backend, one named test per probe.
 func TestIsolation(t *testing.T) {
 	cfg := loadConfig(t)
+	first := 70
+	if os.Getenv("WARREN_E2E_INDEX") != "" {
+		first = cfg.firstIndex // a run that picked its indexes keeps to them
+	}
 	for i, rt := range cfg.runtimes {
 		t.Run(rt, func(t *testing.T) {
-			s := launchServer(t, cfg, serverOpts{index: 70 + i, runtime: rt})
+			s := launchServer(t, cfg, serverOpts{index: first + i, runtime: rt})
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			c := &selftest.Client{URL: s.url, APIKey: s.apiKey, HTTP: &http.Client{}}

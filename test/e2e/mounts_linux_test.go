@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/warren-sandbox/warren/internal/mountinfo"
+	"github.com/moby/sys/mountinfo"
 )
 
 // detachMountsUnder lazily unmounts every mount point at or under dir and
@@ -34,5 +34,13 @@ func mountPointsUnder(dir string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	return mountinfo.Under(dir)
+	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(dir))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(mounts))
+	for i, m := range mounts {
+		out[i] = m.Mountpoint
+	}
+	return out, nil
 }

@@ -68,7 +68,7 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 	b := &Backend{
 		name: opts.Runtime,
 		opts: opts,
-		cli:  &cli{binary: bin, global: opts.globalFlags(), guard: opts.rootGuard()},
+		cli:  newCLI(bin, opts.runtimeRoot(), opts.globalFlags(), opts.rootGuard()),
 		net:  opts.Network,
 		cg:   cg,
 		swap: cg.swapAccounting(),

@@ -1,7 +1,6 @@
 package oci
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -9,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/errdefs"
-	"github.com/warren-sandbox/warren/internal/mountinfo"
-
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
+
+	"github.com/warren-sandbox/warren/internal/errdefs"
 )
 
 // cgroups describes the host's cgroup hierarchies: pure v2 (unified), or v1
@@ -32,17 +31,12 @@ func detectCgroups() (*cgroups, error) {
 		return nil, fmt.Errorf("statfs /sys/fs/cgroup: %w", err)
 	}
 	cg := &cgroups{v2: st.Type == unix.CGROUP2_SUPER_MAGIC, v1: map[string]string{}}
-	f, err := os.Open("/proc/self/mountinfo")
+	mounts, err := mountinfo.GetMounts(mountinfo.FSTypeFilter("cgroup", "cgroup2"))
 	if err != nil {
 		return nil, fmt.Errorf("reading mountinfo: %w", err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		cg.addMount(sc.Text())
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("reading mountinfo: %w", err)
+	for _, m := range mounts {
+		cg.addMount(m)
 	}
 	if cg.v2 && cg.unified == "" {
 		cg.unified = "/sys/fs/cgroup"
@@ -81,25 +75,17 @@ func (cg *cgroups) missing(want []string) []string {
 	return out
 }
 
-// addMount records one mountinfo line if it is a cgroup hierarchy:
-// "id parent maj:min root mountpoint opts ... - fstype source superopts".
-func (cg *cgroups) addMount(line string) {
-	pre, post, ok := strings.Cut(line, " - ")
-	if !ok {
-		return
-	}
-	fields, tail := strings.Fields(pre), strings.Fields(post)
-	if len(fields) < 5 || len(tail) < 3 {
-		return
-	}
-	mp := mountinfo.Unescape(fields[4])
-	switch tail[0] {
+// addMount records a mount if it is a cgroup hierarchy; a v1 hierarchy's
+// controllers are among its superblock options.
+func (cg *cgroups) addMount(m *mountinfo.Info) {
+	mp := m.Mountpoint
+	switch m.FSType {
 	case "cgroup2":
 		if cg.unified == "" {
 			cg.unified = mp
 		}
 	case "cgroup":
-		for _, opt := range strings.Split(tail[2], ",") {
+		for _, opt := range strings.Split(m.VFSOptions, ",") {
 			if opt == "rw" || opt == "ro" || strings.HasPrefix(opt, "release_agent") || opt == "clone_children" || opt == "noprefix" || opt == "xattr" {
 				continue
 			}

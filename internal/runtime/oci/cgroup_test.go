@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/moby/sys/mountinfo"
 )
 
 func TestAddMountParsesHierarchies(t *testing.T) {
@@ -16,9 +19,13 @@ func TestAddMountParsesHierarchies(t *testing.T) {
 		"33 26 0:29 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw,nsdelegate",
 		"34 26 0:30 / /mnt/with\\040space rw - ext4 /dev/vda rw",
 	}
+	mounts, err := mountinfo.GetMountsFromReader(strings.NewReader(strings.Join(lines, "\n")), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cg := &cgroups{v1: map[string]string{}}
-	for _, l := range lines {
-		cg.addMount(l)
+	for _, m := range mounts {
+		cg.addMount(m)
 	}
 	want := map[string]string{
 		"cpu":          "/sys/fs/cgroup/cpu,cpuacct",

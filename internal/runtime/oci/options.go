@@ -86,9 +86,9 @@ func (o Options) rootGuard() *rootGuard {
 	return &rootGuard{dir: o.runtimeRoot()}
 }
 
-// globalFlags are passed before every subcommand.
+// globalFlags are passed before every subcommand, after --root.
 func (o Options) globalFlags() []string {
-	flags := []string{"--root", o.runtimeRoot()}
+	var flags []string
 	if o.Runtime == Runsc {
 		flags = append(flags,
 			"--platform=systrap",

@@ -36,9 +36,9 @@ func (b *Backend) transition(ctx context.Context, id, verb string, from runtime.
 		return fmt.Errorf("%s sandbox %s: it is %s: %w", verb, id, inst.State, errdefs.ErrFailedPrecondition)
 	}
 	if verb == "pause" {
-		_, err = b.freeze(ctx, id)
+		err = b.freeze(ctx, id)
 	} else {
-		_, err = b.cli.exec(ctx, verb, id)
+		err = b.cli.resume(ctx, id)
 	}
 	if err != nil {
 		return fmt.Errorf("%s sandbox %s: %w", verb, id, err)
@@ -51,23 +51,22 @@ func (b *Backend) transition(ctx context.Context, id, verb string, from runtime.
 // sleep (a page fault waiting for the disk, as on a cold page cache) keeps
 // the cgroup FREEZING until runc gives up and thaws it again, and a moment
 // later the same freeze succeeds.
-func (b *Backend) freeze(ctx context.Context, id string) ([]byte, error) {
-	var out []byte
+func (b *Backend) freeze(ctx context.Context, id string) error {
 	var err error
 	for attempt := range freezeAttempts {
 		if attempt > 0 {
 			select {
 			case <-ctx.Done():
-				return out, err
+				return err
 			case <-time.After(time.Duration(attempt) * 100 * time.Millisecond):
 			}
 		}
-		out, err = b.cli.exec(ctx, "pause", id)
+		err = b.cli.pause(ctx, id)
 		if err == nil || !strings.Contains(err.Error(), "unable to freeze") {
-			return out, err
+			return err
 		}
 	}
-	return out, err
+	return err
 }
 
 // freezeAttempts bounds freeze's retries (0.6 s of waiting in all).

@@ -6,10 +6,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/warren-sandbox/warren/internal/mountinfo"
-	"github.com/warren-sandbox/warren/internal/overlay"
-
+	"github.com/moby/sys/mountinfo"
 	"golang.org/x/sys/unix"
+
+	"github.com/warren-sandbox/warren/internal/overlay"
 )
 
 // mountOverlay mounts the sandbox's rootfs: the read-only layers below (top
@@ -74,4 +74,14 @@ func unmountAll(dir string) error {
 
 // mountsUnder lists the mount points at or below dir, in mount order
 // (parents before children).
-func mountsUnder(dir string) ([]string, error) { return mountinfo.Under(dir) }
+func mountsUnder(dir string) ([]string, error) {
+	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(filepath.Clean(dir)))
+	if err != nil {
+		return nil, fmt.Errorf("reading mountinfo: %w", err)
+	}
+	out := make([]string, len(mounts))
+	for i, m := range mounts {
+		out[i] = m.Mountpoint
+	}
+	return out, nil
+}

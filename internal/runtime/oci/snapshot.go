@@ -113,7 +113,7 @@ func (b *Backend) snapshotLive(ctx context.Context, rec *record, state runtime.S
 	}
 	_ = os.RemoveAll(filepath.Join(dir, imageDir))
 	if state == runtime.StatePaused {
-		if _, err := b.freeze(ctx, id); err != nil {
+		if err := b.freeze(ctx, id); err != nil {
 			return true, fmt.Errorf("pausing sandbox %s again after its snapshot: %w", id, err)
 		}
 	}
@@ -196,10 +196,10 @@ func (b *Backend) unmove(rec *record, err error) error {
 // processes frozen, so the copy is consistent.
 func (b *Backend) copyFrozen(ctx context.Context, id string, state runtime.State, dst string) error {
 	if state == runtime.StateRunning {
-		if _, err := b.freeze(ctx, id); err != nil {
+		if err := b.freeze(ctx, id); err != nil {
 			return fmt.Errorf("freezing sandbox %s for its snapshot: %w", id, err)
 		}
-		defer func() { _, _ = b.cli.exec(context.WithoutCancel(ctx), "resume", id) }()
+		defer func() { _ = b.cli.resume(context.WithoutCancel(ctx), id) }()
 	}
 	upper, _ := layerDirs(b.dir(id))
 	return copyTree(upper, dst)

@@ -94,11 +94,11 @@ func (b *Backend) checkpoint(ctx context.Context, id string, state runtime.State
 		return fmt.Errorf("creating memory image dir: %w", err)
 	}
 	if state == runtime.StatePaused {
-		if _, err := b.cli.exec(ctx, "resume", id); err != nil {
+		if err := b.cli.resume(ctx, id); err != nil {
 			return fmt.Errorf("thawing sandbox %s to checkpoint it: %w", id, err)
 		}
 	}
-	if _, err := b.cli.exec(ctx, "checkpoint", "--image-path", img, id); err != nil {
+	if err := b.cli.checkpoint(ctx, id, img); err != nil {
 		_ = os.RemoveAll(img)
 		return fmt.Errorf("checkpointing sandbox %s: %w", id, err)
 	}

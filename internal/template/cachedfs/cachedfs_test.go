@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/mountinfo"
+	"github.com/moby/sys/mountinfo"
 )
 
 func writeTestFile(t *testing.T, path, data string) {
@@ -28,11 +28,11 @@ func TestDeepestFirst(t *testing.T) {
 62 22 0:7 / /var/cache/warren/templates/base-x.tmp-1/rootfs/dir\040with\040space rw - tmpfs t rw
 63 22 0:8 / /var/cache/warren/templates/base-x.tmp-10 rw - tmpfs t rw
 `
-	found, err := mountinfo.Parse(strings.NewReader(info), "/var/cache/warren/templates/base-x.tmp-1")
-	got := deepestFirst(found)
+	found, err := mountinfo.GetMountsFromReader(strings.NewReader(info), mountinfo.PrefixFilter("/var/cache/warren/templates/base-x.tmp-1"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := deepestFirst(mountPoints(found))
 	want := []string{
 		"/var/cache/warren/templates/base-x.tmp-1/rootfs/proc/sys/fs/binfmt_misc",
 		"/var/cache/warren/templates/base-x.tmp-1/rootfs/proc",

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/warren-sandbox/warren/internal/mountinfo"
+	"github.com/moby/sys/mountinfo"
 )
 
 // debootstrap mounts /proc and /sys (and in containers /dev) inside the
@@ -21,11 +21,19 @@ import (
 
 // MountsUnder lists the mount points at or below dir, deepest first.
 func MountsUnder(dir string) ([]string, error) {
-	found, err := mountinfo.Under(dir)
+	mounts, err := mountinfo.GetMounts(mountinfo.PrefixFilter(filepath.Clean(dir)))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("reading mountinfo: %w", err)
 	}
-	return deepestFirst(found), nil
+	return deepestFirst(mountPoints(mounts)), nil
+}
+
+func mountPoints(mounts []*mountinfo.Info) []string {
+	out := make([]string, len(mounts))
+	for i, m := range mounts {
+		out[i] = m.Mountpoint
+	}
+	return out
 }
 
 // deepestFirst orders mount points so children come before their parents,

@@ -3,7 +3,6 @@ package codeinterp
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/warren-sandbox/warren/internal/mountinfo"
 	"github.com/warren-sandbox/warren/internal/template/base"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
 // TestEnsureRealBuild builds (or reuses) the real template in the real
@@ -155,7 +154,7 @@ func assertNoMountsUnder(t *testing.T, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	left, err := mountinfo.Under(real)
+	left, err := cachedfs.MountsUnder(real)
 	if err != nil {
 		t.Fatal(err)
 	}
