@@ -5,6 +5,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/history"
 	"github.com/warren-sandbox/warren/internal/lifecycle"
+	"github.com/warren-sandbox/warren/internal/park"
 	"github.com/warren-sandbox/warren/internal/sandboxlog"
 )
 
@@ -15,14 +16,32 @@ import (
 type machine struct {
 	*lifecycle.Manager
 	logs *history.EndedLogs
+	// park keeps paused sandboxes on shared storage; nil off a node
+	// with --shared-dir.
+	park *park.Room
 }
 
 // withRooms registers the rooms with mgr: before Reconcile, whose kills
-// of sandboxes that died meanwhile keep their logs too.
-func withRooms(mgr *lifecycle.Manager) *machine {
+// of sandboxes that died meanwhile keep their logs too, and which leaves
+// parked sandboxes for the parking room. parking nil parks nothing.
+func withRooms(mgr *lifecycle.Manager, parking *park.Options) *machine {
 	logs := history.NewEndedLogs(mgr)
 	mgr.OnEnding(logs.Keep)
-	return &machine{Manager: mgr, logs: logs}
+	m := &machine{Manager: mgr, logs: logs}
+	if parking != nil {
+		m.park = park.New(mgr, *parking)
+		mgr.SetParker(m.park)
+	}
+	return m
+}
+
+// takeOverParked is the heartbeat's sweep of parked sandboxes
+// (park.Room.TakeOverParked); nothing without parking.
+func (m *machine) takeOverParked(ctx context.Context) (int, error) {
+	if m.park == nil {
+		return 0, nil
+	}
+	return m.park.TakeOverParked(ctx)
 }
 
 // Logs reads a live or recently killed sandbox's log.
