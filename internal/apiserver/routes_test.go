@@ -285,7 +285,7 @@ func newRouteFixture(t *testing.T, adjust ...func(*lifecycle.Options, *builder.O
 	check(err)
 	t.Cleanup(bld.Shutdown)
 	s := New(Options{
-		Store: st, Manager: mgr, Domain: "example.test", MaxTimeout: time.Hour,
+		Store: st, Manager: withSnapshots(mgr, st, mopts.SnapshotDir), Domain: "example.test", MaxTimeout: time.Hour,
 		MaxCPUCount: 4, MaxMemoryMB: 2048,
 		Builder: bld, Images: images, ScratchDir: t.TempDir(),
 		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,

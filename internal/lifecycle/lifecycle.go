@@ -83,9 +83,7 @@ func (m *Manager) killLocked(ctx context.Context, e *entry, reason string) (retE
 	m.unparked(e.sb.ID)
 	m.emitKilled(ctx, e, reason)
 	log.G(ctx).Info("sandbox killed", "sandbox", e.sb.ID)
-	if m.hasSnapshotDirs() {
-		m.collectLater() // it may have stood on a deleted snapshot's layer
-	}
+	m.collectLater() // it may have stood on a deleted snapshot's layer
 	return nil
 }
 

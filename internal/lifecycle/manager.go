@@ -129,12 +129,9 @@ type Manager struct {
 	// run, by team, so two at once cannot both take a quota's last place.
 	pending map[string]usage
 
-	// snapMu: whatever makes or stands on a snapshot directory (creates
-	// from a snapshot, snapshots, forks) holds it for reading until the
-	// store or a sandbox records that use; the collector of unused
-	// snapshot directories holds it for writing. Order: snapMu, then an
-	// entry's mu.
-	snapMu sync.RWMutex
+	// snaps keeps snapshot directories and their collector
+	// (SetSnapshots); nil: none are collected.
+	snaps SnapshotKeeper
 
 	// parker keeps paused sandboxes on shared storage (SetParker); nil:
 	// none are parked.

@@ -122,8 +122,7 @@ func (m *Manager) rebuild(ctx context.Context, sb *store.Sandbox, backend runtim
 		// command is the one thing a cold boot misses.
 		tpl = &store.Template{ID: sb.TemplateID}
 	}
-	m.snapMu.RLock() // until the instance stands on the layers
-	defer m.snapMu.RUnlock()
+	defer m.holdSnapshots()() // until the instance stands on the layers
 	own, err := m.intoSnapshotDir(staged)
 	if err != nil {
 		return nil, err
@@ -144,7 +143,7 @@ func (m *Manager) rebuild(ctx context.Context, sb *store.Sandbox, backend runtim
 }
 
 // intoSnapshotDir moves staged snapshot directories into the snapshot
-// dir and returns their layers. The caller holds snapMu for reading.
+// dir and returns their layers. The caller holds the collector off.
 func (m *Manager) intoSnapshotDir(staged []string) ([]string, error) {
 	if err := os.MkdirAll(m.opts.SnapshotDir, 0o700); err != nil {
 		return nil, err

@@ -63,9 +63,9 @@ func (m *Manager) Reconcile(ctx context.Context) error {
 		log.G(ctx).Info("re-adopted sandboxes", "count", adopted)
 	}
 	// Snapshot dirs of a fork or snapshot that crashed half-way.
-	m.snapMu.Lock()
-	m.collectLocked(ctx)
-	m.snapMu.Unlock()
+	if m.snaps != nil {
+		m.snaps.Collect(ctx)
+	}
 	return nil
 }
 

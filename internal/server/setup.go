@@ -93,7 +93,7 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m := withRooms(mgr, parkOptions(cfg, st, evs))
+	m := withRooms(mgr, st, snapshotDir(cfg), parkOptions(cfg, st, evs))
 	if err := mgr.Reconcile(ctx); err != nil {
 		return nil, nil, nil, fmt.Errorf("re-adopting sandboxes: %w", err)
 	}
