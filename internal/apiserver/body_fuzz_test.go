@@ -237,6 +237,6 @@ func fuzzServer(f *testing.F) (http.Handler, string) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	return New(Options{Store: st, Manager: withMetrics(mgr), Domain: "example.test", MaxTimeout: time.Hour,
+	return New(Options{Store: st, Manager: newMachine(mgr, st, ""), Domain: "example.test", MaxTimeout: time.Hour,
 		MaxCPUCount: 4, MaxMemoryMB: 2048, ScratchDir: f.TempDir()}), key
 }

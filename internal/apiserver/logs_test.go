@@ -82,7 +82,7 @@ func newLogsEnv(t *testing.T) *logsEnv {
 	// The builder keeps a finished build's log in WorkDir/logs/<build>.jsonl.
 	must(t, os.WriteFile(filepath.Join(work, "logs", "b1.jsonl"), []byte(blog.String()), 0o600))
 
-	s := New(Options{Store: st, Manager: withMetrics(mgr), Builder: bld, Domain: "example.test"})
+	s := New(Options{Store: st, Manager: newMachine(mgr, st, ""), Builder: bld, Domain: "example.test"})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return &logsEnv{srv: srv, key: key, sandboxID: sb.ID}

@@ -53,7 +53,7 @@ func newMetricsServer(t *testing.T) (srv *httptest.Server, key, id string) {
 	t.Cleanup(func() { _ = mgr.Shutdown(context.Background()) })
 	sb, err := mgr.Create(ctx, sandbox.CreateRequest{TemplateID: "base", Timeout: time.Minute})
 	check(err)
-	s := New(Options{Store: st, Manager: withMetrics(mgr), Domain: "example.test"})
+	s := New(Options{Store: st, Manager: newMachine(mgr, st, ""), Domain: "example.test"})
 	srv = httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return srv, key, sb.ID

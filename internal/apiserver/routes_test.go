@@ -284,7 +284,7 @@ func newRouteFixture(t *testing.T, adjust ...func(*lifecycle.Options, *builder.O
 	bld, err := builder.New(bopts)
 	check(err)
 	t.Cleanup(bld.Shutdown)
-	m := withMetrics(mgr)
+	m := newMachine(mgr, st, mopts.SnapshotDir)
 	s := New(Options{
 		Store: st, Manager: m, Domain: "example.test", MaxTimeout: time.Hour,
 		MaxCPUCount: 4, MaxMemoryMB: 2048,

@@ -43,7 +43,7 @@ func newTestServer(t *testing.T) (*httptest.Server, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Options{Store: st, Manager: withMetrics(mgr), Domain: "example.test", MaxTimeout: time.Hour, MaxCPUCount: 4, MaxMemoryMB: 2048})
+	s := New(Options{Store: st, Manager: newMachine(mgr, st, ""), Domain: "example.test", MaxTimeout: time.Hour, MaxCPUCount: 4, MaxMemoryMB: 2048})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return srv, key

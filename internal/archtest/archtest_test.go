@@ -10,7 +10,7 @@ const mod = "github.com/warren-sandbox/warren/"
 
 // rooms are the packages that use the sandbox manager (internal/lifecycle)
 // through narrow interfaces of their own; the manager imports none of them.
-var rooms = []string{"internal/retention", "internal/history", "internal/buildrun", "internal/pool"}
+var rooms = []string{"internal/retention", "internal/history", "internal/buildrun", "internal/pool", "internal/park", "internal/snapshot"}
 
 // TestImportRules checks what each package may (transitively) depend on.
 func TestImportRules(t *testing.T) {
@@ -43,6 +43,9 @@ func TestImportRules(t *testing.T) {
 		{"internal/retention", []string{"internal/lifecycle", "internal/runtime", "internal/server"}},
 		{"internal/history", []string{"internal/lifecycle", "internal/runtime", "internal/server"}},
 		{"internal/pool", []string{"internal/lifecycle", "internal/server"}},
+		// Parking exports and rebuilds through a backend it is handed.
+		{"internal/park", []string{"internal/lifecycle", "internal/runtime/oci", "internal/server"}},
+		{"internal/snapshot", []string{"internal/lifecycle", "internal/runtime", "internal/server"}},
 		// A command run through envd is a client of envd's API only.
 		{"internal/envdexec", []string{"internal/lifecycle", "internal/runtime", "internal/store", "internal/envd"}},
 		// The proxy declares what it needs (Resolver, Target): the manager

@@ -75,7 +75,7 @@ func (a *API) reapNode(ctx context.Context, n *store.Node) {
 
 // handOver gives dead node n's parked sandbox sb to the live node with
 // the most free memory among those on the same shared storage, which
-// takes it over from there (lifecycle.Manager.TakeOverParked) and resumes
+// takes it over from there (park.Room.TakeOverParked) and resumes
 // it when asked. The move is conditional: with several API processes,
 // or a node that came back and resumed it, it happens at most once.
 func (a *API) handOver(ctx context.Context, n *store.Node, sb *store.Sandbox) {

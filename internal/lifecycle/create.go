@@ -36,8 +36,7 @@ func (m *Manager) Create(ctx context.Context, req sandbox.CreateRequest) (*store
 		return nil, fmt.Errorf("looking up template: %w", err)
 	}
 	// The snapshot's layers must outlive the create: the collector waits.
-	m.snapMu.RLock()
-	defer m.snapMu.RUnlock()
+	defer m.holdSnapshots()()
 	snap, err := m.opts.Store.GetSnapshot(ctx, req.TemplateID)
 	if err == nil && !req.AnyTeam && store.TeamOf(snap.TeamID) != store.TeamOf(req.TeamID) {
 		err = errdefs.New(errdefs.ErrNotFound, "another team's snapshot")
@@ -55,7 +54,7 @@ func (m *Manager) Create(ctx context.Context, req sandbox.CreateRequest) (*store
 }
 
 // create makes the sandbox from tpl, or from snap when it is set (the
-// caller holds snapMu for reading).
+// caller holds the collector off: holdSnapshots).
 func (m *Manager) create(ctx context.Context, req sandbox.CreateRequest, tpl *store.Template, snap *store.Snapshot) (_ *store.Sandbox, retErr error) {
 	backendName := m.backendOf(tpl, snap)
 	defer func(start time.Time) { m.observe(sandbox.OpCreate, backendName, start, retErr) }(time.Now())

@@ -73,7 +73,7 @@ func TestEventsOfALifecycle(t *testing.T) {
 	steps := []func() error{
 		func() error { return e.m.SetTimeout(e.ctx, sb.ID, time.Hour) },
 		func() error { return e.m.UpdateNetwork(e.ctx, sb.ID, netpolicy.Egress{AllowInternet: true}) },
-		func() error { _, err := e.m.Snapshot(e.ctx, sb.ID, ""); return err },
+		func() error { _, err := e.snaps.Snapshot(e.ctx, sb.ID, ""); return err },
 		func() error { return e.m.Pause(e.ctx, sb.ID, true) },
 		func() error { return e.m.Pause(e.ctx, sb.ID, true) }, // fails: already paused
 		func() error { _, _, err := e.m.Connect(e.ctx, sb.ID, time.Minute, true); return err },

@@ -23,13 +23,13 @@ func (m *Manager) Kill(ctx context.Context, id string) error {
 // kill is Kill for reason (Kill*).
 func (m *Manager) kill(ctx context.Context, id, reason string) error {
 	e, err := m.get(id)
-	if errdefs.IsNotFound(err) && m.opts.SharedDir != "" {
+	if errdefs.IsNotFound(err) && m.parker != nil {
 		// Handed here parked and not taken over: no need to rebuild it
 		// (and a parked state that cannot be rebuilt can still go).
-		if err = m.killHanded(ctx, id, reason); !errors.Is(err, errAgain) {
-			return err
+		if done, kerr := m.parker.KillHanded(ctx, id, reason); done || kerr != nil {
+			return kerr
 		}
-		e, err = m.get(id)
+		e, err = m.get(id) // taken over meanwhile, or not handed here
 	}
 	if err != nil {
 		return err
@@ -72,7 +72,7 @@ func (m *Manager) killLocked(ctx context.Context, e *entry, reason string) (retE
 	if errors.Is(err, errdefs.ErrUnavailable) {
 		// Destroyed all the same: the kill is done, its record goes later.
 		m.forgetLater(ctx, e.sb.ID, func() {
-			m.removeParked(e.sb.ID)
+			m.unparked(e.sb.ID)
 			m.emitKilled(ctx, e, reason)
 		})
 		return nil
@@ -80,12 +80,10 @@ func (m *Manager) killLocked(ctx context.Context, e *entry, reason string) (retE
 	if err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("forgetting sandbox: %w", err)
 	}
-	m.removeParked(e.sb.ID)
+	m.unparked(e.sb.ID)
 	m.emitKilled(ctx, e, reason)
 	log.G(ctx).Info("sandbox killed", "sandbox", e.sb.ID)
-	if m.hasSnapshotDirs() {
-		m.collectLater() // it may have stood on a deleted snapshot's layer
-	}
+	m.collectLater() // it may have stood on a deleted snapshot's layer
 	return nil
 }
 
@@ -266,7 +264,7 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) (r
 	}
 	m.emit(ctx, e.sb, e.exec, store.EventPaused, map[string]any{"execution": executionData(e)})
 	log.G(ctx).Info("sandbox paused", "sandbox", e.sb.ID, "memory", keepMemory, "took", time.Since(start))
-	m.parkLater(e)
+	m.paused(e)
 	return nil
 }
 
@@ -313,7 +311,7 @@ func (m *Manager) resumeLocked(ctx context.Context, e *entry, timeout time.Durat
 		return err
 	}
 	if parked {
-		m.removeParked(e.sb.ID)
+		m.unparked(e.sb.ID)
 	}
 	e.sb.State, e.sb.Intent = store.SandboxRunning, ""
 	e.sb.PausedAt = time.Time{}
@@ -398,7 +396,7 @@ func (m *Manager) checkpointPaused(ctx context.Context, id string) {
 		return
 	}
 	log.G(ctx).Info("paused sandbox checkpointed to disk", "sandbox", id, "took", time.Since(start))
-	m.parkLater(e) // with its memory now
+	m.paused(e) // with its memory now
 }
 
 func stopTimer(t **time.Timer) {

@@ -67,11 +67,6 @@ type Options struct {
 	DomainEgress bool
 	// SnapshotDir holds snapshots (one directory each); "" disables them.
 	SnapshotDir string
-	// SharedDir, on a cluster node, is storage every node of the cluster
-	// mounts at this path (--shared-dir): a paused sandbox is parked
-	// there (park.go) so that another node can take it over when this
-	// one dies. "" parks nothing.
-	SharedDir string
 	// EnvdPort is where the manager reaches envd at a sandbox's address;
 	// wire.EnvdPort unless a test points it at a stand-in.
 	EnvdPort uint16
@@ -119,16 +114,13 @@ type Manager struct {
 	// run, by team, so two at once cannot both take a quota's last place.
 	pending map[string]usage
 
-	// snapMu: whatever makes or stands on a snapshot directory (creates
-	// from a snapshot, snapshots, forks) holds it for reading until the
-	// store or a sandbox records that use; the collector of unused
-	// snapshot directories holds it for writing. Order: snapMu, then an
-	// entry's mu.
-	snapMu sync.RWMutex
+	// snaps keeps snapshot directories and their collector
+	// (SetSnapshots); nil: none are collected.
+	snaps SnapshotKeeper
 
-	// parking is the state of parking and taking over (takeover.go);
-	// guarded by mu.
-	parking parkState
+	// parker keeps paused sandboxes on shared storage (SetParker); nil:
+	// none are parked.
+	parker Parker
 
 	// onEnding are told of each sandbox a kill is about to destroy
 	// (OnEnding); set before serving.
@@ -185,7 +177,6 @@ func New(opts Options) (*Manager, error) {
 		client:  newEnvdClient(),
 		live:    make(map[string]*entry),
 		pending: make(map[string]usage),
-		parking: parkState{taking: map[string]chan struct{}{}, retryAt: map[string]time.Time{}, failedFor: map[string]error{}},
 		bg:      newBackground(opts.Base),
 	}
 	return m, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/snapshot"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 	"github.com/warren-sandbox/warren/internal/testutil"
@@ -58,6 +59,7 @@ func (e *stubEnvd) calls() []initBody {
 
 type env struct {
 	m      *Manager
+	snaps  *snapshot.Room // registered on m, as the server does
 	b      *fake.Backend
 	st     store.Store
 	envd   *stubEnvd
@@ -97,6 +99,8 @@ func newEnvWith(t *testing.T, adjust func(*Options)) *env {
 		t.Fatal(err)
 	}
 	shutdownAtEnd(t, m)
+	snaps := snapshot.New(m, snapshot.Options{Store: opts.Store, Dir: opts.SnapshotDir})
+	m.SetSnapshots(snaps)
 	// A template whose start command "serves" on the stand-in's port, and
 	// one whose port never opens.
 	for id, port := range map[string]int{"serving": int(ap.Port()), "silent": closedPort(t)} {
@@ -104,7 +108,7 @@ func newEnvWith(t *testing.T, adjust func(*Options)) *env {
 			t.Fatal(err)
 		}
 	}
-	return &env{m: m, b: b, st: st, envd: envd, ctx: ctx, rootfs: rootfs}
+	return &env{m: m, snaps: snaps, b: b, st: st, envd: envd, ctx: ctx, rootfs: rootfs}
 }
 
 // closedPort returns a loopback port nothing listens on.
@@ -369,4 +373,11 @@ func shutdownAtEnd(t testing.TB, m *Manager) {
 			t.Error(err)
 		}
 	})
+}
+
+// machine is the manager with its snapshot room, as internal/server
+// joins them for the rooms that use both (retention).
+type machine struct {
+	*Manager
+	*snapshot.Room
 }

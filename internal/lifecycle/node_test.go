@@ -82,9 +82,9 @@ func TestQuotaCountsCluster(t *testing.T) {
 func TestSnapshotRetentionOwnNode(t *testing.T) {
 	t.Parallel()
 	e := newEnvWith(t, func(o *Options) { o.NodeName = "a" })
-	r := retention.New(e.m, retention.Options{Snapshots: time.Hour, OnNode: true})
+	r := retention.New(machine{e.m, e.snaps}, retention.Options{Snapshots: time.Hour, OnNode: true})
 	sb := e.create(t, sandbox.CreateRequest{})
-	mine, err := e.m.Snapshot(e.ctx, sb.ID, "")
+	mine, err := e.snaps.Snapshot(e.ctx, sb.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}

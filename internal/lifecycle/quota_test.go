@@ -163,10 +163,10 @@ func TestLiveTokensDoNotWait(t *testing.T) {
 func TestRetention(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	r := retention.New(e.m, retention.Options{Paused: time.Hour, Snapshots: 24 * time.Hour})
+	r := retention.New(machine{e.m, e.snaps}, retention.Options{Paused: time.Hour, Snapshots: 24 * time.Hour})
 	paused := e.create(t, sandbox.CreateRequest{})
 	running := e.create(t, sandbox.CreateRequest{})
-	snap, err := e.m.Snapshot(e.ctx, running.ID, "")
+	snap, err := e.snaps.Snapshot(e.ctx, running.ID, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,11 +184,11 @@ func TestRetention(t *testing.T) {
 	if _, err := e.m.Get(e.ctx, running.ID); err != nil {
 		t.Errorf("a running sandbox was removed: %v", err)
 	}
-	if s, _ := e.m.ListSnapshots(e.ctx, "", ""); len(s) != 1 {
+	if s, _ := e.snaps.ListSnapshots(e.ctx, "", ""); len(s) != 1 {
 		t.Errorf("a 2-hour-old snapshot under a 24-hour retention: %d left", len(s))
 	}
 	r.Retain(e.ctx, time.Now().Add(48*time.Hour))
-	if s, _ := e.m.ListSnapshots(e.ctx, "", ""); len(s) != 0 {
+	if s, _ := e.snaps.ListSnapshots(e.ctx, "", ""); len(s) != 0 {
 		t.Errorf("snapshot %s past its retention is still listed", snap.ID)
 	}
 }

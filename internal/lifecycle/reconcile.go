@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"os"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
@@ -63,14 +62,10 @@ func (m *Manager) Reconcile(ctx context.Context) error {
 	if adopted > 0 {
 		log.G(ctx).Info("re-adopted sandboxes", "count", adopted)
 	}
-	// Layers a take-over was unpacking when the process died.
-	if m.opts.SharedDir != "" && m.opts.SnapshotDir != "" {
-		_ = os.RemoveAll(m.takeoverStaging())
-	}
 	// Snapshot dirs of a fork or snapshot that crashed half-way.
-	m.snapMu.Lock()
-	m.collectLocked(ctx)
-	m.snapMu.Unlock()
+	if m.snaps != nil {
+		m.snaps.Collect(ctx)
+	}
 	return nil
 }
 
@@ -79,7 +74,7 @@ func (m *Manager) Reconcile(ctx context.Context) error {
 func (m *Manager) reconcileOne(ctx context.Context, sb *store.Sandbox, inst *runtime.Instance, b runtime.Backend) (bool, error) {
 	ctx = log.With(ctx, "sandbox", sb.ID)
 	want := settledState(sb, inst)
-	if want == "" && inst == nil && m.parkedHere(sb) {
+	if want == "" && inst == nil && m.parker != nil && m.parker.ParkedHere(sb) {
 		// Its parked state is whole: the heartbeat's sweep rebuilds it
 		// (handed here, or this node's own data lost).
 		log.G(ctx).Info("paused sandbox without an instance here; it is taken over from its parked state")
@@ -212,10 +207,4 @@ func (m *Manager) destroy(ctx context.Context, b runtime.Backend, id string) {
 	if err := b.Destroy(ctx, id); err != nil {
 		log.G(ctx).Error("destroying sandbox", "sandbox", id, "err", err)
 	}
-}
-
-// parkedHere says whether sb is a parked, paused sandbox that this node
-// can take over from shared storage.
-func (m *Manager) parkedHere(sb *store.Sandbox) bool {
-	return m.opts.SharedDir != "" && sb.Parked && sb.State == store.SandboxPaused && sb.Intent != store.IntentKilling
 }

@@ -83,6 +83,6 @@ func TestCutAsksTheBackendToSettle(t *testing.T) {
 func pauseIt(e *env, id string) error { return e.m.Pause(e.ctx, id, true) }
 
 func snapshotIt(e *env, id string) error {
-	_, err := e.m.Snapshot(e.ctx, id, "")
+	_, err := e.snaps.Snapshot(e.ctx, id, "")
 	return err
 }

@@ -23,14 +23,14 @@ func TestSnapshotSurvivesCollection(t *testing.T) {
 		run  func(e *env, id string) error
 	}{
 		{"snapshot", func(e *env, id string) error {
-			snap, err := e.m.Snapshot(e.ctx, id, "")
+			snap, err := e.snaps.Snapshot(e.ctx, id, "")
 			if err == nil {
 				_, err = os.Stat(filepath.Join(snap.Dir, "layer"))
 			}
 			return err
 		}},
 		{"fork", func(e *env, id string) error {
-			forks, err := e.m.Fork(e.ctx, id, 1, time.Minute)
+			forks, err := e.snaps.Fork(e.ctx, id, 1, time.Minute)
 			if err == nil {
 				err = forks[0].Err
 			}
@@ -44,7 +44,7 @@ func TestSnapshotSurvivesCollection(t *testing.T) {
 			src := e.create(t, sandbox.CreateRequest{})
 			// A snapshot directory must exist before the kill for the kill
 			// to start a collection at all.
-			if _, err := e.m.Snapshot(e.ctx, src.ID, "older"); err != nil {
+			if _, err := e.snaps.Snapshot(e.ctx, src.ID, "older"); err != nil {
 				t.Fatal(err)
 			}
 			victim := e.create(t, sandbox.CreateRequest{})

@@ -85,14 +85,14 @@ func TestSnapshotForkAndCollect(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	src := e.create(t, sandbox.CreateRequest{Metadata: map[string]string{"k": "v"}, EnvVars: map[string]string{"A": "1"}})
-	snap, err := e.m.Snapshot(e.ctx, src.ID, "nightly")
+	snap, err := e.snaps.Snapshot(e.ctx, src.ID, "nightly")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if snap.SandboxID != src.ID || !slices.Equal(snap.Names, []string{"nightly"}) || !snap.Memory {
 		t.Fatalf("snapshot = %+v", snap)
 	}
-	if _, err := e.m.Snapshot(e.ctx, src.ID, "bad name!"); !errdefs.IsInvalidArgument(err) {
+	if _, err := e.snaps.Snapshot(e.ctx, src.ID, "bad name!"); !errdefs.IsInvalidArgument(err) {
 		t.Fatalf("bad name: %v", err)
 	}
 	byName, err := e.m.Create(e.ctx, sandbox.CreateRequest{TemplateID: "nightly", Timeout: time.Minute, EnvVars: map[string]string{"B": "2"}})
@@ -105,7 +105,7 @@ func TestSnapshotForkAndCollect(t *testing.T) {
 	if got := backendState(t, e, byName.ID).Layers; !slices.Equal(got, snap.Layers) {
 		t.Fatalf("layers %v, want the snapshot's %v", got, snap.Layers)
 	}
-	forks, err := e.m.Fork(e.ctx, src.ID, 2, time.Minute)
+	forks, err := e.snaps.Fork(e.ctx, src.ID, 2, time.Minute)
 	if err != nil || len(forks) != 2 || forks[0].Err != nil || forks[1].Err != nil {
 		t.Fatalf("Fork = %+v, %v", forks, err)
 	}
@@ -113,16 +113,16 @@ func TestSnapshotForkAndCollect(t *testing.T) {
 		t.Fatalf("forks: %+v", forks)
 	}
 	for _, n := range []int{0, sandbox.MaxForks + 1} {
-		if _, err := e.m.Fork(e.ctx, src.ID, n, time.Minute); !errdefs.IsInvalidArgument(err) {
+		if _, err := e.snaps.Fork(e.ctx, src.ID, n, time.Minute); !errdefs.IsInvalidArgument(err) {
 			t.Errorf("Fork(count %d) = %v", n, err)
 		}
 	}
-	listed, _ := e.m.ListSnapshots(e.ctx, src.ID, "")
+	listed, _ := e.snaps.ListSnapshots(e.ctx, src.ID, "")
 	if len(listed) != 1 || listed[0].ID != snap.ID {
 		t.Fatalf("fork snapshots must not be listed: %+v", listed)
 	}
 	// Deleting the snapshot keeps its directory while sandboxes stand on it.
-	if err := e.m.DeleteSnapshot(e.ctx, snap.ID); err != nil {
+	if err := e.snaps.DeleteSnapshot(e.ctx, snap.ID); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(snap.Dir); err != nil {
@@ -150,7 +150,7 @@ func TestSnapshotOfRuncLikeBackendCopies(t *testing.T) {
 	e.b.WithoutCheckpoint()
 	src := e.create(t, sandbox.CreateRequest{})
 	before := backendState(t, e, src.ID).Layers
-	snap, err := e.m.Snapshot(e.ctx, src.ID, "")
+	snap, err := e.snaps.Snapshot(e.ctx, src.ID, "")
 	if err != nil || snap.Memory {
 		t.Fatalf("Snapshot = %+v, %v; want disk only", snap, err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/park"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
@@ -38,7 +39,7 @@ type heartbeat struct {
 	// this node was silent (lifecycle.Manager.DropLost).
 	dropLost func(context.Context) (int, error)
 	// takeOver takes over the parked sandboxes the cluster handed to
-	// this node (lifecycle.Manager.TakeOverParked).
+	// this node (park.Room.TakeOverParked).
 	takeOver func(context.Context) (int, error)
 	// settling: a settle is running; the next beat does not start another.
 	settling atomic.Bool
@@ -46,7 +47,7 @@ type heartbeat struct {
 
 // newHeartbeat is the heartbeat of the node cfg describes; cached tells
 // which templates it has (nodeLayers.cached).
-func newHeartbeat(cfg *Config, st store.Store, mgr *lifecycle.Manager, cached func(*store.Template) bool) *heartbeat {
+func newHeartbeat(cfg *Config, st store.Store, mgr *machine, cached func(*store.Template) bool) *heartbeat {
 	return &heartbeat{
 		st: st,
 		self: store.Node{Name: cfg.NodeName, AdvertiseURL: cfg.AdvertiseURL, Version: cfg.Version,
@@ -59,7 +60,7 @@ func newHeartbeat(cfg *Config, st store.Store, mgr *lifecycle.Manager, cached fu
 		now:       time.Now,
 		dataDir:   cfg.DataDir,
 		dropLost:  mgr.DropLost,
-		takeOver:  mgr.TakeOverParked,
+		takeOver:  mgr.takeOverParked,
 	}
 }
 
@@ -225,14 +226,20 @@ func hostCapacity(dataDir string) (cpus int, memoryMB, diskMB int64, err error) 
 	return goruntime.NumCPU(), int64(mem), int64(disk), nil
 }
 
-// sharedDir is where this server parks paused sandboxes: nowhere but on
-// a node.
-func sharedDir(cfg *Config) string {
-	if cfg.IsNode() {
-		return cfg.SharedDir
+// parkOptions configure the parking room of a node with shared storage;
+// nil: this server parks nothing.
+func parkOptions(cfg *Config, st store.Store, evs sandbox.EventRecorder) *park.Options {
+	if !cfg.IsNode() || cfg.SharedDir == "" {
+		return nil
 	}
-	return ""
+	return &park.Options{Store: st, SharedDir: cfg.SharedDir, SnapshotDir: snapshotDir(cfg),
+		NodeName: nodeName(cfg), Events: evs}
 }
+
+// snapshotDir is where the manager keeps snapshots: beside the
+// sandboxes' state dirs, on the same filesystem, so a snapshot moves a
+// writable layer instead of copying it.
+func snapshotDir(cfg *Config) string { return filepath.Join(cfg.DataDir, "snapshots") }
 
 // nodeName is the name the manager stamps on its sandboxes: the node's in
 // a cluster, "" for the one-machine server (whose hostname may change

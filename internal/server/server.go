@@ -132,7 +132,7 @@ func startBackground(ctx context.Context, cfg *Config, st store.Store, parts *pa
 	go func() { parts.events.Run(ctx); close(bg.events) }()
 	go usage.New(parts.mgr, st, cfg.UsageRetention, nil).OnNode(nodeName(cfg)).Run(ctx)
 	if cfg.IsNode() {
-		go newHeartbeat(cfg, st, parts.mgr.Manager, parts.layers.cached()).run(ctx)
+		go newHeartbeat(cfg, st, parts.mgr, parts.layers.cached()).run(ctx)
 	}
 	return bg
 }

@@ -74,24 +74,21 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		MaxTimeout:      cfg.MaxTimeout,
 		CheckpointAfter: cfg.CheckpointAfter,
 		PollOOMGuard:    cfg.OOMGuardPoll,
-		// Beside the sandboxes' state dirs, on the same filesystem, so a
-		// snapshot moves a writable layer instead of copying it.
-		SnapshotDir:    filepath.Join(cfg.DataDir, "snapshots"),
-		DomainEgress:   cfg.EgressProxyPort > 0,
-		Quota:          teamQuotas{st, cfg.TeamQuotas}.sandboxes,
-		HostMemoryMB:   lifecycle.MemAvailableMB,
-		Starts:         starts,
-		HostDiskFreeMB: func() (int, error) { return lifecycle.DiskFreeMB(cfg.DataDir) },
-		ObserveOp:      metrics.ObserveOp,
-		Events:         evs,
-		NodeName:       nodeName(cfg),
-		SharedDir:      sharedDir(cfg),
-		LocalTemplate:  layers.localTemplate(),
+		SnapshotDir:     snapshotDir(cfg),
+		DomainEgress:    cfg.EgressProxyPort > 0,
+		Quota:           teamQuotas{st, cfg.TeamQuotas}.sandboxes,
+		HostMemoryMB:    lifecycle.MemAvailableMB,
+		Starts:          starts,
+		HostDiskFreeMB:  func() (int, error) { return lifecycle.DiskFreeMB(cfg.DataDir) },
+		ObserveOp:       metrics.ObserveOp,
+		Events:          evs,
+		NodeName:        nodeName(cfg),
+		LocalTemplate:   layers.localTemplate(),
 	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m := withRooms(mgr, cfg, st)
+	m := withRooms(mgr, cfg, st, parkOptions(cfg, st, evs))
 	if err := mgr.Reconcile(ctx); err != nil {
 		return nil, nil, nil, fmt.Errorf("re-adopting sandboxes: %w", err)
 	}

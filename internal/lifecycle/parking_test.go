@@ -10,19 +10,39 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/overlay"
+	"github.com/warren-sandbox/warren/internal/park"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 
+// The manager's side of parking (its Parker hooks) is tested here, with
+// the parking room of internal/park registered as the server does.
+
+// Where the room parks, under the shared dir, and what each parked
+// directory must hold.
+const (
+	parkedDir    = "parked"
+	parkManifest = "manifest.json"
+)
+
+// parkOn registers a parking room on m, parking in shared.
+func parkOn(m *Manager, shared string) *park.Room {
+	r := park.New(m, park.Options{Store: m.opts.Store, SharedDir: shared, SnapshotDir: m.opts.SnapshotDir,
+		NodeName: m.opts.NodeName, Events: m.opts.Events})
+	m.SetParker(r)
+	return r
+}
+
 // twoNodes is node a (e.m) and node b on one store and one shared dir,
-// each with a backend and snapshot dir of its own.
-func twoNodes(t *testing.T) (e *env, b *Manager, bBackend *fake.Backend, shared string) {
+// each with a backend and snapshot dir of its own; rb is b's parking room.
+func twoNodes(t *testing.T) (e *env, b *Manager, bBackend *fake.Backend, shared string, rb *park.Room) {
 	t.Helper()
 	shared = t.TempDir()
 	evs := &eventLog{}
-	e = newEnvWith(t, func(o *Options) { o.NodeName, o.SharedDir, o.Events = "a", shared, evs })
+	e = newEnvWith(t, func(o *Options) { o.NodeName, o.Events = "a", evs })
+	parkOn(e.m, shared)
 	opts := e.m.opts
 	bBackend = fake.New("fake")
 	bBackend.UseIP(e.envdIP(t))
@@ -33,7 +53,7 @@ func twoNodes(t *testing.T) (e *env, b *Manager, bBackend *fake.Backend, shared 
 		t.Fatal(err)
 	}
 	shutdownAtEnd(t, b)
-	return e, b, bBackend, shared
+	return e, b, bBackend, shared, parkOn(b, shared)
 }
 
 // envdIP is the address the env's stand-in envd listens on.
@@ -75,10 +95,10 @@ func waitParked(t *testing.T, st store.Store, id string) *store.Sandbox {
 // only its own copy, and a's late writes cannot take the record back.
 func TestParkAndTakeOver(t *testing.T) {
 	t.Parallel()
-	e, b, bBackend, shared := twoNodes(t)
+	e, b, bBackend, shared, _ := twoNodes(t)
 	sb := parkedSandbox(t, e)
 	dir := filepath.Join(shared, parkedDir, sb.ID)
-	if _, err := readManifest(dir, sb.ID); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, parkManifest)); err != nil {
 		t.Fatalf("parked dir: %v", err)
 	}
 	if _, err := b.Get(e.ctx, sb.ID); !errdefs.IsNotFound(err) {
@@ -128,7 +148,7 @@ func TestParkAndTakeOver(t *testing.T) {
 // take it again), and removes parked dirs whose sandboxes are gone.
 func TestTakeOverParkedSweep(t *testing.T) {
 	t.Parallel()
-	e, b, _, shared := twoNodes(t)
+	e, b, _, shared, rb := twoNodes(t)
 	sb := e.create(t, sandbox.CreateRequest{})
 	if err := e.m.Pause(e.ctx, sb.ID, false); err != nil {
 		t.Fatal(err)
@@ -141,7 +161,7 @@ func TestTakeOverParkedSweep(t *testing.T) {
 	if err := os.MkdirAll(stray, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := b.TakeOverParked(e.ctx); err != nil || n != 1 {
+	if n, err := rb.TakeOverParked(e.ctx); err != nil || n != 1 {
 		t.Fatalf("TakeOverParked = %d, %v; want 1", n, err)
 	}
 	got, err := b.Get(e.ctx, sb.ID)
@@ -154,7 +174,7 @@ func TestTakeOverParkedSweep(t *testing.T) {
 	if _, err := os.Stat(stray); !os.IsNotExist(err) {
 		t.Errorf("parked dir of a sandbox that is gone: %v, want it removed", err)
 	}
-	if n, err := b.TakeOverParked(e.ctx); err != nil || n != 0 {
+	if n, err := rb.TakeOverParked(e.ctx); err != nil || n != 0 {
 		t.Errorf("second TakeOverParked = %d, %v; want nothing", n, err)
 	}
 	if err := b.Kill(e.ctx, sb.ID); err != nil {
@@ -170,9 +190,9 @@ func TestTakeOverParkedSweep(t *testing.T) {
 // damaged parked dir is an error, not a half-built sandbox.
 func TestTakeOverRefusesOthers(t *testing.T) {
 	t.Parallel()
-	e, b, bBackend, shared := twoNodes(t)
+	e, b, bBackend, shared, rb := twoNodes(t)
 	sb := e.create(t, sandbox.CreateRequest{})
-	if err := b.takeOver(e.ctx, sb.ID); !errdefs.IsNotFound(err) {
+	if err := rb.TakeOver(e.ctx, sb.ID); !errdefs.IsNotFound(err) {
 		t.Errorf("take-over of a's running sandbox = %v, want not found", err)
 	}
 	if err := e.m.Pause(e.ctx, sb.ID, true); err != nil {
@@ -198,7 +218,7 @@ func TestTakeOverRefusesOthers(t *testing.T) {
 // waits for its own node instead of being handed over to die.
 func TestParkTooManyLayers(t *testing.T) {
 	t.Parallel()
-	e, _, _, _ := twoNodes(t)
+	e, _, _, _, _ := twoNodes(t)
 	layers := make([]string, overlay.MaxLayers)
 	for i := range layers {
 		layers[i] = fmt.Sprintf("%s/l%d", e.rootfs, i)

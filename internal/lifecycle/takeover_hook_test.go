@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/park"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/store"
 )
@@ -19,7 +20,7 @@ import (
 // Reconcile keeps the record, and the sweep then takes it over.
 func TestReconcileKeepsHandedOverParked(t *testing.T) {
 	t.Parallel()
-	e, b, _, shared := twoNodes(t)
+	e, b, _, shared, _ := twoNodes(t)
 	sb := parkedSandbox(t, e)
 	if err := e.st.MoveSandbox(e.ctx, sb.ID, "a", "b"); err != nil {
 		t.Fatal(err)
@@ -30,13 +31,14 @@ func TestReconcileKeepsHandedOverParked(t *testing.T) {
 		t.Fatal(err)
 	}
 	shutdownAtEnd(t, b2)
+	rb2 := parkOn(b2, shared)
 	if err := b2.Reconcile(e.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.st.GetSandbox(e.ctx, sb.ID); err != nil {
 		t.Errorf("record of a parked sandbox handed to b, after b's Reconcile: %v (want kept)", err)
 	}
-	if n, err := b2.TakeOverParked(e.ctx); err != nil || n != 1 {
+	if n, err := rb2.TakeOverParked(e.ctx); err != nil || n != 1 {
 		t.Errorf("TakeOverParked after the restart = %d, %v; want it taken over", n, err)
 	}
 	if _, err := os.Stat(filepath.Join(shared, parkedDir, sb.ID)); err != nil {
@@ -77,19 +79,19 @@ func TestKillRacesTakeOver(t *testing.T) {
 		// hook sets the moment in the kill and what runs there.
 		hook func(hs *hookStore, during func())
 		// during is the concurrent call; ok judges its result.
-		during func(e *env, id string) error
+		during func(e *env, r *park.Room, id string) error
 		ok     func(error) bool
 	}{
 		{
 			name:   "while its intent is written",
 			hook:   func(hs *hookStore, during func()) { hs.onKillIntent = during },
-			during: func(e *env, id string) error { return e.m.takeOver(e.ctx, id) },
+			during: func(e *env, r *park.Room, id string) error { return r.TakeOver(e.ctx, id) },
 			ok:     func(err error) bool { return err == nil || errdefs.IsNotFound(err) },
 		},
 		{
 			name:   "before its record is deleted",
 			hook:   func(hs *hookStore, during func()) { hs.onDelete = during },
-			during: func(e *env, id string) error { _, err := e.m.Get(e.ctx, id); return err },
+			during: func(e *env, _ *park.Room, id string) error { _, err := e.m.Get(e.ctx, id); return err },
 			ok:     errdefs.IsNotFound,
 		},
 	} {
@@ -97,13 +99,14 @@ func TestKillRacesTakeOver(t *testing.T) {
 			t.Parallel()
 			hs := &hookStore{}
 			e := newEnvWith(t, func(o *Options) {
-				o.NodeName, o.SharedDir = "a", t.TempDir()
+				o.NodeName = "a"
 				hs.Store = o.Store
 				o.Store = hs
 			})
+			r := parkOn(e.m, t.TempDir())
 			sb := parkedSandbox(t, e)
 			var duringErr error
-			tc.hook(hs, func() { duringErr = tc.during(e, sb.ID) })
+			tc.hook(hs, func() { duringErr = tc.during(e, r, sb.ID) })
 			if err := e.m.Kill(e.ctx, sb.ID); err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +128,7 @@ func TestKillRacesTakeOver(t *testing.T) {
 // record goes, with a killed event, and nothing is rebuilt.
 func TestKillHandedParked(t *testing.T) {
 	t.Parallel()
-	e, b, _, shared := twoNodes(t)
+	e, b, _, shared, _ := twoNodes(t)
 	sb := parkedSandbox(t, e)
 	if err := e.st.MoveSandbox(e.ctx, sb.ID, "a", "b"); err != nil {
 		t.Fatal(err)
@@ -155,7 +158,8 @@ func TestKillHandedParked(t *testing.T) {
 // big runsc restore).
 func TestSweepSkipsBusySandboxes(t *testing.T) {
 	t.Parallel()
-	e := newEnvWith(t, func(o *Options) { o.NodeName, o.SharedDir = "a", t.TempDir() })
+	e := newEnvWith(t, func(o *Options) { o.NodeName = "a" })
+	r := parkOn(e.m, t.TempDir())
 	sb := parkedSandbox(t, e)
 	release := make(chan struct{})
 	inResume := make(chan struct{})
@@ -169,7 +173,7 @@ func TestSweepSkipsBusySandboxes(t *testing.T) {
 	go func() { _, _, _ = e.m.Connect(e.ctx, sb.ID, time.Minute, true) }()
 	<-inResume
 	done := make(chan struct{})
-	go func() { _, _ = e.m.TakeOverParked(e.ctx); close(done) }()
+	go func() { _, _ = r.TakeOverParked(e.ctx); close(done) }()
 	select {
 	case <-done:
 	case <-time.After(time.Second):
