@@ -9,7 +9,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/warren-sandbox/warren/api/wire"
 	"log/slog"
 	"net"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/interpreter"
 	"github.com/warren-sandbox/warren/internal/jupyter"
 	"github.com/warren-sandbox/warren/internal/log"

@@ -2,11 +2,11 @@ package apiserver
 
 import (
 	"context"
-	"github.com/warren-sandbox/warren/api/wire"
-	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"io"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/wire"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/sandboxlog"
 	"github.com/warren-sandbox/warren/internal/store"

@@ -16,9 +16,8 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/api/wire"
-	"github.com/warren-sandbox/warren/internal/lifecycle"
-
 	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"

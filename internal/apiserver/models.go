@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/api/rest"
-
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )

@@ -2,11 +2,11 @@ package apiserver
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/api/rest"
 	"net/netip"
 	"slices"
 	"strings"
 
+	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/netpolicy"
 )

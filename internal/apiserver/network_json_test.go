@@ -2,13 +2,13 @@ package apiserver
 
 import (
 	"encoding/json"
-	"github.com/warren-sandbox/warren/api/rest"
 	"net/netip"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/netpolicy"
 )

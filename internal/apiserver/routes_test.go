@@ -1,11 +1,6 @@
 package apiserver
 
 import (
-	"github.com/warren-sandbox/warren/internal/admission"
-	"github.com/warren-sandbox/warren/internal/clusterauth"
-	"github.com/warren-sandbox/warren/internal/lifecycle"
-	"github.com/warren-sandbox/warren/internal/telemetry"
-
 	"context"
 	"encoding/json"
 	"io"
@@ -19,13 +14,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/admission"
 	"github.com/warren-sandbox/warren/internal/apikey"
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/events"
 	"github.com/warren-sandbox/warren/internal/httperr"
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/runtime"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
+	"github.com/warren-sandbox/warren/internal/telemetry"
 	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/template/layer"
 )

@@ -2,13 +2,13 @@ package apiserver
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/api/rest"
-	"github.com/warren-sandbox/warren/internal/httperr"
 	"net/http"
 	"regexp"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )

@@ -1,9 +1,10 @@
 package apiserver
 
 import (
+	"net/http"
+
 	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/httperr"
-	"net/http"
 )
 
 // fork serves POST /sandboxes/{id}/fork: 201 with one result per fork, or

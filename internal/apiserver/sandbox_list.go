@@ -3,13 +3,13 @@ package apiserver
 import (
 	"encoding/base64"
 	"fmt"
-	"github.com/warren-sandbox/warren/api/rest"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 

@@ -2,12 +2,12 @@ package apiserver
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/api/rest"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/sandboxlog"
 )

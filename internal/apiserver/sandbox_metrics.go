@@ -2,13 +2,13 @@ package apiserver
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/api/rest"
 	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 )

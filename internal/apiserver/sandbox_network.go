@@ -2,8 +2,9 @@ package apiserver
 
 import (
 	"encoding/json"
-	"github.com/warren-sandbox/warren/api/rest"
 	"net/http"
+
+	"github.com/warren-sandbox/warren/api/rest"
 )
 
 // updateNetwork serves PUT /sandboxes/{id}/network: the egress settings

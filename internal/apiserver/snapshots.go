@@ -2,10 +2,10 @@ package apiserver
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/api/rest"
 	"net/http"
 	"strconv"
 
+	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
 )

@@ -5,13 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/warren-sandbox/warren/api/rest"
-	"github.com/warren-sandbox/warren/internal/template/builder"
 	"net/http"
 	"strconv"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/template/builder"
 )
 
 // maxUpload bounds one upload of COPY sources; it is a variable for tests.

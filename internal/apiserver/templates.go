@@ -3,10 +3,10 @@ package apiserver
 import (
 	"context"
 	"fmt"
-	"github.com/warren-sandbox/warren/api/rest"
-	"github.com/warren-sandbox/warren/internal/errdefs"
 	"net/http"
 
+	"github.com/warren-sandbox/warren/api/rest"
+	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )

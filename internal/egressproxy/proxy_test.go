@@ -1,8 +1,6 @@
 package egressproxy
 
 import (
-	"github.com/warren-sandbox/warren/internal/netguard"
-
 	"context"
 	"crypto/tls"
 	"errors"
@@ -14,6 +12,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/warren-sandbox/warren/internal/netguard"
 )
 
 func TestMatch(t *testing.T) {

@@ -7,13 +7,13 @@ package envd
 import (
 	"context"
 	"errors"
-	"github.com/warren-sandbox/warren/api/wire"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"connectrpc.com/connect"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/envd/filesystem"
 	"github.com/warren-sandbox/warren/internal/envd/process"
 	"github.com/warren-sandbox/warren/internal/envd/reaper"

@@ -15,12 +15,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/api/wire"
 	"net/http"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 )

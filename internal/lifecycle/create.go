@@ -9,12 +9,11 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/api/wire"
-	"github.com/warren-sandbox/warren/internal/sandbox"
-
 	"github.com/warren-sandbox/warren/internal/crashpoint"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/runtime"
+	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 

@@ -16,11 +16,10 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/api/wire"
-	"github.com/warren-sandbox/warren/internal/sandbox"
-	"github.com/warren-sandbox/warren/internal/sandboxlog"
-
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/runtime"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/sandboxlog"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 

@@ -1,13 +1,13 @@
 package lifecycle
 
 import (
-	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"net/netip"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 )
 

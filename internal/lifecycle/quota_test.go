@@ -4,18 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/admission"
-	"github.com/warren-sandbox/warren/internal/retention"
-	"github.com/warren-sandbox/warren/internal/sandbox"
-	"github.com/warren-sandbox/warren/internal/store"
-	"github.com/warren-sandbox/warren/internal/testutil"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/admission"
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/retention"
 	"github.com/warren-sandbox/warren/internal/runtime/fake"
+	"github.com/warren-sandbox/warren/internal/sandbox"
+	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/testutil"
 )
 
 // withQuota sets every team's quota to q, except team "free" which has none.

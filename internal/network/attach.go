@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"net/netip"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 )
 
 // Attach gives sandbox id an address, a pinned netns with eth0 and lo up and

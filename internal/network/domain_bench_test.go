@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"io"
 	"net"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/network/nettest"
 	"github.com/warren-sandbox/warren/internal/testutil"
 )

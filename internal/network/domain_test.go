@@ -3,7 +3,6 @@ package network
 import (
 	"context"
 	"crypto/tls"
-	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"io"
 	"net"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/network/nettest"
 	"github.com/warren-sandbox/warren/internal/testutil"
 )

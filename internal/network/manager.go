@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"io"
 	"net/netip"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/vishvananda/netlink"
 
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 )
 
 // Manager owns the host bridge, the address pool and the nftables tables,

@@ -11,7 +11,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/api/wire"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -21,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"

@@ -8,10 +8,11 @@ package runtime
 
 import (
 	"context"
-	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"io"
 	"net/netip"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 )
 
 // Backend creates and destroys sandboxes. Implementations must be safe for

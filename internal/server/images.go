@@ -2,11 +2,11 @@ package server
 
 import (
 	"context"
-	"github.com/warren-sandbox/warren/api/wire"
-	"github.com/warren-sandbox/warren/internal/netguard"
 	"net/netip"
 	"path/filepath"
 
+	"github.com/warren-sandbox/warren/api/wire"
+	"github.com/warren-sandbox/warren/internal/netguard"
 	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/template/image"
 	"github.com/warren-sandbox/warren/internal/template/layer"

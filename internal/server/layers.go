@@ -2,10 +2,10 @@ package server
 
 import (
 	"context"
-	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"net/http"
 	"path/filepath"
 
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/template/layer"
 	"github.com/warren-sandbox/warren/internal/template/layershare"

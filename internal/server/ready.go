@@ -3,14 +3,15 @@ package server
 import (
 	"crypto/tls"
 	"fmt"
-	"golang.org/x/net/netutil"
-	"path/filepath"
-
-	"github.com/warren-sandbox/warren/internal/tlsutil"
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync/atomic"
+
+	"golang.org/x/net/netutil"
+
+	"github.com/warren-sandbox/warren/internal/tlsutil"
 )
 
 type atomicHandler = atomic.Pointer[http.Handler]

@@ -1,11 +1,11 @@
 package server
 
 import (
-	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"net/url"
 	"path/filepath"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/store/postgres"
 )
 

@@ -7,8 +7,9 @@ package store
 
 import (
 	"context"
-	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 )
 
 // Store keeps sandboxes, templates and API keys. Lookups of a missing record

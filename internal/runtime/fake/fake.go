@@ -9,7 +9,6 @@ package fake
 import (
 	"context"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"maps"
 	"net/netip"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/runtime"
 )
 

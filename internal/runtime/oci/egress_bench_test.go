@@ -3,11 +3,11 @@ package oci
 import (
 	"context"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/network/nettest"
 	"github.com/warren-sandbox/warren/internal/runtime/runtimetest"
 	"github.com/warren-sandbox/warren/internal/testutil"

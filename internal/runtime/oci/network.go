@@ -3,6 +3,7 @@ package oci
 import (
 	"context"
 	"fmt"
+
 	"github.com/warren-sandbox/warren/internal/netpolicy"
 )
 

@@ -3,11 +3,12 @@ package oci
 import (
 	"errors"
 	"fmt"
-	"golang.org/x/sys/unix"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )

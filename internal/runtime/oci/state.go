@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"maps"
 	"net/netip"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/runtime"
 )
 

@@ -7,9 +7,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/runtime"
-	"golang.org/x/sys/unix"
 )
 
 // Stats implements runtime.Backend.Stats: CPU and memory from the

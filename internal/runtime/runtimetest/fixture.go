@@ -2,12 +2,13 @@ package runtimetest
 
 import (
 	"crypto/rand"
-	"github.com/warren-sandbox/warren/api/wire"
 	"os"
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
 	"testing"
+
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // Fixture is what the suite's real sandboxes are made from: a tiny template

@@ -2,15 +2,14 @@ package runtimetest
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"net/netip"
 	"os"
 	"strings"
 	"testing"
 
-	"github.com/warren-sandbox/warren/internal/runtime"
-
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/network/nettest"
+	"github.com/warren-sandbox/warren/internal/runtime"
 )
 
 // testIsolation: two sandboxes on the same bridge cannot open connections

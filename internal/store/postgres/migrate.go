@@ -4,13 +4,13 @@ import (
 	"context"
 	"embed"
 	"fmt"
-	mig "github.com/warren-sandbox/warren/internal/store/migration"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	mig "github.com/warren-sandbox/warren/internal/store/migration"
 )
 
 // migrationFS holds the schema history, numbered as the SQLite store's:

@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"embed"
 	"fmt"
-	mig "github.com/warren-sandbox/warren/internal/store/migration"
 	"slices"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	mig "github.com/warren-sandbox/warren/internal/store/migration"
 )
 
 // migrationFS holds the schema history. To change the schema, add the next

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"database/sql"
 	"errors"
-	mig "github.com/warren-sandbox/warren/internal/store/migration"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
+	mig "github.com/warren-sandbox/warren/internal/store/migration"
 )
 
 // rawDB opens path without migrating, to inspect or tamper with it.

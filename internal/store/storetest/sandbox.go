@@ -2,13 +2,13 @@ package storetest
 
 import (
 	"context"
-	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"maps"
 	"net/netip"
 	"testing"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/store"
 )
 

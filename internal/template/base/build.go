@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/template/buildlog"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
 // build makes the rootfs for r in a fresh .tmp directory and publishes it as

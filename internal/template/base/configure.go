@@ -3,11 +3,12 @@ package base
 import (
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"io/fs"
 	"os"
 	"path"
 	"strings"
+
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
 // Every write into the rootfs goes through an os.Root, so a symlink in the

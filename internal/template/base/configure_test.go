@@ -1,7 +1,6 @@
 package base
 
 import (
-	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
 // fakeRootfs lays out the few files configure edits, as debootstrap leaves

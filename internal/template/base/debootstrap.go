@@ -2,7 +2,6 @@ package base
 
 import (
 	"context"
-	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"io"
 	"os"
 	"os/exec"
@@ -11,6 +10,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/template/buildlog"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
 // archiveKeyring verifies the mirror's Release file. We pass it explicitly

@@ -2,7 +2,6 @@ package base
 
 import (
 	"bytes"
-	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
 // TestEnsureRealBuild builds (or reuses) the real base template in the real

@@ -3,7 +3,6 @@ package base
 import (
 	"bytes"
 	"errors"
-	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
 func TestStepOf(t *testing.T) {

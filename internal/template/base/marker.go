@@ -1,8 +1,9 @@
 package base
 
 import (
-	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
 // Marker is the JSON record written next to a complete rootfs. Its presence

@@ -2,10 +2,11 @@ package base
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
 // ConfigVersion is the revision of what this package does to a rootfs after

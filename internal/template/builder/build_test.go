@@ -2,13 +2,13 @@ package builder
 
 import (
 	"encoding/json"
-	"github.com/warren-sandbox/warren/api/wire"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
 

@@ -12,7 +12,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/api/wire"
 	"io"
 	"os"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/store"

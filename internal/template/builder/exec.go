@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"github.com/warren-sandbox/warren/api/wire"
 	"maps"
 	"os"
 	"path"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/overlay"
 	"github.com/warren-sandbox/warren/internal/store"

@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/api/wire"
-	"github.com/warren-sandbox/warren/internal/store"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,7 +13,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/store"
 )
 
 // TeamFiles is the key a team's upload of hash is stored under: uploads

@@ -6,11 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/api/wire"
 	"io"
 	"os"
 	"sync"
 	"time"
+
+	"github.com/warren-sandbox/warren/api/wire"
 )
 
 // maxEntries bounds one build's log: a step printing without end must not

@@ -2,11 +2,11 @@ package builder
 
 import (
 	"fmt"
-	"github.com/warren-sandbox/warren/api/wire"
 	"path"
 	"strconv"
 	"strings"
 
+	"github.com/warren-sandbox/warren/api/wire"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
 

@@ -3,7 +3,6 @@ package codeinterp
 import (
 	"context"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"io"
 	"os"
 	"os/exec"
@@ -11,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/warren-sandbox/warren/internal/template/buildlog"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
 // aptScript runs in a new mount and PID namespace (see aptCommand), so the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/template/buildlog"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
 // build makes the rootfs for r in a fresh .tmp directory and publishes it

@@ -30,7 +30,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"io"
 	"os"
 	"path/filepath"
@@ -39,6 +38,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/template/base"
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
 // TemplateID is the name SDKs ask for.

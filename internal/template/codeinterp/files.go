@@ -4,10 +4,11 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"io/fs"
 	"os"
 	"strings"
+
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
 // Paths in the rootfs that the interpreter server and kernels rely on.

@@ -4,9 +4,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 	"slices"
 	"strings"
+
+	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
 // ConfigVersion is the revision of how this package builds the tree

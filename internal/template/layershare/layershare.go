@@ -16,13 +16,13 @@ package layershare
 import (
 	"context"
 	"fmt"
-	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"net/http"
 	"os"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/clusterauth"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/template/layer"
