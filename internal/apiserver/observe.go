@@ -5,21 +5,22 @@ import (
 	"time"
 )
 
-// statusWriter remembers the status a handler answered with, for
-// Options.ObserveRequest. It unwraps for http.ResponseController.
-type statusWriter struct {
+// StatusWriter remembers the status a handler answered with: for
+// Options.ObserveRequest, and for the API role, which reads what a node
+// answered a relayed create. It unwraps for http.ResponseController.
+type StatusWriter struct {
 	http.ResponseWriter
 	status int
 }
 
-func (w *statusWriter) WriteHeader(code int) {
+func (w *StatusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
 	}
 	w.ResponseWriter.WriteHeader(code)
 }
 
-func (w *statusWriter) Write(b []byte) (int, error) {
+func (w *StatusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
@@ -27,28 +28,40 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 // Flush passes a flush on, for handlers that stream.
-func (w *statusWriter) Flush() {
+func (w *StatusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
 		f.Flush()
 	}
 }
 
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *StatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// serveObserved serves r through the mux and reports its route pattern
-// (set on r by the mux as it routes), status and duration. A handler that
-// panics is reported by ServeHTTP's recovery as a 500 before this returns.
-func (s *Server) serveObserved(w http.ResponseWriter, r *http.Request) {
+// Status is the status answered so far; 200 when nothing was written,
+// as net/http then sends.
+func (w *StatusWriter) Status() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}
+
+// Observed serves r with h and reports the status h answered and how long
+// it took. report runs after h, so it may read what routing set on r
+// (r.Pattern); a handler that panics is reported by net/http's recovery
+// as a 500 before this returns.
+func Observed(w http.ResponseWriter, r *http.Request, h http.HandlerFunc, report func(status int, took time.Duration)) {
 	// One small allocation; not pooled, since a handler's goroutine
 	// could still hold it after the request ends.
-	sw := &statusWriter{ResponseWriter: w}
+	sw := &StatusWriter{ResponseWriter: w}
 	start := time.Now()
-	defer func() {
-		status := sw.status
-		if status == 0 {
-			status = http.StatusOK // nothing written: net/http sends 200
-		}
-		s.opts.ObserveRequest(r.Pattern, status, time.Since(start))
-	}()
-	s.serve(sw, r)
+	defer func() { report(sw.Status(), time.Since(start)) }()
+	h(sw, r)
+}
+
+// serveObserved serves r through the mux and reports its route pattern
+// (set on r by the mux as it routes), status and duration.
+func (s *Server) serveObserved(w http.ResponseWriter, r *http.Request) {
+	Observed(w, r, s.serve, func(status int, took time.Duration) {
+		s.opts.ObserveRequest(r.Pattern, status, took)
+	})
 }

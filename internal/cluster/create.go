@@ -58,12 +58,12 @@ func (a *API) Create(w http.ResponseWriter, r *http.Request) error {
 // the relaying ends (a node dying mid-answer aborts the handler).
 func (a *API) tryCreate(w http.ResponseWriter, r *http.Request, node *store.Node, n need, body []byte, quiet bool) *dest {
 	done := a.place.reserve(node.Name, n.memoryMB)
-	rec := &statusRecorder{ResponseWriter: w}
+	rec := &apiserver.StatusWriter{ResponseWriter: w}
 	made := false
 	defer func() { done(made) }()
 	d, ok := a.sendCreate(rec, r, node, body, quiet)
 	// A retry's replayed answer made no sandbox on the node.
-	made = ok && rec.status == http.StatusCreated && w.Header().Get(apiserver.ReplayedHeader) == ""
+	made = ok && rec.Status() == http.StatusCreated && w.Header().Get(apiserver.ReplayedHeader) == ""
 	return d
 }
 
@@ -140,16 +140,3 @@ func (a *API) snapshotNodes(ctx context.Context, snap *store.Snapshot) ([]*store
 func retryable(status int) bool {
 	return status == http.StatusServiceUnavailable || status == http.StatusInsufficientStorage
 }
-
-// statusRecorder notes the status a node answered.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusRecorder) WriteHeader(code int) {
-	s.status = code
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

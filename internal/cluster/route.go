@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/api/wire"
+	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/httperr"
 	"github.com/warren-sandbox/warren/internal/log"
@@ -40,16 +41,9 @@ func (a *API) observe(route string, w http.ResponseWriter, r *http.Request, h ht
 		h(w, r)
 		return
 	}
-	rec := &statusRecorder{ResponseWriter: w}
-	start := time.Now()
-	defer func() {
-		status := rec.status
-		if status == 0 {
-			status = http.StatusOK
-		}
-		a.opts.ObserveRequest(route, status, time.Since(start))
-	}()
-	h(rec, r)
+	apiserver.Observed(w, r, h, func(status int, took time.Duration) {
+		a.opts.ObserveRequest(route, status, took)
+	})
 }
 
 // Health is nil once a node is alive to take creates.
