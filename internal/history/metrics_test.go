@@ -20,12 +20,11 @@ const unbounded = math.MinInt64
 
 // box is one sandbox of the stand-in manager.
 type box struct {
-	team          string
-	paused, busy  bool
-	started       time.Time
-	cpu           uint64 // cumulative CPU nanoseconds its cgroup reports
-	reads         int
-	readsWhenBusy int
+	team         string
+	paused, busy bool
+	started      time.Time
+	cpu          uint64 // cumulative CPU nanoseconds its cgroup reports
+	reads        int
 }
 
 // machine stands in for the manager's live sandboxes.

@@ -238,9 +238,6 @@ func orDefault(v, def int) int {
 	return def
 }
 
-// errKilled reports an operation on a sandbox that was killed meanwhile.
-var errKilled = errors.New("sandbox was killed")
-
 // startCmdArgs are envd's flags for the template's start command: it runs
 // as the template's user, in its workdir, with its environment.
 func startCmdArgs(tpl *store.Template) []string {

@@ -144,22 +144,6 @@ func (s *sessions) forget(ss *mcp.ServerSession, id string) {
 	}
 }
 
-// current returns the id of the session's sandbox, or "" if it has none.
-func (s *sessions) current(ss *mcp.ServerSession) string {
-	s.mu.Lock()
-	sl := s.slots[ss]
-	s.mu.Unlock()
-	if sl == nil {
-		return ""
-	}
-	sl.mu.Lock()
-	defer sl.mu.Unlock()
-	if sl.sb == nil {
-		return ""
-	}
-	return sl.sb.ID
-}
-
 // end kills the session's sandbox and forgets the session. It waits for a
 // create in progress, so that the sandbox it makes is killed too.
 func (s *sessions) end(ss *mcp.ServerSession) {

@@ -3,7 +3,6 @@ package network
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/netip"
 	"path/filepath"
@@ -153,8 +152,4 @@ func (m *Manager) settle(id string, a *Attachment) {
 		return
 	}
 	m.attached[id] = a
-}
-
-func (m *Manager) errorf(format string, args ...any) error {
-	return fmt.Errorf("network %s: "+format, append([]any{m.opts.Bridge}, args...)...)
 }
