@@ -38,6 +38,10 @@ const (
 // another server process (another node of the cluster).
 var idemPoll = 200 * time.Millisecond
 
+// releaseRetry is the first pause before a release the store refused is
+// tried again; the pauses double up to 5 s.
+var releaseRetry = 200 * time.Millisecond
+
 // checkIdempotencyKey accepts 1 to 255 visible ASCII characters: UUIDs,
 // base64 and the like, nothing that could be mistaken in a log line.
 func checkIdempotencyKey(k string) error {
@@ -132,9 +136,7 @@ func (s *Server) idempotentCreate(w http.ResponseWriter, r *http.Request, key, f
 	sb, err := create()
 	if err != nil {
 		// A failed create pins nothing: the retry creates afresh.
-		if rerr := s.opts.Store.ReleaseIdempotencyKey(context.WithoutCancel(ctx), team, key); rerr != nil {
-			log.G(ctx).Error("releasing the idempotency key of a failed create", "err", rerr)
-		}
+		s.release(ctx, team, key)
 		fail(w, r, err)
 		return
 	}
@@ -167,6 +169,14 @@ func (s *Server) claimKey(ctx context.Context, team, key, fp string) (*store.Ide
 			return nil, nil
 		case kept.Fingerprint != fp || !kept.Pending():
 			return kept, nil
+		case kept.Owner == s.opts.NodeName:
+			// This process owns the claim and no request of it holds the
+			// key (idemGuard): its create ended without a release (the
+			// store was down then). The retry takes the key over.
+			if err := s.opts.Store.ReleaseIdempotencyKey(ctx, team, key); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		select {
 		case <-time.After(idemPoll):
@@ -174,6 +184,33 @@ func (s *Server) claimKey(ctx context.Context, team, key, fp string) (*store.Ide
 			return nil, fmt.Errorf("waiting for the first create with this %s: %w", idempotencyHeader, ctx.Err())
 		}
 	}
+}
+
+// release gives up the pending claim of a create that failed. When the
+// store cannot be reached, it keeps trying in the background: a retry sent
+// to another node of the cluster waits for this claim until it goes.
+func (s *Server) release(ctx context.Context, team, key string) {
+	ctx = context.WithoutCancel(ctx)
+	err := s.opts.Store.ReleaseIdempotencyKey(ctx, team, key)
+	if err == nil {
+		return
+	}
+	log.G(ctx).Warn("releasing the idempotency key of a failed create: trying again in the background", "err", err)
+	go func() {
+		ctx, cancel := context.WithTimeout(ctx, idempotencyStale)
+		defer cancel()
+		for wait := releaseRetry; ; wait = min(2*wait, 5*time.Second) {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+				log.G(ctx).Error("releasing the idempotency key of a failed create: gave up; the claim goes stale", "key", key, "err", err)
+				return
+			}
+			if err = s.opts.Store.ReleaseIdempotencyKey(ctx, team, key); err == nil {
+				return
+			}
+		}
+	}()
 }
 
 // replay answers a retry from the kept record of the first create.

@@ -60,10 +60,16 @@ type idemFixture struct {
 	keys map[string]string // team → API key
 }
 
-func newIdemFixture(t *testing.T) *idemFixture {
+// newIdemFixture serves a real SQLite store, seen by the server through
+// wrap when given (to make some calls fail).
+func newIdemFixture(t *testing.T, wrap ...func(store.Store) store.Store) *idemFixture {
 	t.Helper()
 	st := sqlitetest.Open(t)
 	f := &idemFixture{st: st, mgr: &idemManager{st: st}, keys: map[string]string{}}
+	served := st
+	for _, w := range wrap {
+		served = w(served)
+	}
 	for _, team := range []string{"alpha", "beta"} {
 		key, err := apikey.Generate()
 		if err != nil {
@@ -74,9 +80,30 @@ func newIdemFixture(t *testing.T) *idemFixture {
 		}
 		f.keys[team] = key
 	}
-	f.srv = httptest.NewServer(New(Options{Store: st, Manager: f.mgr, Domain: "example.test", MaxTimeout: time.Hour}))
+	f.srv = httptest.NewServer(New(Options{Store: served, Manager: f.mgr, Domain: "example.test", MaxTimeout: time.Hour}))
 	t.Cleanup(f.srv.Close)
 	return f
+}
+
+// downReleases fails the first n releases of a claim, as a store that
+// cannot be reached does.
+type downReleases struct {
+	store.Store
+	mu sync.Mutex
+	n  int
+}
+
+func (d *downReleases) ReleaseIdempotencyKey(ctx context.Context, team, key string) error {
+	d.mu.Lock()
+	down := d.n > 0
+	if down {
+		d.n--
+	}
+	d.mu.Unlock()
+	if down {
+		return errdefs.New(errdefs.ErrUnavailable, "the database cannot be reached")
+	}
+	return d.Store.ReleaseIdempotencyKey(ctx, team, key)
 }
 
 // create sends a create with the given Idempotency-Key values.
@@ -240,6 +267,30 @@ func TestIdempotentCreateOutcomes(t *testing.T) {
 			t.Fatalf("retry after a failure: %d %s, want a new sandbox sb2", status, body)
 		}
 	})
+	t.Run("release the store refused is retried", func(t *testing.T) {
+		f := newIdemFixture(t, func(st store.Store) store.Store { return &downReleases{Store: st, n: 2} })
+		f.mgr.failNext = errdefs.New(errdefs.ErrUnavailable, "no room")
+		if status, body, _ := f.create(t, "alpha", "/v2/sandboxes", `{"templateID":"base"}`, "k"); status != http.StatusServiceUnavailable {
+			t.Fatalf("failing create: %d %s", status, body)
+		}
+		// Another node sees the claim go once the store answers again.
+		fp, _ := fingerprintOf(t, `{"templateID":"base"}`)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			claim := &store.IdempotencyKey{TeamID: "alpha", Key: "k", Fingerprint: fp, Owner: "node-b", CreatedAt: time.Now().UTC()}
+			_, claimed, err := f.st.ClaimIdempotencyKey(t.Context(), claim, time.Time{}, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if claimed {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the failed create's claim was never released")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 	t.Run("sandbox gone", func(t *testing.T) {
 		f := newIdemFixture(t)
 		f.create(t, "alpha", "/v2/sandboxes", `{"templateID":"base"}`, "k")
@@ -283,6 +334,24 @@ func TestIdempotentCreateOutcomes(t *testing.T) {
 			t.Fatalf("retry over a stale claim: %d %s, want a new sandbox", status, body)
 		}
 	})
+}
+
+// TestIdempotentOwnOrphan is not parallel: it slows the background
+// release down so that only the take-over can free the key in time.
+func TestIdempotentOwnOrphan(t *testing.T) {
+	was := releaseRetry
+	releaseRetry = time.Hour
+	t.Cleanup(func() { releaseRetry = was })
+	f := newIdemFixture(t, func(st store.Store) store.Store { return &downReleases{Store: st, n: 1} })
+	f.srv.Client().Timeout = 10 * time.Second
+	f.mgr.failNext = errdefs.New(errdefs.ErrUnavailable, "no room")
+	if status, body, _ := f.create(t, "alpha", "/v2/sandboxes", `{"templateID":"base"}`, "k"); status != http.StatusServiceUnavailable {
+		t.Fatalf("failing create: %d %s", status, body)
+	}
+	status, body, h := f.create(t, "alpha", "/v2/sandboxes", `{"templateID":"base"}`, "k")
+	if status != http.StatusCreated || sandboxIDOf(t, body) != "sb2" || h.Get(ReplayedHeader) != "" {
+		t.Fatalf("retry after a failure whose release failed: %d %s, want a new sandbox sb2", status, body)
+	}
 }
 
 func fingerprintOf(t *testing.T, body string) (string, error) {
