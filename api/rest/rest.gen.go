@@ -152,6 +152,30 @@ func (e SandboxLifecycleOnTimeout) Valid() bool {
 	}
 }
 
+// Defines values for VolumeEntryStatType.
+const (
+	VolumeEntryStatTypeDirectory VolumeEntryStatType = "directory"
+	VolumeEntryStatTypeFile      VolumeEntryStatType = "file"
+	VolumeEntryStatTypeSymlink   VolumeEntryStatType = "symlink"
+	VolumeEntryStatTypeUnknown   VolumeEntryStatType = "unknown"
+)
+
+// Valid indicates whether the value is a known member of the VolumeEntryStatType enum.
+func (e VolumeEntryStatType) Valid() bool {
+	switch e {
+	case VolumeEntryStatTypeDirectory:
+		return true
+	case VolumeEntryStatTypeFile:
+		return true
+	case VolumeEntryStatTypeSymlink:
+		return true
+	case VolumeEntryStatTypeUnknown:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WebhookDeliveryStatus.
 const (
 	WebhookDeliveryStatusDelivered WebhookDeliveryStatus = "delivered"
@@ -434,6 +458,9 @@ type NewSandbox struct {
 
 	// Timeout seconds until it ends (default 15)
 	Timeout *int64 `json:"timeout,omitempty"`
+
+	// VolumeMounts the team's volumes to mount, read-write, each at an absolute path
+	VolumeMounts *[]SandboxVolumeMount `json:"volumeMounts,omitempty"`
 }
 
 // NewTeamAPIKey defines model for NewTeamAPIKey.
@@ -444,6 +471,12 @@ type NewTeamAPIKey struct {
 	// Team warren: honoured for the admin key only
 	Team       *string `json:"team,omitempty"`
 	TTLSeconds *int64  `json:"ttlSeconds,omitempty"`
+}
+
+// NewVolume defines model for NewVolume.
+type NewVolume struct {
+	// Name unique in the team
+	Name string `json:"name"`
 }
 
 // NewWebhook defines model for NewWebhook.
@@ -533,14 +566,15 @@ type SandboxDetail struct {
 	EnvdVersion         string    `json:"envdVersion"`
 
 	// Lifecycle what the sandbox's timeout does
-	Lifecycle  *SandboxLifecycle  `json:"lifecycle,omitempty"`
-	MemoryMB   int                `json:"memoryMB"`
-	Metadata   StringMap          `json:"metadata"`
-	Network    *SandboxNetwork    `json:"network,omitempty"`
-	SandboxID  string             `json:"sandboxID"`
-	StartedAt  time.Time          `json:"startedAt"`
-	State      SandboxDetailState `json:"state"`
-	TemplateID string             `json:"templateID"`
+	Lifecycle    *SandboxLifecycle     `json:"lifecycle,omitempty"`
+	MemoryMB     int                   `json:"memoryMB"`
+	Metadata     StringMap             `json:"metadata"`
+	Network      *SandboxNetwork       `json:"network,omitempty"`
+	SandboxID    string                `json:"sandboxID"`
+	StartedAt    time.Time             `json:"startedAt"`
+	State        SandboxDetailState    `json:"state"`
+	TemplateID   string                `json:"templateID"`
+	VolumeMounts *[]SandboxVolumeMount `json:"volumeMounts,omitempty"`
 }
 
 // SandboxDetailState defines model for SandboxDetail.State.
@@ -644,6 +678,15 @@ type SandboxNetworkUpdate struct {
 	HTTPSPorts      *[]int                  `json:"httpsPorts,omitempty"`
 	MaskRequestHost *string                 `json:"maskRequestHost,omitempty"`
 	Rules           *map[string]interface{} `json:"rules,omitempty"`
+}
+
+// SandboxVolumeMount defines model for SandboxVolumeMount.
+type SandboxVolumeMount struct {
+	// Name the volume's name
+	Name string `json:"name"`
+
+	// Path where it appears in the sandbox (absolute)
+	Path string `json:"path"`
 }
 
 // SnapshotInfo defines model for SnapshotInfo.
@@ -776,6 +819,77 @@ type UsageSeries struct {
 
 	// Team the team reported; absent for every team together
 	Team *string `json:"team,omitempty"`
+}
+
+// Volume defines model for Volume.
+type Volume struct {
+	// CreatedAt warren
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+	Name      string     `json:"name"`
+
+	// Sandboxes warren: the running or paused sandboxes that mount it
+	Sandboxes *[]string `json:"sandboxes,omitempty"`
+
+	// SizeMB warren: the size limit
+	SizeMB *int `json:"sizeMB,omitempty"`
+
+	// UsedBytes warren: bytes in use
+	UsedBytes *int64 `json:"usedBytes,omitempty"`
+	VolumeID  string `json:"volumeID"`
+}
+
+// VolumeAndToken defines model for VolumeAndToken.
+type VolumeAndToken struct {
+	// CreatedAt warren
+	CreatedAt *time.Time `json:"createdAt,omitempty"`
+
+	// Domain set when the content API is not at api.<the SDK's domain>
+	Domain *string `json:"domain,omitempty"`
+	Name   string  `json:"name"`
+
+	// Sandboxes warren: the running or paused sandboxes that mount it
+	Sandboxes *[]string `json:"sandboxes,omitempty"`
+
+	// SizeMB warren: the size limit
+	SizeMB *int `json:"sizeMB,omitempty"`
+
+	// Token bearer token of this volume's content API (/volumecontent/{volumeID})
+	Token string `json:"token"`
+
+	// UsedBytes warren: bytes in use
+	UsedBytes *int64 `json:"usedBytes,omitempty"`
+	VolumeID  string `json:"volumeID"`
+}
+
+// VolumeEntryStat defines model for VolumeEntryStat.
+type VolumeEntryStat struct {
+	Atime time.Time `json:"atime"`
+	Ctime time.Time `json:"ctime"`
+	GID   uint32    `json:"gid"`
+
+	// Mode permission bits
+	Mode  uint32    `json:"mode"`
+	Mtime time.Time `json:"mtime"`
+	Name  string    `json:"name"`
+
+	// Path from the volume's root, starting with /
+	Path string `json:"path"`
+	Size int64  `json:"size"`
+
+	// Target a symlink's target
+	Target *string             `json:"target,omitempty"`
+	Type   VolumeEntryStatType `json:"type"`
+	UID    uint32              `json:"uid"`
+}
+
+// VolumeEntryStatType defines model for VolumeEntryStat.Type.
+type VolumeEntryStatType string
+
+// VolumeMetadata defines model for VolumeMetadata.
+type VolumeMetadata struct {
+	GID  *uint32 `json:"gid,omitempty"`
+	Mode *uint32 `json:"mode,omitempty"`
+	UID  *uint32 `json:"uid,omitempty"`
 }
 
 // Webhook defines model for Webhook.
@@ -918,6 +1032,21 @@ type SandboxID = string
 
 // TemplateID defines model for templateID.
 type TemplateID = string
+
+// VolumeGID defines model for volumeGID.
+type VolumeGID = uint32
+
+// VolumeID defines model for volumeID.
+type VolumeID = string
+
+// VolumeMode defines model for volumeMode.
+type VolumeMode = uint32
+
+// VolumePath defines model for volumePath.
+type VolumePath = string
+
+// VolumeUID defines model for volumeUID.
+type VolumeUID = uint32
 
 // Templates defines model for Templates.
 type Templates = []Template
@@ -1159,6 +1288,75 @@ type GetSandboxLogsParams struct {
 // GetSandboxLogsParamsDirection defines parameters for GetSandboxLogs.
 type GetSandboxLogsParamsDirection string
 
+// ListVolumeDirParams defines parameters for ListVolumeDir.
+type ListVolumeDirParams struct {
+	// Path a path in the volume, from its root
+	Path VolumePath `form:"path" json:"path"`
+
+	// Depth levels to descend (default 1)
+	Depth *int `form:"depth,omitempty" json:"depth,omitempty"`
+}
+
+// MakeVolumeDirParams defines parameters for MakeVolumeDir.
+type MakeVolumeDirParams struct {
+	// Path a path in the volume, from its root
+	Path VolumePath `form:"path" json:"path"`
+
+	// UID owner (default 0)
+	UID *VolumeUID `form:"uid,omitempty" json:"uid,omitempty"`
+
+	// GID group (default 0)
+	GID *VolumeGID `form:"gid,omitempty" json:"gid,omitempty"`
+
+	// Mode permission bits (default 0644 for a file, 0755 for a directory)
+	Mode *VolumeMode `form:"mode,omitempty" json:"mode,omitempty"`
+
+	// Force make missing parents; an existing directory is then no error
+	Force *bool `form:"force,omitempty" json:"force,omitempty"`
+}
+
+// ReadVolumeFileParams defines parameters for ReadVolumeFile.
+type ReadVolumeFileParams struct {
+	// Path a path in the volume, from its root
+	Path VolumePath `form:"path" json:"path"`
+}
+
+// WriteVolumeFileParams defines parameters for WriteVolumeFile.
+type WriteVolumeFileParams struct {
+	// Path a path in the volume, from its root
+	Path VolumePath `form:"path" json:"path"`
+
+	// UID owner (default 0)
+	UID *VolumeUID `form:"uid,omitempty" json:"uid,omitempty"`
+
+	// GID group (default 0)
+	GID *VolumeGID `form:"gid,omitempty" json:"gid,omitempty"`
+
+	// Mode permission bits (default 0644 for a file, 0755 for a directory)
+	Mode *VolumeMode `form:"mode,omitempty" json:"mode,omitempty"`
+
+	// Force replace an existing file (without it: 409)
+	Force *bool `form:"force,omitempty" json:"force,omitempty"`
+}
+
+// RemoveVolumePathParams defines parameters for RemoveVolumePath.
+type RemoveVolumePathParams struct {
+	// Path a path in the volume, from its root
+	Path VolumePath `form:"path" json:"path"`
+}
+
+// StatVolumePathParams defines parameters for StatVolumePath.
+type StatVolumePathParams struct {
+	// Path a path in the volume, from its root
+	Path VolumePath `form:"path" json:"path"`
+}
+
+// UpdateVolumePathParams defines parameters for UpdateVolumePath.
+type UpdateVolumePathParams struct {
+	// Path a path in the volume, from its root
+	Path VolumePath `form:"path" json:"path"`
+}
+
 // CreateAPIKeyJSONRequestBody defines body for CreateAPIKey for application/json ContentType.
 type CreateAPIKeyJSONRequestBody = NewTeamAPIKey
 
@@ -1215,6 +1413,12 @@ type StartBuildJSONRequestBody = BuildStart
 
 // RequestBuildJSONRequestBody defines body for RequestBuild for application/json ContentType.
 type RequestBuildJSONRequestBody = BuildRequest
+
+// UpdateVolumePathJSONRequestBody defines body for UpdateVolumePath for application/json ContentType.
+type UpdateVolumePathJSONRequestBody = VolumeMetadata
+
+// CreateVolumeJSONRequestBody defines body for CreateVolume for application/json ContentType.
+type CreateVolumeJSONRequestBody = NewVolume
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
 type RequestEditorFn func(ctx context.Context, req *http.Request) error
@@ -1757,6 +1961,60 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /v3/templates (the `RequestBuild` operationId).
 	RequestBuild(ctx context.Context, body RequestBuildJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListVolumeDir performs a GET /volumecontent/{volumeID}/dir (the `ListVolumeDir` operationId) request.
+	ListVolumeDir(ctx context.Context, volumeID VolumeID, params *ListVolumeDirParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// MakeVolumeDir performs a POST /volumecontent/{volumeID}/dir (the `MakeVolumeDir` operationId) request.
+	MakeVolumeDir(ctx context.Context, volumeID VolumeID, params *MakeVolumeDirParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReadVolumeFile performs a GET /volumecontent/{volumeID}/file (the `ReadVolumeFile` operationId) request.
+	ReadVolumeFile(ctx context.Context, volumeID VolumeID, params *ReadVolumeFileParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// WriteVolumeFileWithBody performs a PUT /volumecontent/{volumeID}/file (the `WriteVolumeFile` operationId) request,
+	// with any type of body and a specified content type.
+	WriteVolumeFileWithBody(ctx context.Context, volumeID VolumeID, params *WriteVolumeFileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RemoveVolumePath performs a DELETE /volumecontent/{volumeID}/path (the `RemoveVolumePath` operationId) request.
+	RemoveVolumePath(ctx context.Context, volumeID VolumeID, params *RemoveVolumePathParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StatVolumePath performs a GET /volumecontent/{volumeID}/path (the `StatVolumePath` operationId) request.
+	StatVolumePath(ctx context.Context, volumeID VolumeID, params *StatVolumePathParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateVolumePathWithBody performs a PATCH /volumecontent/{volumeID}/path (the `UpdateVolumePath` operationId) request,
+	// with any type of body and a specified content type.
+	UpdateVolumePathWithBody(ctx context.Context, volumeID VolumeID, params *UpdateVolumePathParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateVolumePath performs a PATCH /volumecontent/{volumeID}/path (the `UpdateVolumePath` operationId) request.
+	// Takes a body of the `application/json` content type.
+	UpdateVolumePath(ctx context.Context, volumeID VolumeID, params *UpdateVolumePathParams, body UpdateVolumePathJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListVolumes The team's volumes
+	//
+	// Corresponds with GET /volumes (the `ListVolumes` operationId).
+	ListVolumes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateVolumeWithBody Create a volume (a persistent directory sandboxes mount)
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /volumes (the `CreateVolume` operationId).
+	CreateVolumeWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateVolume Create a volume (a persistent directory sandboxes mount)
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /volumes (the `CreateVolume` operationId).
+	CreateVolume(ctx context.Context, body CreateVolumeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteVolume performs a DELETE /volumes/{volumeID} (the `DeleteVolume` operationId) request.
+	//
+	// warren: refused (409) while a running or paused sandbox mounts it; its data and its token are gone once deleted.
+	DeleteVolume(ctx context.Context, volumeID VolumeID, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetVolume performs a GET /volumes/{volumeID} (the `GetVolume` operationId) request.
+	GetVolume(ctx context.Context, volumeID VolumeID, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetAdmission The start queue (warren)
@@ -2977,6 +3235,190 @@ func (c *Client) RequestBuildWithBody(ctx context.Context, contentType string, b
 // Corresponds with POST /v3/templates (the `RequestBuild` operationId).
 func (c *Client) RequestBuild(ctx context.Context, body RequestBuildJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewRequestBuildRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListVolumeDir performs a GET /volumecontent/{volumeID}/dir (the `ListVolumeDir` operationId) request.
+func (c *Client) ListVolumeDir(ctx context.Context, volumeID VolumeID, params *ListVolumeDirParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListVolumeDirRequest(c.Server, volumeID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// MakeVolumeDir performs a POST /volumecontent/{volumeID}/dir (the `MakeVolumeDir` operationId) request.
+func (c *Client) MakeVolumeDir(ctx context.Context, volumeID VolumeID, params *MakeVolumeDirParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMakeVolumeDirRequest(c.Server, volumeID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ReadVolumeFile performs a GET /volumecontent/{volumeID}/file (the `ReadVolumeFile` operationId) request.
+func (c *Client) ReadVolumeFile(ctx context.Context, volumeID VolumeID, params *ReadVolumeFileParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReadVolumeFileRequest(c.Server, volumeID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// WriteVolumeFileWithBody performs a PUT /volumecontent/{volumeID}/file (the `WriteVolumeFile` operationId) request,
+// with any type of body and a specified content type.
+func (c *Client) WriteVolumeFileWithBody(ctx context.Context, volumeID VolumeID, params *WriteVolumeFileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewWriteVolumeFileRequestWithBody(c.Server, volumeID, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RemoveVolumePath performs a DELETE /volumecontent/{volumeID}/path (the `RemoveVolumePath` operationId) request.
+func (c *Client) RemoveVolumePath(ctx context.Context, volumeID VolumeID, params *RemoveVolumePathParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRemoveVolumePathRequest(c.Server, volumeID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StatVolumePath performs a GET /volumecontent/{volumeID}/path (the `StatVolumePath` operationId) request.
+func (c *Client) StatVolumePath(ctx context.Context, volumeID VolumeID, params *StatVolumePathParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStatVolumePathRequest(c.Server, volumeID, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateVolumePathWithBody performs a PATCH /volumecontent/{volumeID}/path (the `UpdateVolumePath` operationId) request,
+// with any type of body and a specified content type.
+func (c *Client) UpdateVolumePathWithBody(ctx context.Context, volumeID VolumeID, params *UpdateVolumePathParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateVolumePathRequestWithBody(c.Server, volumeID, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateVolumePath performs a PATCH /volumecontent/{volumeID}/path (the `UpdateVolumePath` operationId) request.
+// Takes a body of the `application/json` content type.
+func (c *Client) UpdateVolumePath(ctx context.Context, volumeID VolumeID, params *UpdateVolumePathParams, body UpdateVolumePathJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateVolumePathRequest(c.Server, volumeID, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListVolumes The team's volumes
+//
+// Corresponds with GET /volumes (the `ListVolumes` operationId).
+func (c *Client) ListVolumes(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListVolumesRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateVolumeWithBody Create a volume (a persistent directory sandboxes mount)
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /volumes (the `CreateVolume` operationId).
+func (c *Client) CreateVolumeWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateVolumeRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateVolume Create a volume (a persistent directory sandboxes mount)
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /volumes (the `CreateVolume` operationId).
+func (c *Client) CreateVolume(ctx context.Context, body CreateVolumeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateVolumeRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteVolume performs a DELETE /volumes/{volumeID} (the `DeleteVolume` operationId) request.
+//
+// warren: refused (409) while a running or paused sandbox mounts it; its data and its token are gone once deleted.
+func (c *Client) DeleteVolume(ctx context.Context, volumeID VolumeID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteVolumeRequest(c.Server, volumeID)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetVolume performs a GET /volumes/{volumeID} (the `GetVolume` operationId) request.
+func (c *Client) GetVolume(ctx context.Context, volumeID VolumeID, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetVolumeRequest(c.Server, volumeID)
 	if err != nil {
 		return nil, err
 	}
@@ -5872,6 +6314,663 @@ func NewRequestBuildRequestWithBody(server string, contentType string, body io.R
 	return req, nil
 }
 
+// NewListVolumeDirRequest constructs an http.Request for the ListVolumeDir method
+func NewListVolumeDirRequest(server string, volumeID VolumeID, params *ListVolumeDirParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "volumeID", volumeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/volumecontent/%s/dir", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "path", params.Path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.Depth != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "depth", *params.Depth, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewMakeVolumeDirRequest constructs an http.Request for the MakeVolumeDir method
+func NewMakeVolumeDirRequest(server string, volumeID VolumeID, params *MakeVolumeDirParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "volumeID", volumeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/volumecontent/%s/dir", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "path", params.Path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.UID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "uid", *params.UID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "uint32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "gid", *params.GID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "uint32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Mode != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "mode", *params.Mode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "uint32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Force != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "force", *params.Force, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewReadVolumeFileRequest constructs an http.Request for the ReadVolumeFile method
+func NewReadVolumeFileRequest(server string, volumeID VolumeID, params *ReadVolumeFileParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "volumeID", volumeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/volumecontent/%s/file", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "path", params.Path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewWriteVolumeFileRequestWithBody constructs an http.Request for the WriteVolumeFile method, with any body, and a specified content type
+func NewWriteVolumeFileRequestWithBody(server string, volumeID VolumeID, params *WriteVolumeFileParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "volumeID", volumeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/volumecontent/%s/file", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "path", params.Path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.UID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "uid", *params.UID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "uint32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.GID != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "gid", *params.GID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "uint32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Mode != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "mode", *params.Mode, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "uint32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Force != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "force", *params.Force, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRemoveVolumePathRequest constructs an http.Request for the RemoveVolumePath method
+func NewRemoveVolumePathRequest(server string, volumeID VolumeID, params *RemoveVolumePathParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "volumeID", volumeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/volumecontent/%s/path", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "path", params.Path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewStatVolumePathRequest constructs an http.Request for the StatVolumePath method
+func NewStatVolumePathRequest(server string, volumeID VolumeID, params *StatVolumePathParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "volumeID", volumeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/volumecontent/%s/path", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "path", params.Path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateVolumePathRequest calls the generic UpdateVolumePath builder with application/json body
+func NewUpdateVolumePathRequest(server string, volumeID VolumeID, params *UpdateVolumePathParams, body UpdateVolumePathJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateVolumePathRequestWithBody(server, volumeID, params, "application/json", bodyReader)
+}
+
+// NewUpdateVolumePathRequestWithBody constructs an http.Request for the UpdateVolumePath method, with any body, and a specified content type
+func NewUpdateVolumePathRequestWithBody(server string, volumeID VolumeID, params *UpdateVolumePathParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "volumeID", volumeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/volumecontent/%s/path", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "path", params.Path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListVolumesRequest constructs an http.Request for the ListVolumes method
+func NewListVolumesRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/volumes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateVolumeRequest calls the generic CreateVolume builder with application/json body
+func NewCreateVolumeRequest(server string, body CreateVolumeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateVolumeRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewCreateVolumeRequestWithBody constructs an http.Request for the CreateVolume method, with any body, and a specified content type
+func NewCreateVolumeRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/volumes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteVolumeRequest constructs an http.Request for the DeleteVolume method
+func NewDeleteVolumeRequest(server string, volumeID VolumeID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "volumeID", volumeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/volumes/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetVolumeRequest constructs an http.Request for the GetVolume method
+func NewGetVolumeRequest(server string, volumeID VolumeID) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "volumeID", volumeID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/volumes/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -6465,6 +7564,80 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /v3/templates (the `RequestBuild` operationId).
 	RequestBuildWithResponse(ctx context.Context, body RequestBuildJSONRequestBody, reqEditors ...RequestEditorFn) (*RequestBuildResponse, error)
+
+	// ListVolumeDirWithResponse performs a GET /volumecontent/{volumeID}/dir (the `ListVolumeDir` operationId) request.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	ListVolumeDirWithResponse(ctx context.Context, volumeID VolumeID, params *ListVolumeDirParams, reqEditors ...RequestEditorFn) (*ListVolumeDirResponse, error)
+
+	// MakeVolumeDirWithResponse performs a POST /volumecontent/{volumeID}/dir (the `MakeVolumeDir` operationId) request.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	MakeVolumeDirWithResponse(ctx context.Context, volumeID VolumeID, params *MakeVolumeDirParams, reqEditors ...RequestEditorFn) (*MakeVolumeDirResponse, error)
+
+	// ReadVolumeFileWithResponse performs a GET /volumecontent/{volumeID}/file (the `ReadVolumeFile` operationId) request.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	ReadVolumeFileWithResponse(ctx context.Context, volumeID VolumeID, params *ReadVolumeFileParams, reqEditors ...RequestEditorFn) (*ReadVolumeFileResponse, error)
+
+	// WriteVolumeFileWithBodyWithResponse performs a PUT /volumecontent/{volumeID}/file (the `WriteVolumeFile` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	WriteVolumeFileWithBodyWithResponse(ctx context.Context, volumeID VolumeID, params *WriteVolumeFileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WriteVolumeFileResponse, error)
+
+	// RemoveVolumePathWithResponse performs a DELETE /volumecontent/{volumeID}/path (the `RemoveVolumePath` operationId) request.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	RemoveVolumePathWithResponse(ctx context.Context, volumeID VolumeID, params *RemoveVolumePathParams, reqEditors ...RequestEditorFn) (*RemoveVolumePathResponse, error)
+
+	// StatVolumePathWithResponse performs a GET /volumecontent/{volumeID}/path (the `StatVolumePath` operationId) request.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	StatVolumePathWithResponse(ctx context.Context, volumeID VolumeID, params *StatVolumePathParams, reqEditors ...RequestEditorFn) (*StatVolumePathResponse, error)
+
+	// UpdateVolumePathWithBodyWithResponse performs a PATCH /volumecontent/{volumeID}/path (the `UpdateVolumePath` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	UpdateVolumePathWithBodyWithResponse(ctx context.Context, volumeID VolumeID, params *UpdateVolumePathParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateVolumePathResponse, error)
+
+	// UpdateVolumePathWithResponse performs a PATCH /volumecontent/{volumeID}/path (the `UpdateVolumePath` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	UpdateVolumePathWithResponse(ctx context.Context, volumeID VolumeID, params *UpdateVolumePathParams, body UpdateVolumePathJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateVolumePathResponse, error)
+
+	// ListVolumesWithResponse The team's volumes
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /volumes (the `ListVolumes` operationId).
+	ListVolumesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListVolumesResponse, error)
+
+	// CreateVolumeWithBodyWithResponse Create a volume (a persistent directory sandboxes mount)
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /volumes (the `CreateVolume` operationId).
+	CreateVolumeWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateVolumeResponse, error)
+
+	// CreateVolumeWithResponse Create a volume (a persistent directory sandboxes mount)
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /volumes (the `CreateVolume` operationId).
+	CreateVolumeWithResponse(ctx context.Context, body CreateVolumeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateVolumeResponse, error)
+
+	// DeleteVolumeWithResponse performs a DELETE /volumes/{volumeID} (the `DeleteVolume` operationId) request.
+	//
+	// warren: refused (409) while a running or paused sandbox mounts it; its data and its token are gone once deleted.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	DeleteVolumeWithResponse(ctx context.Context, volumeID VolumeID, reqEditors ...RequestEditorFn) (*DeleteVolumeResponse, error)
+
+	// GetVolumeWithResponse performs a GET /volumes/{volumeID} (the `GetVolume` operationId) request.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	GetVolumeWithResponse(ctx context.Context, volumeID VolumeID, reqEditors ...RequestEditorFn) (*GetVolumeResponse, error)
 }
 
 type GetAdmissionResponse struct {
@@ -9136,6 +10309,513 @@ func (r RequestBuildResponse) ContentType() string {
 	return ""
 }
 
+type ListVolumeDirResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]VolumeEntryStat
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListVolumeDirResponse) GetJSON200() *[]VolumeEntryStat {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListVolumeDirResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListVolumeDirResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListVolumeDirResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListVolumeDirResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListVolumeDirResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type MakeVolumeDirResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *VolumeEntryStat
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r MakeVolumeDirResponse) GetJSON201() *VolumeEntryStat {
+	return r.JSON201
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r MakeVolumeDirResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r MakeVolumeDirResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r MakeVolumeDirResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r MakeVolumeDirResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r MakeVolumeDirResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ReadVolumeFileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ReadVolumeFileResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ReadVolumeFileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ReadVolumeFileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ReadVolumeFileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ReadVolumeFileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type WriteVolumeFileResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *VolumeEntryStat
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r WriteVolumeFileResponse) GetJSON201() *VolumeEntryStat {
+	return r.JSON201
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r WriteVolumeFileResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r WriteVolumeFileResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r WriteVolumeFileResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r WriteVolumeFileResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r WriteVolumeFileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type RemoveVolumePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r RemoveVolumePathResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RemoveVolumePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RemoveVolumePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RemoveVolumePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RemoveVolumePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type StatVolumePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VolumeEntryStat
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r StatVolumePathResponse) GetJSON200() *VolumeEntryStat {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r StatVolumePathResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r StatVolumePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StatVolumePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StatVolumePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StatVolumePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type UpdateVolumePathResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VolumeEntryStat
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateVolumePathResponse) GetJSON200() *VolumeEntryStat {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdateVolumePathResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateVolumePathResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateVolumePathResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateVolumePathResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateVolumePathResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type ListVolumesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *[]Volume
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListVolumesResponse) GetJSON200() *[]Volume {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListVolumesResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListVolumesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListVolumesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListVolumesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListVolumesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CreateVolumeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *VolumeAndToken
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateVolumeResponse) GetJSON201() *VolumeAndToken {
+	return r.JSON201
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateVolumeResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateVolumeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateVolumeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateVolumeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateVolumeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type DeleteVolumeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteVolumeResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteVolumeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteVolumeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteVolumeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteVolumeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type GetVolumeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VolumeAndToken
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Error
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetVolumeResponse) GetJSON200() *VolumeAndToken {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetVolumeResponse) GetJSONDefault() *Error {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetVolumeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetVolumeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetVolumeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetVolumeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetAdmissionWithResponse The start queue (warren)
 //
 // warren: cold creates, resumes and forks wait their turn here while
@@ -10140,6 +11820,158 @@ func (c *ClientWithResponses) RequestBuildWithResponse(ctx context.Context, body
 		return nil, err
 	}
 	return ParseRequestBuildResponse(rsp)
+}
+
+// ListVolumeDirWithResponse performs a GET /volumecontent/{volumeID}/dir (the `ListVolumeDir` operationId) request.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) ListVolumeDirWithResponse(ctx context.Context, volumeID VolumeID, params *ListVolumeDirParams, reqEditors ...RequestEditorFn) (*ListVolumeDirResponse, error) {
+	rsp, err := c.ListVolumeDir(ctx, volumeID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListVolumeDirResponse(rsp)
+}
+
+// MakeVolumeDirWithResponse performs a POST /volumecontent/{volumeID}/dir (the `MakeVolumeDir` operationId) request.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) MakeVolumeDirWithResponse(ctx context.Context, volumeID VolumeID, params *MakeVolumeDirParams, reqEditors ...RequestEditorFn) (*MakeVolumeDirResponse, error) {
+	rsp, err := c.MakeVolumeDir(ctx, volumeID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseMakeVolumeDirResponse(rsp)
+}
+
+// ReadVolumeFileWithResponse performs a GET /volumecontent/{volumeID}/file (the `ReadVolumeFile` operationId) request.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) ReadVolumeFileWithResponse(ctx context.Context, volumeID VolumeID, params *ReadVolumeFileParams, reqEditors ...RequestEditorFn) (*ReadVolumeFileResponse, error) {
+	rsp, err := c.ReadVolumeFile(ctx, volumeID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseReadVolumeFileResponse(rsp)
+}
+
+// WriteVolumeFileWithBodyWithResponse performs a PUT /volumecontent/{volumeID}/file (the `WriteVolumeFile` operationId) request,
+// with any type of body and a specified content type.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) WriteVolumeFileWithBodyWithResponse(ctx context.Context, volumeID VolumeID, params *WriteVolumeFileParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*WriteVolumeFileResponse, error) {
+	rsp, err := c.WriteVolumeFileWithBody(ctx, volumeID, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseWriteVolumeFileResponse(rsp)
+}
+
+// RemoveVolumePathWithResponse performs a DELETE /volumecontent/{volumeID}/path (the `RemoveVolumePath` operationId) request.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) RemoveVolumePathWithResponse(ctx context.Context, volumeID VolumeID, params *RemoveVolumePathParams, reqEditors ...RequestEditorFn) (*RemoveVolumePathResponse, error) {
+	rsp, err := c.RemoveVolumePath(ctx, volumeID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRemoveVolumePathResponse(rsp)
+}
+
+// StatVolumePathWithResponse performs a GET /volumecontent/{volumeID}/path (the `StatVolumePath` operationId) request.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) StatVolumePathWithResponse(ctx context.Context, volumeID VolumeID, params *StatVolumePathParams, reqEditors ...RequestEditorFn) (*StatVolumePathResponse, error) {
+	rsp, err := c.StatVolumePath(ctx, volumeID, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStatVolumePathResponse(rsp)
+}
+
+// UpdateVolumePathWithBodyWithResponse performs a PATCH /volumecontent/{volumeID}/path (the `UpdateVolumePath` operationId) request,
+// with any type of body and a specified content type.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) UpdateVolumePathWithBodyWithResponse(ctx context.Context, volumeID VolumeID, params *UpdateVolumePathParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateVolumePathResponse, error) {
+	rsp, err := c.UpdateVolumePathWithBody(ctx, volumeID, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateVolumePathResponse(rsp)
+}
+
+// UpdateVolumePathWithResponse performs a PATCH /volumecontent/{volumeID}/path (the `UpdateVolumePath` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) UpdateVolumePathWithResponse(ctx context.Context, volumeID VolumeID, params *UpdateVolumePathParams, body UpdateVolumePathJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateVolumePathResponse, error) {
+	rsp, err := c.UpdateVolumePath(ctx, volumeID, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateVolumePathResponse(rsp)
+}
+
+// ListVolumesWithResponse The team's volumes
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /volumes (the `ListVolumes` operationId).
+func (c *ClientWithResponses) ListVolumesWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListVolumesResponse, error) {
+	rsp, err := c.ListVolumes(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListVolumesResponse(rsp)
+}
+
+// CreateVolumeWithBodyWithResponse Create a volume (a persistent directory sandboxes mount)
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /volumes (the `CreateVolume` operationId).
+func (c *ClientWithResponses) CreateVolumeWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateVolumeResponse, error) {
+	rsp, err := c.CreateVolumeWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateVolumeResponse(rsp)
+}
+
+// CreateVolumeWithResponse Create a volume (a persistent directory sandboxes mount)
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /volumes (the `CreateVolume` operationId).
+func (c *ClientWithResponses) CreateVolumeWithResponse(ctx context.Context, body CreateVolumeJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateVolumeResponse, error) {
+	rsp, err := c.CreateVolume(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateVolumeResponse(rsp)
+}
+
+// DeleteVolumeWithResponse performs a DELETE /volumes/{volumeID} (the `DeleteVolume` operationId) request.
+//
+// warren: refused (409) while a running or paused sandbox mounts it; its data and its token are gone once deleted.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) DeleteVolumeWithResponse(ctx context.Context, volumeID VolumeID, reqEditors ...RequestEditorFn) (*DeleteVolumeResponse, error) {
+	rsp, err := c.DeleteVolume(ctx, volumeID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteVolumeResponse(rsp)
+}
+
+// GetVolumeWithResponse performs a GET /volumes/{volumeID} (the `GetVolume` operationId) request.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) GetVolumeWithResponse(ctx context.Context, volumeID VolumeID, reqEditors ...RequestEditorFn) (*GetVolumeResponse, error) {
+	rsp, err := c.GetVolume(ctx, volumeID, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetVolumeResponse(rsp)
 }
 
 // ParseGetAdmissionResponse parses an HTTP response from a GetAdmissionWithResponse call
@@ -12010,6 +13842,354 @@ func ParseRequestBuildResponse(rsp *http.Response) (*RequestBuildResponse, error
 			return nil, err
 		}
 		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListVolumeDirResponse parses an HTTP response from a ListVolumeDirWithResponse call
+func ParseListVolumeDirResponse(rsp *http.Response) (*ListVolumeDirResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListVolumeDirResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []VolumeEntryStat
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseMakeVolumeDirResponse parses an HTTP response from a MakeVolumeDirWithResponse call
+func ParseMakeVolumeDirResponse(rsp *http.Response) (*MakeVolumeDirResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &MakeVolumeDirResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest VolumeEntryStat
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseReadVolumeFileResponse parses an HTTP response from a ReadVolumeFileWithResponse call
+func ParseReadVolumeFileResponse(rsp *http.Response) (*ReadVolumeFileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ReadVolumeFileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseWriteVolumeFileResponse parses an HTTP response from a WriteVolumeFileWithResponse call
+func ParseWriteVolumeFileResponse(rsp *http.Response) (*WriteVolumeFileResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &WriteVolumeFileResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest VolumeEntryStat
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseRemoveVolumePathResponse parses an HTTP response from a RemoveVolumePathWithResponse call
+func ParseRemoveVolumePathResponse(rsp *http.Response) (*RemoveVolumePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RemoveVolumePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseStatVolumePathResponse parses an HTTP response from a StatVolumePathWithResponse call
+func ParseStatVolumePathResponse(rsp *http.Response) (*StatVolumePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StatVolumePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VolumeEntryStat
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseUpdateVolumePathResponse parses an HTTP response from a UpdateVolumePathWithResponse call
+func ParseUpdateVolumePathResponse(rsp *http.Response) (*UpdateVolumePathResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateVolumePathResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VolumeEntryStat
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseListVolumesResponse parses an HTTP response from a ListVolumesWithResponse call
+func ParseListVolumesResponse(rsp *http.Response) (*ListVolumesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListVolumesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest []Volume
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCreateVolumeResponse parses an HTTP response from a CreateVolumeWithResponse call
+func ParseCreateVolumeResponse(rsp *http.Response) (*CreateVolumeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateVolumeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest VolumeAndToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseDeleteVolumeResponse parses an HTTP response from a DeleteVolumeWithResponse call
+func ParseDeleteVolumeResponse(rsp *http.Response) (*DeleteVolumeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteVolumeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseGetVolumeResponse parses an HTTP response from a GetVolumeWithResponse call
+func ParseGetVolumeResponse(rsp *http.Response) (*GetVolumeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetVolumeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VolumeAndToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Error

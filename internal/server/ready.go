@@ -45,6 +45,7 @@ func printReady(cfg *Config, addr, key string, generated bool, caPath string) {
 	fmt.Fprintf(w, "  export E2B_API_URL=%s\n", url)
 	fmt.Fprintf(w, "  export E2B_SANDBOX_URL=%s\n", url)
 	fmt.Fprintf(w, "  export E2B_DOMAIN=%s\n", cfg.Domain)
+	fmt.Fprintf(w, "  export E2B_VOLUME_API_URL=%s\n", url)
 	if caPath != "" {
 		fmt.Fprintf(w, "  export NODE_EXTRA_CA_CERTS=%s\n", caPath)
 		fmt.Fprintf(w, "\nWith wildcard DNS for *.%s pointing here, E2B_SANDBOX_URL can be left unset.\n", cfg.Domain)

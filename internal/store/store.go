@@ -129,6 +129,10 @@ type Sandbox struct {
 	// storage (<shared dir>/parked/<id>) from which another node sharing
 	// it can take the sandbox over if its own node dies.
 	Parked bool
+	// VolumeMounts are the team's volumes mounted in the sandbox, kept so
+	// that a resume, a re-adopt after a restart or a take-over mounts
+	// them again.
+	VolumeMounts []VolumeMount
 }
 
 // Sandbox intents: what a sandbox was in the middle of.
@@ -237,6 +241,30 @@ type Team struct {
 	MaxMemoryMB  int // total memory of its running sandboxes
 	MaxCPUs      int // total vCPUs of its running sandboxes
 	MaxBuilds    int // template builds at once
+	MaxVolumeMB  int // total size limit of its volumes
+}
+
+// Volume is a team's persistent directory that outlives sandboxes: they
+// mount it read-write by name, and its content API reads and writes it
+// with Token as the bearer.
+type Volume struct {
+	ID     string
+	TeamID string
+	// Name is unique in the team: ^[a-zA-Z0-9_-]+$, at most 63 characters.
+	Name string
+	// Token is the bearer of the volume's content API; deleting the volume
+	// revokes it.
+	Token string
+	// SizeMB is the size limit, fixed when the volume is made.
+	SizeMB    int
+	CreatedAt time.Time
+}
+
+// VolumeMount is a volume mounted in a sandbox at Path (absolute).
+type VolumeMount struct {
+	VolumeID string `json:"volumeID"`
+	Name     string `json:"name"`
+	Path     string `json:"path"`
 }
 
 // Unlimited lifts one of a team's limits.
@@ -273,4 +301,8 @@ type Snapshot struct {
 	SizeBytes  int64
 	CreatedAt  time.Time
 	TeamID     string // the team of the sandbox it was taken from
+	// VolumeMounts are the source's: a memory image holds files open on
+	// them, so a sandbox restored from it mounts the same volumes (whose
+	// data is never part of the snapshot).
+	VolumeMounts []VolumeMount
 }
