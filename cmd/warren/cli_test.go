@@ -73,7 +73,7 @@ func defaultServe() server.Config {
 		Bridge: "warren0", EnvdPath: "/x/envd", InterpreterPath: "/x/interpreter", LogLevel: slog.LevelInfo,
 		CodeInterpreter: true, EgressProxyPort: 4380, DiskQuota: true, MaxConnections: 4096,
 		IdleTimeout: 2 * time.Minute, MaxTimeout: 24 * time.Hour, CheckpointAfter: 30 * time.Second,
-		CPUCount: 2, MemoryMB: 512, MaxCPUCount: goruntime.NumCPU(), MaxMemoryMB: 8192, DiskMB: 4096,
+		CPUCount: 2, MemoryMB: 512, MaxCPUCount: goruntime.NumCPU(), MaxMemoryMB: 8192, DiskMB: 4096, VolumeSizeMB: 1024,
 		TeamQuotas: server.Quotas{Sandboxes: 100, Builds: 4}, StartWait: admission.DefaultMaxWait,
 		StartQueue: admission.DefaultMaxQueue, StartPressure: admission.DefaultHighPressure,
 		PoolSize: 8, PoolMin: 1, PoolTemplates: []string{"base", "code-interpreter-v1"}, PoolMemoryMB: 2048,

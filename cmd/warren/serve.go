@@ -139,6 +139,8 @@ func serveFlagsSandboxes(fs *pflag.FlagSet, c *server.Config) {
 	fs.IntVar(&c.TeamQuotas.MemoryMB, "team-max-memory", 0, "total memory MB of a team's running sandboxes (0: no limit)")
 	fs.IntVar(&c.TeamQuotas.CPUs, "team-max-cpus", 0, "total vCPUs of a team's running sandboxes (0: no limit)")
 	fs.IntVar(&c.TeamQuotas.Builds, "team-max-builds", 4, "template builds a team may run at once (0: no limit)")
+	fs.IntVar(&c.VolumeSizeMB, "volume-size-mb", 1024, "size limit of each new volume in MB: a full volume gives ENOSPC inside the sandbox (on one machine its image is sparse: unused space costs no disk)")
+	fs.IntVar(&c.TeamQuotas.VolumeMB, "team-max-volume-mb", 0, "total size limit in MB of a team's volumes (0: no limit)")
 	fs.DurationVar(&c.StartWait, "start-wait", admission.DefaultMaxWait, "how long a cold create, resume or fork waits for its turn while the machine is busy before it is refused (503, Retry-After); a request's own deadline, when sooner, ends the wait too")
 	fs.IntVar(&c.StartSlots, "start-slots", 0, "cold creates, resumes and forks that start at once; more wait their turn, fairly between teams (0: two per CPU)")
 	fs.IntVar(&c.StartQueue, "start-queue", admission.DefaultMaxQueue, "starts that may wait at once; past it a start is refused at once (503, Retry-After)")

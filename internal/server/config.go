@@ -71,6 +71,9 @@ type Config struct {
 	IdleTimeout    time.Duration
 	// TeamQuotas are every team's default limits (--team-max-*).
 	TeamQuotas Quotas
+	// VolumeSizeMB is the size limit of a new volume (--volume-size-mb;
+	// 0: DefaultVolumeSizeMB).
+	VolumeSizeMB int
 	// PausedRetention and SnapshotRetention remove paused sandboxes and
 	// snapshots this old (0: kept).
 	PausedRetention, SnapshotRetention time.Duration
@@ -221,7 +224,7 @@ func (c *Config) validateNumbers(bad badFlag) {
 	for _, n := range []struct {
 		flag string
 		v    int
-	}{{"team-max-sandboxes", c.TeamQuotas.Sandboxes}, {"team-max-memory", c.TeamQuotas.MemoryMB}, {"team-max-cpus", c.TeamQuotas.CPUs}, {"team-max-builds", c.TeamQuotas.Builds}, {"max-connections", c.MaxConnections}} {
+	}{{"team-max-sandboxes", c.TeamQuotas.Sandboxes}, {"team-max-memory", c.TeamQuotas.MemoryMB}, {"team-max-cpus", c.TeamQuotas.CPUs}, {"team-max-builds", c.TeamQuotas.Builds}, {"team-max-volume-mb", c.TeamQuotas.VolumeMB}, {"volume-size-mb", c.VolumeSizeMB}, {"max-connections", c.MaxConnections}} {
 		if n.v < 0 {
 			bad(n.flag, "must not be negative (0: no limit)")
 		}

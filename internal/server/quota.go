@@ -13,6 +13,7 @@ import (
 // set) override each one.
 type Quotas struct {
 	Sandboxes, MemoryMB, CPUs, Builds int
+	VolumeMB                          int // total size limit of the team's volumes
 }
 
 // teamQuotas resolves teams' limits from the store over the defaults.
@@ -43,6 +44,7 @@ func (q teamQuotas) of(ctx context.Context, team string) (Quotas, error) {
 	return Quotas{
 		Sandboxes: pick(t.MaxSandboxes, out.Sandboxes), MemoryMB: pick(t.MaxMemoryMB, out.MemoryMB),
 		CPUs: pick(t.MaxCPUs, out.CPUs), Builds: pick(t.MaxBuilds, out.Builds),
+		VolumeMB: pick(t.MaxVolumeMB, out.VolumeMB),
 	}, nil
 }
 
@@ -56,4 +58,11 @@ func (q teamQuotas) sandboxes(ctx context.Context, team string) (sandbox.Quota, 
 func (q teamQuotas) builds(ctx context.Context, team string) (int, error) {
 	l, err := q.of(ctx, team)
 	return l.Builds, err
+}
+
+// volumeMB is the volume service's view of a team's limits: the total MB
+// its volumes may have (0: no limit).
+func (q teamQuotas) volumeMB(ctx context.Context, team string) (int, error) {
+	l, err := q.of(ctx, team)
+	return l.VolumeMB, err
 }
