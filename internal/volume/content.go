@@ -131,8 +131,13 @@ func (c *content) mkdir(p string, a Attrs, force bool) (Entry, error) {
 		}
 		return Entry{}, errdefs.New(errdefs.ErrAlreadyExists, "path / already exists")
 	}
-	if fi, err := c.root.Lstat(path.Dir(rel)); err == nil && !fi.IsDir() {
+	// Stat, not Lstat: a symlink to a directory inside is a parent too.
+	fi, err := c.root.Stat(path.Dir(rel))
+	switch {
+	case err == nil && !fi.IsDir():
 		return Entry{}, errdefs.New(errdefs.ErrConflict, fmt.Sprintf("path %s is not a directory", path.Dir(abs)))
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return Entry{}, classify(path.Dir(abs), err)
 	}
 	if force {
 		if err := c.mkdirOne(path.Dir(rel), a, true); err != nil {
@@ -163,7 +168,11 @@ func (c *content) mkdirOne(rel string, a Attrs, parents bool) error {
 	}
 	err = c.root.Mkdir(rel, mode.Perm())
 	if errors.Is(err, fs.ErrExist) && parents {
-		if fi, serr := c.root.Stat(rel); serr == nil && fi.IsDir() {
+		fi, serr := c.root.Stat(rel)
+		if serr != nil {
+			return classify(abs, serr)
+		}
+		if fi.IsDir() {
 			return nil
 		}
 		return errdefs.New(errdefs.ErrConflict, fmt.Sprintf("path %s exists and is not a directory", abs))
@@ -181,8 +190,14 @@ func (c *content) applyAttrs(rel, abs string, a Attrs, dflt uint32) error {
 	if err != nil {
 		return err
 	}
-	if err := c.root.Lchown(rel, int(deref(a.UID, 0)), int(deref(a.GID, 0))); err != nil {
+	fi, err := c.root.Lstat(rel)
+	if err != nil {
 		return classify(abs, err)
+	}
+	if uid, gid, ok := chownTo(fi, a); ok {
+		if err := c.root.Lchown(rel, uid, gid); err != nil {
+			return classify(abs, err)
+		}
 	}
 	return classify(abs, c.root.Chmod(rel, mode))
 }
@@ -264,6 +279,17 @@ func (c *content) open(p string) (io.ReadCloser, Entry, error) {
 
 func attrMode(a Attrs, dflt uint32) (fs.FileMode, error) {
 	return fileMode(deref(a.Mode, dflt))
+}
+
+// chownTo returns the owner a new file must get, and false when it has
+// it already: a new file is the server's (root's), and a chown to the
+// owner it has would only cost a syscall (and fail when not root).
+func chownTo(fi fs.FileInfo, a Attrs) (uid, gid int, ok bool) {
+	uid, gid = int(deref(a.UID, 0)), int(deref(a.GID, 0))
+	if st, isUnix := fi.Sys().(*syscall.Stat_t); isUnix && int(st.Uid) == uid && int(st.Gid) == gid {
+		return uid, gid, false
+	}
+	return uid, gid, true
 }
 
 func deref(p *uint32, dflt uint32) uint32 {

@@ -67,8 +67,14 @@ func fill(f *os.File, r io.Reader, a Attrs, mode fs.FileMode, limit int64) error
 	if limit >= 0 && n > limit {
 		return errdefs.New(errdefs.ErrNoSpace, "the volume is full: the file does not fit in what is left of its size")
 	}
-	if err := f.Chown(int(deref(a.UID, 0)), int(deref(a.GID, 0))); err != nil {
+	fi, err := f.Stat()
+	if err != nil {
 		return err
+	}
+	if uid, gid, ok := chownTo(fi, a); ok {
+		if err := f.Chown(uid, gid); err != nil {
+			return err
+		}
 	}
 	if err := f.Chmod(mode); err != nil {
 		return err
