@@ -327,3 +327,52 @@ func TestSharedLimit(t *testing.T) {
 		t.Fatalf("Get = %+v, %v; want at least %d bytes used", info, err, 3*len(half))
 	}
 }
+
+// failingBackend is a shared backend whose Create fails.
+type failingBackend struct{ *volume.Shared }
+
+func (failingBackend) Create(context.Context, string, int) error {
+	return errdefs.New(errdefs.ErrNoSpace, "the host's disk is full")
+}
+
+// TestCreateUndone: a volume whose data cannot be made leaves no record,
+// so its name is free again.
+func TestCreateUndone(t *testing.T) {
+	ctx := context.Background()
+	b, err := volume.NewShared(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := newMemStore()
+	s, err := volume.New(volume.Options{Store: st, Backend: failingBackend{b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, "a", "data"); !errors.Is(err, errdefs.ErrNoSpace) {
+		t.Fatalf("Create over a failing backend: %v, want the backend's no space", err)
+	}
+	if vols, _ := st.ListVolumes(ctx, ""); len(vols) != 0 {
+		t.Fatalf("records left: %+v", vols)
+	}
+}
+
+// TestSharedReplace: replacing a file counts the space it frees, so a
+// nearly full shared volume can still rewrite its files.
+func TestSharedReplace(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := newService(t, 1, 0)
+	v, err := s.Create(ctx, "a", "data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
+	a := volume.Attrs{UID: &uid, GID: &gid}
+	big := strings.Repeat("y", 900<<10)
+	if _, err := s.Write(ctx, v, "/f", strings.NewReader(big), a, false); err != nil {
+		t.Fatal(err)
+	}
+	e, err := s.Write(ctx, v, "/f", strings.NewReader(big+"z"), a, true)
+	if err != nil || e.Size != int64(len(big))+1 {
+		t.Fatalf("replacing a file in a nearly full volume: %+v, %v", e, err)
+	}
+}

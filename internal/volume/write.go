@@ -28,6 +28,9 @@ func (c *content) write(p string, r io.Reader, a Attrs, force bool, limit int64)
 		if !force {
 			return Entry{}, errdefs.New(errdefs.ErrAlreadyExists, fmt.Sprintf("path %s already exists", abs))
 		}
+		if limit >= 0 && fi.Mode().IsRegular() {
+			limit += fi.Size() // the file it replaces frees that much
+		}
 	}
 	mode, err := attrMode(a, 0o644)
 	if err != nil {
