@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
@@ -56,6 +57,10 @@ func newTree(t *testing.T) (*content, string) {
 		if err := os.Symlink(target, filepath.Join(root, name)); err != nil {
 			t.Fatal(err)
 		}
+	}
+	// A FIFO a sandbox left: reading it must not hang the content API.
+	if err := syscall.Mkfifo(filepath.Join(root, "fifo"), 0o644); err != nil {
+		t.Fatal(err)
 	}
 	c, err := openContent(root)
 	if err != nil {
@@ -215,6 +220,7 @@ func TestContentOps(t *testing.T) {
 			return err
 		}, errdefs.ErrNoSpace},
 		{"read dir", func(c *content) error { _, err := read(c, "/dir"); return err }, errdefs.ErrInvalidArgument},
+		{"read fifo", func(c *content) error { _, err := read(c, "/fifo"); return err }, errdefs.ErrInvalidArgument},
 		{"read missing", func(c *content) error { _, err := read(c, "/none"); return err }, errdefs.ErrNotFound},
 		{"stat missing", func(c *content) error { return errOf(c.stat("/none")) }, errdefs.ErrNotFound},
 		{"list file", func(c *content) error { _, err := c.list("/a.txt", 1); return err }, errdefs.ErrNotFound},
@@ -277,7 +283,7 @@ func TestContentSemantics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := paths(one); got != "/a.txt /abs /dir /etc /in /loop /p /up /updir" {
+	if got := paths(one); got != "/a.txt /abs /dir /etc /fifo /in /loop /p /up /updir" {
 		t.Fatalf("list depth 1 = %s", got)
 	}
 	two, err := c.list("/dir", 2)

@@ -26,6 +26,9 @@ func (s *Service) Resolve(ctx context.Context, team string, mounts []store.Volum
 	}
 	out := make([]store.VolumeMount, 0, len(mounts))
 	for i, m := range mounts {
+		if !namePattern.MatchString(m.Name) {
+			return nil, errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("invalid volume name %q in volume mounts", m.Name))
+		}
 		if err := checkMountPath(m.Path); err != nil {
 			return nil, err
 		}

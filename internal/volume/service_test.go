@@ -259,6 +259,7 @@ func TestResolve(t *testing.T) {
 		{"one", "a", mk("data", "/mnt/data"), nil},
 		{"two", "a", mk("data", "/mnt/data", "cache", "/home/user/.cache"), nil},
 		{"unknown name", "a", mk("nope", "/mnt"), errdefs.ErrNotFound},
+		{"no name", "a", mk("", "/mnt"), errdefs.ErrInvalidArgument},
 		{"other team", "b", mk("data", "/mnt"), errdefs.ErrNotFound},
 		{"relative", "a", mk("data", "mnt"), errdefs.ErrInvalidArgument},
 		{"unclean", "a", mk("data", "/mnt/../etc"), errdefs.ErrInvalidArgument},
