@@ -64,30 +64,7 @@ func TestLocal(t *testing.T) {
 	if err != nil || root != filepath.Join(mnt, "data") {
 		t.Fatalf("Path = %q, %v", root, err)
 	}
-	c, err := openContent(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if _, err := c.write("/keep", strings.NewReader("kept"), Attrs{}, false, -1); err != nil {
-		t.Fatal(err)
-	}
-	_, err = c.write("/fill", io.LimitReader(zeros{}, 64<<20), Attrs{}, false, -1)
-	if !errors.Is(err, errdefs.ErrNoSpace) {
-		t.Fatalf("writing 64 MB to a 16 MB volume: %v, want no space", err)
-	}
-	f, err := os.Create(filepath.Join(root, "direct"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = io.Copy(f, io.LimitReader(zeros{}, 64<<20))
-	if err == nil {
-		err = f.Sync()
-	}
-	f.Close()
-	if !errors.Is(err, unix.ENOSPC) {
-		t.Fatalf("a direct writer past the size: %v, want ENOSPC", err)
-	}
+	fillVolume(t, root)
 	used, size, err := l.Usage(ctx, id)
 	if err != nil || size != sizeMB<<20 || used <= 0 || used > size {
 		t.Fatalf("Usage = %d, %d, %v", used, size, err)
@@ -98,7 +75,6 @@ func TestLocal(t *testing.T) {
 	}
 
 	// A reboot: the mount is gone, the image stays.
-	c.Close()
 	if err := unix.Unmount(mnt, 0); err != nil {
 		t.Fatal(err)
 	}
@@ -119,23 +95,7 @@ func TestLocal(t *testing.T) {
 	if err := l.Delete(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if ok, _ := mountinfo.Mounted(mnt); ok {
-		t.Fatal("still mounted after Delete")
-	}
-	for _, p := range []string{img, mnt} {
-		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
-			t.Fatalf("%s is still there after Delete: %v", p, err)
-		}
-	}
-	if loops := loopsOf(t, img); len(loops) != 0 {
-		t.Fatalf("loop devices left: %v", loops)
-	}
-	if _, err := l.Path(ctx, id); !errors.Is(err, errdefs.ErrNotFound) {
-		t.Fatalf("Path after Delete: %v, want not found", err)
-	}
-	if err := l.Delete(ctx, id); err != nil {
-		t.Fatalf("a second Delete: %v", err)
-	}
+	checkGone(t, l, id)
 }
 
 // TestLocalDeleteBusy: a volume a process still holds open is detached,
@@ -179,6 +139,61 @@ func TestLocalDeleteBusy(t *testing.T) {
 		return nil
 	}); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// fillVolume writes a file to keep through the content API, then fills the
+// volume through it and through a direct writer: both get ENOSPC.
+func fillVolume(t *testing.T, root string) {
+	t.Helper()
+	c, err := openContent(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.write("/keep", strings.NewReader("kept"), Attrs{}, false, -1); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.write("/fill", io.LimitReader(zeros{}, 64<<20), Attrs{}, false, -1)
+	if !errors.Is(err, errdefs.ErrNoSpace) {
+		t.Fatalf("writing 64 MB to a 16 MB volume: %v, want no space", err)
+	}
+	f, err := os.Create(filepath.Join(root, "direct"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.Copy(f, io.LimitReader(zeros{}, 64<<20))
+	if err == nil {
+		err = f.Sync()
+	}
+	f.Close()
+	if !errors.Is(err, unix.ENOSPC) {
+		t.Fatalf("a direct writer past the size: %v, want ENOSPC", err)
+	}
+}
+
+// checkGone checks that a deleted volume left no mount, loop device or
+// file, and that deleting it again is no error.
+func checkGone(t *testing.T, l *Local, id string) {
+	t.Helper()
+	ctx := context.Background()
+	img, mnt := l.files(id)
+	if ok, _ := mountinfo.Mounted(mnt); ok {
+		t.Fatal("still mounted after Delete")
+	}
+	for _, p := range []string{img, mnt} {
+		if _, err := os.Lstat(p); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("%s is still there after Delete: %v", p, err)
+		}
+	}
+	if loops := loopsOf(t, img); len(loops) != 0 {
+		t.Fatalf("loop devices left: %v", loops)
+	}
+	if _, err := l.Path(ctx, id); !errors.Is(err, errdefs.ErrNotFound) {
+		t.Fatalf("Path after Delete: %v, want not found", err)
+	}
+	if err := l.Delete(ctx, id); err != nil {
+		t.Fatalf("a second Delete: %v", err)
 	}
 }
 
