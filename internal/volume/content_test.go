@@ -308,3 +308,41 @@ func paths(es []Entry) string {
 	}
 	return strings.Join(ps, " ")
 }
+
+// TestWriteAtomic: a reader racing forced rewrites sees one whole
+// version of the file, never a mix or a short one.
+func TestWriteAtomic(t *testing.T) {
+	c, _ := newTree(t)
+	const n = 256 << 10
+	versions := []string{strings.Repeat("A", n), strings.Repeat("B", n)}
+	if _, err := c.write("/f", strings.NewReader(versions[0]), me(), false, -1); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error)
+	go func() {
+		for i := range 40 {
+			if _, err := c.write("/f", strings.NewReader(versions[i%2]), me(), true, -1); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		default:
+		}
+		got, err := read(c, "/f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != versions[0] && got != versions[1] {
+			t.Fatalf("a reader saw %d bytes starting %q: not one whole version", len(got), got[:min(len(got), 8)])
+		}
+	}
+}

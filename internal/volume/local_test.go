@@ -84,9 +84,19 @@ func TestLocal(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(root, "keep")); err != nil || string(b) != "kept" {
 		t.Fatalf("after a remount: %q, %v", b, err)
 	}
-	// A restarted server finds it mounted and does not mount it twice.
-	if _, err := l.Path(ctx, id); err != nil {
+	// A restarted server finds it mounted and does not mount it twice,
+	// nor do callers at once after a reboot.
+	if err := unix.Unmount(mnt, 0); err != nil {
 		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for range cap(errs) {
+		go func() { _, err := l.Path(ctx, id); errs <- err }()
+	}
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 	if n := len(loopsOf(t, img)); n != 1 {
 		t.Fatalf("%d loop devices back the image, want 1", n)
