@@ -3,6 +3,7 @@ package volume
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"regexp"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
@@ -36,4 +37,14 @@ func checkID(id string) error {
 		return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("invalid volume id %q", id))
 	}
 	return nil
+}
+
+// NewBackend picks a server's backend: Shared under sharedDir when the
+// server has one (a cluster node: every node must see every volume),
+// else Local under dataDir/volumes.
+func NewBackend(dataDir, sharedDir string) (Backend, error) {
+	if sharedDir != "" {
+		return NewShared(sharedDir)
+	}
+	return NewLocal(filepath.Join(dataDir, "volumes"))
 }

@@ -377,3 +377,27 @@ func TestSharedReplace(t *testing.T) {
 		t.Fatalf("replacing a file in a nearly full volume: %+v, %v", e, err)
 	}
 }
+
+func TestNewBackend(t *testing.T) {
+	data, shared := t.TempDir(), t.TempDir()
+	cases := []struct {
+		shared string
+		capped bool
+		dir    string
+	}{
+		{"", true, data + "/volumes"},
+		{shared, false, shared + "/volumes"},
+	}
+	for _, tc := range cases {
+		b, err := volume.NewBackend(data, tc.shared)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Capped() != tc.capped {
+			t.Errorf("shared %q: capped %v, want %v", tc.shared, b.Capped(), tc.capped)
+		}
+		if fi, err := os.Stat(tc.dir); err != nil || !fi.IsDir() {
+			t.Errorf("shared %q: %s not made: %v", tc.shared, tc.dir, err)
+		}
+	}
+}
