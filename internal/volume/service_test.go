@@ -13,6 +13,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/testutil"
 	"github.com/warren-sandbox/warren/internal/volume"
 )
 
@@ -401,3 +402,50 @@ func TestNewBackend(t *testing.T) {
 		}
 	}
 }
+
+// TestServiceLocal drives the service over a Local backend as root: the
+// content API's default owner (root) and a full volume's 507 class.
+func TestServiceLocal(t *testing.T) {
+	testutil.RequiresRoot(t)
+	testutil.RequiresBinary(t, "mkfs.ext4")
+	ctx := context.Background()
+	b, err := volume.NewLocal(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := volume.New(volume.Options{Store: newMemStore(), Backend: b, DefaultSizeMB: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := s.Create(ctx, "a", "data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Delete(context.Background(), v.ID) })
+	e, err := s.Write(ctx, v, "/f", strings.NewReader("x"), volume.Attrs{}, false)
+	if err != nil || e.UID != 0 || e.GID != 0 || e.Mode != 0o644 {
+		t.Fatalf("Write = %+v, %v; want root's, 0644", e, err)
+	}
+	_, err = s.Write(ctx, v, "/big", io.LimitReader(zeroReader{}, 32<<20), volume.Attrs{}, false)
+	if !errors.Is(err, errdefs.ErrNoSpace) {
+		t.Fatalf("32 MB into 16: %v, want no space", err)
+	}
+	info, err := s.Get(ctx, "a", v.ID)
+	if err != nil || info.UsedBytes <= 0 || info.SizeMB != 16 {
+		t.Fatalf("Get = %+v, %v", info, err)
+	}
+	host, err := s.HostPath(ctx, v.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Delete(ctx, "a", v.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(host); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the volume's root is still there: %v", err)
+	}
+}
+
+type zeroReader struct{}
+
+func (zeroReader) Read(p []byte) (int, error) { clear(p); return len(p), nil }
