@@ -139,11 +139,6 @@ func (c *content) mkdir(p string, a Attrs, force bool) (Entry, error) {
 	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return Entry{}, classify(path.Dir(abs), err)
 	}
-	if force {
-		if err := c.mkdirOne(path.Dir(rel), a, true); err != nil {
-			return Entry{}, err
-		}
-	}
 	if err := c.mkdirOne(rel, a, force); err != nil {
 		return Entry{}, err
 	}
@@ -180,7 +175,11 @@ func (c *content) mkdirOne(rel string, a Attrs, parents bool) error {
 	if err != nil {
 		return classify(abs, err)
 	}
-	return c.applyAttrs(rel, abs, a, 0o755)
+	if err := c.applyAttrs(rel, abs, a, 0o755); err != nil {
+		_ = c.root.Remove(rel) // not left half made
+		return err
+	}
+	return nil
 }
 
 // applyAttrs sets a new file's owner (root unless a says) and mode
