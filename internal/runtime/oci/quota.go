@@ -4,13 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/loopfs"
 )
 
 // A sandbox's writable layer lives on a filesystem of its own when its
@@ -48,30 +46,7 @@ func (b *Backend) makeDisk(dir string, sizeMB int) error {
 
 // formatDisk writes a fresh sparse ext4 image of sizeMB at img.
 func formatDisk(img string, sizeMB int) error {
-	f, err := os.OpenFile(img, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return fmt.Errorf("creating disk image: %w", err)
-	}
-	err = f.Truncate(int64(sizeMB) << 20)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		_ = os.Remove(img)
-		return fmt.Errorf("sizing disk image: %w", err)
-	}
-	// No journal (the disk dies with the sandbox), no reserved blocks, and
-	// lazy inode tables: mkfs writes a few blocks and takes milliseconds.
-	out, err := exec.Command("mkfs.ext4", "-q", "-F", "-O", "^has_journal,^resize_inode",
-		"-E", "lazy_itable_init=1,nodiscard", "-m", "0", img).CombinedOutput()
-	if err != nil {
-		_ = os.Remove(img)
-		if strings.Contains(string(out), "No space left") {
-			return errdefs.New(errdefs.ErrNoSpace, "the host's disk is full")
-		}
-		return fmt.Errorf("making the sandbox's disk: %w: %s", err, strings.TrimSpace(string(out)))
-	}
-	return nil
+	return loopfs.MakeImage(img, sizeMB, loopfs.Scratch)
 }
 
 // mountDisk mounts the sandbox's disk at dir/disk unless it is mounted
@@ -84,7 +59,7 @@ func mountDisk(dir string) error {
 	if ok, err := mountedAt(mnt); err != nil || ok {
 		return err
 	}
-	return mountLoop(filepath.Join(dir, diskImage), mnt)
+	return loopfs.Mount(filepath.Join(dir, diskImage), mnt, unix.MS_NODEV|unix.MS_NOATIME)
 }
 
 // mountedAt reports whether p is a mount point: statx says so in one
