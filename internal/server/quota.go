@@ -60,9 +60,3 @@ func (q teamQuotas) builds(ctx context.Context, team string) (int, error) {
 	return l.Builds, err
 }
 
-// volumeMB is the volume service's view of a team's limits: the total MB
-// its volumes may have (0: no limit).
-func (q teamQuotas) volumeMB(ctx context.Context, team string) (int, error) {
-	l, err := q.of(ctx, team)
-	return l.VolumeMB, err
-}
