@@ -224,7 +224,7 @@ func TestLoadMigrations(t *testing.T) {
 // TestMigrateVolumesKeepsRows upgrades a database written before
 // 0017_volumes.sql: its sandboxes and snapshots read with no volume
 // mounts, its teams with the default volume quota, and a sandbox whose
-// volume_mounts is '' reads as none too.
+// volume_mounts is the empty string reads as none too.
 func TestMigrateVolumesKeepsRows(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
