@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/warren-sandbox/warren/pkg/warren"
 )
+
+var errNotVolumePath = errors.New("cp copies between here and a volume: exactly one side must be VOLUME:/path")
 
 func volumeCat(conn *connFlags) *cobra.Command {
 	return &cobra.Command{

@@ -134,18 +134,7 @@ func (v *fakeVolume) content(w http.ResponseWriter, r *http.Request, what string
 	force := q.Get("force") == "true"
 	switch r.Method + " " + what {
 	case "GET dir":
-		if !exists {
-			fakeError(w, 404, p+" not found")
-			return
-		}
-		out := []map[string]any{}
-		for f := range v.files {
-			if f != "/" && path.Dir(f) == p {
-				out = append(out, v.entry(f))
-			}
-		}
-		sort.Slice(out, func(i, j int) bool { return out[i]["name"].(string) < out[j]["name"].(string) })
-		fakeReply(w, 200, out)
+		v.list(w, p, exists)
 	case "POST dir":
 		switch {
 		case exists && !force:
@@ -193,6 +182,21 @@ func (v *fakeVolume) content(w http.ResponseWriter, r *http.Request, what string
 	default:
 		fakeError(w, 400, "unexpected "+r.Method+" "+what)
 	}
+}
+
+func (v *fakeVolume) list(w http.ResponseWriter, p string, exists bool) {
+	if !exists {
+		fakeError(w, 404, p+" not found")
+		return
+	}
+	out := []map[string]any{}
+	for f := range v.files {
+		if f != "/" && path.Dir(f) == p {
+			out = append(out, v.entry(f))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i]["name"].(string) < out[j]["name"].(string) })
+	fakeReply(w, 200, out)
 }
 
 // withStdin runs f with os.Stdin reading s.
