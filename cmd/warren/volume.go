@@ -129,9 +129,10 @@ func listVolumeDir(ctx context.Context, c *warren.Client, arg string, asJSON boo
 
 func volumeRemove(conn *connFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "rm ID|NAME|VOLUME:/path",
-		Short: "delete a volume with its data, or remove a path (a directory with everything in it) from one",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Use:               "rm ID|NAME|VOLUME:/path",
+		Short:             "delete a volume with its data, or remove a path (a directory with everything in it) from one",
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: completeVolumes(conn),
 		RunE: withClient(conn, func(ctx context.Context, c *warren.Client, args []string) error {
 			if name, _ := splitRemote(args[0]); name != "" {
 				v, p, err := volumePath(ctx, c, args[0])
@@ -151,9 +152,10 @@ func volumeRemove(conn *connFlags) *cobra.Command {
 
 func volumeToken(conn *connFlags) *cobra.Command {
 	return &cobra.Command{
-		Use:   "token ID|NAME",
-		Short: "print the bearer token of a volume's content API",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Use:               "token ID|NAME",
+		Short:             "print the bearer token of a volume's content API",
+		Args:              usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: completeVolumes(conn),
 		RunE: withClient(conn, func(ctx context.Context, c *warren.Client, args []string) error {
 			v, err := openVolume(ctx, c, args[0])
 			if err != nil {
@@ -203,6 +205,25 @@ func writeOptions(mode string, force bool) (warren.VolumeWriteOptions, error) {
 	m32 := uint32(m)
 	o.Mode = &m32
 	return o, nil
+}
+
+// completeVolumes completes a volume's name (its id shown beside it).
+func completeVolumes(conn *connFlags) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
+		c, err := conn.client()
+		if len(args) > 0 || err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		all, err := c.ListVolumes(cmd.Context())
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		names := make([]string, 0, len(all))
+		for _, v := range all {
+			names = append(names, v.Name+"\t"+v.ID)
+		}
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
 }
 
 // findVolume finds a volume by id or by name, without its token.

@@ -270,6 +270,20 @@ func TestVolumeCommands(t *testing.T) {
 	}
 }
 
+// TestVolumeCompletion: rm and token complete the team's volume names.
+func TestVolumeCompletion(t *testing.T) {
+	newFakeVolumes(t)
+	for _, name := range []string{"data", "models"} {
+		captureStdout(t, func() error { return runCLI("volume", "create", name) })
+	}
+	for _, sub := range []string{"rm", "token"} {
+		out, err := run("__complete", "volume", sub, "")
+		if err != nil || !strings.Contains(out, "data\tvol-data\nmodels\tvol-models\n") {
+			t.Errorf("completing volume %s: %v\n%s", sub, err, out)
+		}
+	}
+}
+
 // TestVolumeCommandErrors: bad input and the server's refusals are
 // errors naming what went wrong.
 func TestVolumeCommandErrors(t *testing.T) {
