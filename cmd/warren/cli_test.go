@@ -168,9 +168,9 @@ func TestCommandFlags(t *testing.T) {
 		{args: []string{"keys", "rotate"}, wantErr: `unknown keys command "rotate"`},
 		{args: []string{"keys", "revoke"}, wantErr: "usage: warren keys revoke ID|NAME"},
 		{args: []string{"keys", "create", "--expires", "soon"}, wantErr: `invalid argument "soon" for "--expires"`},
-		{args: []string{"teams", "set", "acme", "--data-dir", "/d", "--max-sandboxes", "3", "--max-memory", "-1", "-max-cpus", "2", "--max-builds=1"}, ran: "teams set", pos: []string{"acme"},
+		{args: []string{"teams", "set", "acme", "--data-dir", "/d", "--max-sandboxes", "3", "--max-memory", "-1", "-max-cpus", "2", "--max-builds=1", "--max-volume-mb", "512"}, ran: "teams set", pos: []string{"acme"},
 			check: func(o *cliOptions) bool {
-				return o.teams == teamsOptions{db: storeFlags{dataDir: "/d"}, team: store.Team{MaxSandboxes: 3, MaxMemoryMB: -1, MaxCPUs: 2, MaxBuilds: 1}}
+				return o.teams == teamsOptions{db: storeFlags{dataDir: "/d"}, team: store.Team{MaxSandboxes: 3, MaxMemoryMB: -1, MaxCPUs: 2, MaxBuilds: 1, MaxVolumeMB: 512}}
 			}},
 		{args: []string{"teams", "list", "--store", "postgres://x/y"}, ran: "teams list", check: func(o *cliOptions) bool { return o.teams.db.store == "postgres://x/y" }},
 		{args: []string{"teams", "set", "--data-dir", "/d"}, wantErr: "usage: warren teams set TEAM"},

@@ -99,13 +99,15 @@ func TestKeysTeams(t *testing.T) {
 func TestTeamsCommands(t *testing.T) {
 	dir := t.TempDir()
 	captureStdout(t, func() error {
-		return runCLI("teams", "set", "acme", "--data-dir", dir, "--max-sandboxes", "3", "--max-memory", "-1")
+		return runCLI("teams", "set", "acme", "--data-dir", dir, "--max-sandboxes", "3", "--max-memory", "-1", "--max-volume-mb", "7168")
 	})
 	list := captureStdout(t, func() error { return runCLI("teams", "list", "--data-dir", dir) })
-	if !strings.Contains(list, "acme") || !strings.Contains(list, "3") || !strings.Contains(list, "none") {
+	if !strings.Contains(list, "acme") || !strings.Contains(list, "3") || !strings.Contains(list, "none") ||
+		!strings.Contains(list, "VOLUME MB") || !strings.Contains(list, "7168") {
 		t.Fatalf("list:\n%s", list)
 	}
-	for _, bad := range [][]string{{}, {"set", "--data-dir", dir}, {"set", "acme", "--data-dir", dir, "--max-cpus", "-2"}, {"grow", "--data-dir", dir}} {
+	for _, bad := range [][]string{{}, {"set", "--data-dir", dir}, {"set", "acme", "--data-dir", dir, "--max-cpus", "-2"},
+		{"set", "acme", "--data-dir", dir, "--max-volume-mb", "-3"}, {"grow", "--data-dir", dir}} {
 		if err := runCLI(append([]string{"teams"}, bad...)...); err == nil {
 			t.Errorf("teams %v: want an error", bad)
 		}

@@ -77,7 +77,7 @@ func newRoot(o *cliOptions) *cobra.Command {
 		imageCommand(&o.image), benchCommand(&o.bench), selftestCommand(&o.selftest), templateCommand(&o.template)} {
 		root.AddCommand(markGoFlags(c))
 	}
-	root.AddCommand(sandboxCommand(), nodesCommand(), loginCommand(), mcpCommand())
+	root.AddCommand(sandboxCommand(), volumeCommand(), nodesCommand(), loginCommand(), mcpCommand())
 	root.AddCommand(&cobra.Command{Use: "version", Short: "print the version", Args: cobra.NoArgs,
 		Run: func(*cobra.Command, []string) { fmt.Println("warren", version) }})
 	root.SetGlobalNormalizationFunc(flagAliases)

@@ -23,13 +23,13 @@ type teamsOptions struct {
 // storeFlags; safe while the server runs: it reads them at each create).
 func teamsCommand(o *teamsOptions) *cobra.Command {
 	set := &cobra.Command{
-		Use:   "set TEAM [--max-sandboxes N] [--max-memory MB] [--max-cpus N] [--max-builds N]",
+		Use:   "set TEAM [--max-sandboxes N] [--max-memory MB] [--max-cpus N] [--max-builds N] [--max-volume-mb MB]",
 		Short: "set a team's quotas (0: the server's default, -1: no limit)",
 		Args:  usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			t := o.team
 			t.ID = args[0]
-			for _, v := range []int{t.MaxSandboxes, t.MaxMemoryMB, t.MaxCPUs, t.MaxBuilds} {
+			for _, v := range []int{t.MaxSandboxes, t.MaxMemoryMB, t.MaxCPUs, t.MaxBuilds, t.MaxVolumeMB} {
 				if v < store.Unlimited {
 					return fmt.Errorf("a limit is a number of at least -1 (no limit); 0 keeps the server's default")
 				}
@@ -42,6 +42,7 @@ func teamsCommand(o *teamsOptions) *cobra.Command {
 	f.IntVar(&o.team.MaxMemoryMB, "max-memory", 0, "total memory MB of running sandboxes")
 	f.IntVar(&o.team.MaxCPUs, "max-cpus", 0, "total vCPUs of running sandboxes")
 	f.IntVar(&o.team.MaxBuilds, "max-builds", 0, "template builds at once")
+	f.IntVar(&o.team.MaxVolumeMB, "max-volume-mb", 0, "total size limit MB of its volumes")
 	list := &cobra.Command{
 		Use: "list", Short: "list the teams and their quotas", Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -68,9 +69,10 @@ func listTeams(ctx context.Context, st store.Store) error {
 		return strconv.Itoa(v)
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "TEAM\tSANDBOXES\tMEMORY MB\tCPUS\tBUILDS")
+	fmt.Fprintln(tw, "TEAM\tSANDBOXES\tMEMORY MB\tCPUS\tBUILDS\tVOLUME MB")
 	for _, t := range teams {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", t.ID, show(t.MaxSandboxes), show(t.MaxMemoryMB), show(t.MaxCPUs), show(t.MaxBuilds))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, show(t.MaxSandboxes), show(t.MaxMemoryMB), show(t.MaxCPUs),
+			show(t.MaxBuilds), show(t.MaxVolumeMB))
 	}
 	return tw.Flush()
 }

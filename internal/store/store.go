@@ -85,7 +85,24 @@ type Store interface {
 
 	IdempotencyKeys
 
+	Volumes
+
 	Close() error
+}
+
+// Volumes keeps the records of teams' volumes (their data is the volume
+// package's). It is part of Store.
+type Volumes interface {
+	// CreateVolume stores v; ErrAlreadyExists when its id is taken or its
+	// team has a volume of that name.
+	CreateVolume(ctx context.Context, v *Volume) error
+	GetVolume(ctx context.Context, id string) (*Volume, error)
+	GetVolumeByName(ctx context.Context, teamID, name string) (*Volume, error)
+	// ListVolumes returns teamID's volumes ("" = every team's), ordered by
+	// team, then name.
+	ListVolumes(ctx context.Context, teamID string) ([]*Volume, error)
+	// DeleteVolume removes the record; ErrNotFound when there is none.
+	DeleteVolume(ctx context.Context, id string) error
 }
 
 // Sandbox states kept in the store.

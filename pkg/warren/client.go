@@ -24,6 +24,10 @@ type Config struct {
 	SandboxURL string
 	// Domain is the sandboxes' domain (E2B_DOMAIN; default e2b.app).
 	Domain string
+	// VolumeAPIURL is where volumes' content API is
+	// (E2B_VOLUME_API_URL; default APIURL, where a warren server serves
+	// it).
+	VolumeAPIURL string
 	// HTTPClient makes the requests (default http.DefaultClient).
 	HTTPClient *http.Client
 	// Retry says how API requests refused with 429 or 503 are retried
@@ -35,6 +39,9 @@ type Config struct {
 type Client struct {
 	cfg Config
 	api *rest.ClientWithResponses
+	// vapi calls volumes' content API, signed with each volume's token
+	// instead of the API key.
+	vapi *rest.ClientWithResponses
 }
 
 // New returns a client for the server cfg and the environment describe.
@@ -48,8 +55,8 @@ func New(cfg Config) (*Client, error) {
 		cfg.HTTPClient = http.DefaultClient
 	}
 	key := cfg.APIKey
-	api, err := rest.NewClientWithResponses(cfg.APIURL,
-		rest.WithHTTPClient(&retryDoer{next: cfg.HTTPClient, o: cfg.Retry.withDefaults()}),
+	doer := &retryDoer{next: cfg.HTTPClient, o: cfg.Retry.withDefaults()}
+	api, err := rest.NewClientWithResponses(cfg.APIURL, rest.WithHTTPClient(doer),
 		rest.WithRequestEditorFn(func(_ context.Context, req *http.Request) error {
 			req.Header.Set("X-API-KEY", key)
 			return nil
@@ -57,7 +64,11 @@ func New(cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("warren: %w", err)
 	}
-	return &Client{cfg: cfg, api: api}, nil
+	vapi, err := rest.NewClientWithResponses(cfg.VolumeAPIURL, rest.WithHTTPClient(doer))
+	if err != nil {
+		return nil, fmt.Errorf("warren: %w", err)
+	}
+	return &Client{cfg: cfg, api: api, vapi: vapi}, nil
 }
 
 // withEnv fills the fields left empty from E2B's variables and defaults.
@@ -75,6 +86,8 @@ func (c Config) withEnv() Config {
 	pick(&c.SandboxURL, "E2B_SANDBOX_URL", "")
 	pick(&c.APIURL, "E2B_API_URL", "https://api."+c.Domain)
 	c.APIURL = strings.TrimRight(c.APIURL, "/")
+	pick(&c.VolumeAPIURL, "E2B_VOLUME_API_URL", c.APIURL)
+	c.VolumeAPIURL = strings.TrimRight(c.VolumeAPIURL, "/")
 	return c
 }
 

@@ -39,6 +39,12 @@
 //     converted.
 //   - Usage over time (warren's own): [Client.GetUsage] and, for the
 //     admin key, [Client.GetTeamUsage].
+//   - Volumes, persistent directories that outlive sandboxes:
+//     [Client.CreateVolume], GetVolume, ListVolumes, DeleteVolume; a
+//     [Volume]'s content (List, MakeDir, Stat, Exists, UpdateMetadata,
+//     Remove, OpenFile, ReadFile, WriteFile) through E2B's content API
+//     with the volume's own token; [CreateOptions].VolumeMounts mounts
+//     them in a sandbox.
 //
 // # Names and retries
 //

@@ -18,6 +18,7 @@ var (
 	ErrRateLimited  = errors.New("rate limited or over quota") // 429
 	ErrUnavailable  = errors.New("server busy or not ready")   // 503
 	ErrTimeout      = errors.New("timed out")                  // 504, a command's deadline
+	ErrNoSpace      = errors.New("out of space")               // 507 (a full volume; also ErrServer)
 	ErrServer       = errors.New("server error")               // other 5xx
 )
 
@@ -57,6 +58,8 @@ func (e *APIError) Is(target error) bool {
 		return target == ErrUnavailable
 	case http.StatusGatewayTimeout:
 		return target == ErrTimeout
+	case http.StatusInsufficientStorage:
+		return target == ErrNoSpace || target == ErrServer
 	}
 	return e.Status >= 500 && target == ErrServer
 }

@@ -57,6 +57,9 @@ type CreateOptions struct {
 	// SDK makes a random one, so its own retries are safe; set one to
 	// make the create safe across restarts of your program too.
 	IdempotencyKey string
+	// VolumeMounts mounts the team's volumes, read-write, each at its
+	// path; a volume may be mounted in many sandboxes at once.
+	VolumeMounts []VolumeMount
 }
 
 // Create starts a sandbox from a template (an id, a name or name:tag) or a
@@ -88,6 +91,7 @@ func (c *Client) Create(ctx context.Context, template string, o CreateOptions) (
 	if o.MemoryMB > 0 {
 		body.MemoryMB = &o.MemoryMB
 	}
+	body.VolumeMounts = restMounts(o.VolumeMounts)
 	// A key of its own makes the create safe to retry after a 429 or 503.
 	key := o.IdempotencyKey
 	if key == "" {
@@ -142,12 +146,13 @@ type Info struct {
 	CPUCount, MemoryMB    int
 	DiskSizeMB            int
 	Metadata              map[string]string
+	VolumeMounts          []VolumeMount
 }
 
 func info(d *rest.SandboxDetail) Info {
 	return Info{ID: d.SandboxID, TemplateID: d.TemplateID, Alias: deref(d.Alias), State: string(d.State),
 		StartedAt: d.StartedAt, EndAt: d.EndAt, CPUCount: d.CPUCount, MemoryMB: d.MemoryMB,
-		DiskSizeMB: d.DiskSizeMB, Metadata: d.Metadata}
+		DiskSizeMB: d.DiskSizeMB, Metadata: d.Metadata, VolumeMounts: volumeMounts(d.VolumeMounts)}
 }
 
 // GetInfo returns a sandbox's details.

@@ -220,3 +220,50 @@ func TestLoadMigrations(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrateVolumesKeepsRows upgrades a database written before
+// 0017_volumes.sql: its sandboxes and snapshots read with no volume
+// mounts, its teams with the default volume quota, and a sandbox whose
+// volume_mounts is the empty string reads as none too.
+func TestMigrateVolumesKeepsRows(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "warren.db")
+	const v = 17
+	if migrations[v-1].Name != "0017_volumes.sql" {
+		t.Fatalf("migration %d is %s, want 0017_volumes.sql", v, migrations[v-1].Name)
+	}
+	db := rawDB(t, path)
+	if err := migrate(ctx, db, migrations[:v-1]); err != nil {
+		t.Fatalf("migrate to v%d: %v", v-1, err)
+	}
+	at := formatTime(time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC))
+	for _, q := range []string{
+		`INSERT INTO sandboxes (id, template_id, alias, backend, state, envd_access_token, traffic_access_token,
+			allow_internet, metadata, env_vars, cpu_count, memory_mb, disk_mb, ip, started_at, end_at,
+			auto_pause, auto_resume, api_key_id)
+		 VALUES (?1, 't', '', 'runc', 'running', '', '', 1, '{}', '{}', 1, 512, 1024, '', ?2, ?2, 0, 0, '')`,
+		`INSERT INTO teams (id, max_sandboxes, max_memory_mb, max_cpus, max_builds) VALUES (?1, 3, 0, 0, 1)`,
+		`INSERT INTO snapshots (id, created_at, data) VALUES (?1, ?2, '{"ID":"old","Backend":"runc"}')`,
+	} {
+		if _, err := db.ExecContext(ctx, q, "old", at); err != nil {
+			t.Fatalf("writing the old schema: %v", err)
+		}
+	}
+	s := mustOpen(t, path)
+	if _, err := s.db.ExecContext(ctx, `UPDATE sandboxes SET volume_mounts = '' WHERE id = 'old'`); err != nil {
+		t.Fatal(err)
+	}
+	sb, err := s.GetSandbox(ctx, "old")
+	if err != nil || sb.VolumeMounts != nil {
+		t.Errorf("GetSandbox after migrating = %+v, %v; want no volume mounts", sb, err)
+	}
+	team, err := s.GetTeam(ctx, "old")
+	if err != nil || *team != (store.Team{ID: "old", MaxSandboxes: 3, MaxBuilds: 1}) {
+		t.Errorf("GetTeam after migrating = %+v, %v; want MaxVolumeMB 0 (the default)", team, err)
+	}
+	snap, err := s.GetSnapshot(ctx, "old")
+	if err != nil || snap.VolumeMounts != nil || snap.Backend != "runc" {
+		t.Errorf("GetSnapshot after migrating = %+v, %v; want no volume mounts", snap, err)
+	}
+}

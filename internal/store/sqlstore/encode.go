@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/store"
 )
 
 // encoder turns record fields into column values, keeping the first
@@ -49,6 +51,15 @@ func (e *encoder) json(v any, empty string) any {
 		return empty
 	}
 	return string(b)
+}
+
+// volumeMounts is the value of a volume_mounts column: NULL for none, so
+// that a record without volumes reads the same as one from before them.
+func (e *encoder) volumeMounts(m []store.VolumeMount) any {
+	if len(m) == 0 {
+		return nil
+	}
+	return e.json(m, "[]")
 }
 
 func (e *encoder) fail(err error) {
@@ -143,6 +154,21 @@ func decodeList(b []byte) ([]string, error) {
 		return nil, nil
 	}
 	return l, nil
+}
+
+// decodeVolumeMounts returns nil for NULL, an empty string or an empty list.
+func decodeVolumeMounts(b []byte) ([]store.VolumeMount, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var m []store.VolumeMount
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("decoding volume mounts: %w", err)
+	}
+	if len(m) == 0 {
+		return nil, nil
+	}
+	return m, nil
 }
 
 // marks returns "?, ?, …" with n marks.

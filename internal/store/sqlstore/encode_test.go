@@ -1,8 +1,11 @@
 package sqlstore
 
 import (
+	"reflect"
 	"testing"
 	"time"
+
+	"github.com/warren-sandbox/warren/internal/store"
 )
 
 // TestTimeCol: a time column reads the same instant whichever database
@@ -59,6 +62,32 @@ func TestEncoderJSON(t *testing.T) {
 			var e encoder
 			if got := e.json(tt.v, tt.empty); got != tt.want || e.err != nil {
 				t.Fatalf("json(%v) = %v, %v; want %v", tt.v, got, e.err, tt.want)
+			}
+		})
+	}
+}
+
+// TestDecodeVolumeMounts: rows from before volumes (NULL, empty) and an empty
+// list read as nil; a list reads back in order; garbage is an error.
+func TestDecodeVolumeMounts(t *testing.T) {
+	tests := []struct {
+		name    string
+		src     string
+		want    []store.VolumeMount
+		wantErr bool
+	}{
+		{"empty", "", nil, false},
+		{"json null", "null", nil, false},
+		{"empty list", "[]", nil, false},
+		{"two", `[{"volumeID":"v1","name":"a","path":"/a"},{"volumeID":"v2","name":"b","path":"/b"}]`,
+			[]store.VolumeMount{{VolumeID: "v1", Name: "a", Path: "/a"}, {VolumeID: "v2", Name: "b", Path: "/b"}}, false},
+		{"not a list", `{"name":"a"}`, nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := decodeVolumeMounts([]byte(tt.src))
+			if (err != nil) != tt.wantErr || !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("decodeVolumeMounts(%q) = %#v, %v; want %#v (error %v)", tt.src, got, err, tt.want, tt.wantErr)
 			}
 		})
 	}

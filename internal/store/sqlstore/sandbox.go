@@ -17,7 +17,7 @@ var sandboxCols = []string{
 	"metadata", "env_vars", "cpu_count", "memory_mb", "disk_mb", "ip",
 	"started_at", "end_at", "auto_pause", "auto_resume", "api_key_id",
 	"auto_pause_no_memory", "network_policy", "team_id", "paused_at", "intent",
-	"parked", "node",
+	"parked", "node", "volume_mounts",
 }
 
 var (
@@ -115,7 +115,7 @@ func (s *Store) sandboxArgs(sb *store.Sandbox) ([]any, error) {
 		e.json(sb.Metadata, "{}"), e.json(sb.EnvVars, "{}"), sb.CPUCount, sb.MemoryMB, sb.DiskMB, sb.IP,
 		e.time(sb.StartedAt), e.time(sb.EndAt), sb.AutoPause, sb.AutoResume, sb.APIKeyID,
 		sb.AutoPauseNoMemory, policy, sb.TeamID, e.nullTime(sb.PausedAt), sb.Intent,
-		sb.Parked, sb.Node,
+		sb.Parked, sb.Node, e.volumeMounts(sb.VolumeMounts),
 	}
 	return args, e.err
 }
@@ -125,7 +125,7 @@ func scanSandbox(row Row) (*store.Sandbox, error) {
 	var (
 		sb                     store.Sandbox
 		meta, env              jsonCol
-		policy, legacy         jsonCol
+		policy, legacy, mounts jsonCol
 		started, end, pausedAt timeCol
 		allowInternet          bool
 	)
@@ -135,7 +135,7 @@ func scanSandbox(row Row) (*store.Sandbox, error) {
 		&meta, &env, &sb.CPUCount, &sb.MemoryMB, &sb.DiskMB, &sb.IP,
 		&started, &end, &sb.AutoPause, &sb.AutoResume, &sb.APIKeyID,
 		&sb.AutoPauseNoMemory, &policy, &sb.TeamID, &pausedAt, &sb.Intent,
-		&sb.Parked, &sb.Node, &legacy,
+		&sb.Parked, &sb.Node, &mounts, &legacy,
 	)
 	if err != nil {
 		return nil, err
@@ -147,6 +147,9 @@ func scanSandbox(row Row) (*store.Sandbox, error) {
 		return nil, err
 	}
 	if sb.Network, err = decodePolicy(policy, legacy); err != nil {
+		return nil, fmt.Errorf("sandbox %s: %w", sb.ID, err)
+	}
+	if sb.VolumeMounts, err = decodeVolumeMounts(mounts); err != nil {
 		return nil, fmt.Errorf("sandbox %s: %w", sb.ID, err)
 	}
 	sb.Network.AllowInternet = allowInternet

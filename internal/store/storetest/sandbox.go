@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -46,6 +47,10 @@ func newSandbox(id string, startedMin int) *store.Sandbox {
 			Ingress: netpolicy.Ingress{Private: true, MaskRequestHost: "app.local:${PORT}", HTTPSPorts: []int{8443}},
 		},
 		APIKeyID: "key1",
+		VolumeMounts: []store.VolumeMount{
+			{VolumeID: "vol-a", Name: "data", Path: "/mnt/data"},
+			{VolumeID: "vol-b", Name: "cache", Path: "/root/.cache"},
+		},
 	}
 }
 
@@ -55,6 +60,7 @@ func stored(s *store.Sandbox) *store.Sandbox {
 	c.Metadata = maps.Clone(s.Metadata)
 	c.EnvVars = maps.Clone(s.EnvVars)
 	c.Network = s.Network.Clone()
+	c.VolumeMounts = slices.Clone(s.VolumeMounts)
 	c.StartedAt = s.StartedAt.UTC()
 	c.EndAt = s.EndAt.UTC()
 	c.PausedAt = s.PausedAt.UTC()

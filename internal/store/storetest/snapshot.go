@@ -22,6 +22,7 @@ func newSnapshot(id string, at time.Time, names ...string) *store.Snapshot {
 		Dir: "/d/" + id, Layers: []string{"/d/" + id + "/layer", "/t/rootfs"}, Memory: true,
 		Hostname: "e2b-sb1", EnvVars: map[string]string{"A": "1"}, CPUCount: 2, MemoryMB: 512,
 		DiskMB: 1024, SizeBytes: 4096, CreatedAt: at.UTC(),
+		VolumeMounts: []store.VolumeMount{{VolumeID: "vol-a", Name: "data", Path: "/mnt/data"}},
 	}
 }
 

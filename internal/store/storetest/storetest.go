@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Concurrent", concurrentTests},
 		{"Race", raceTests},
 		{"Idempotency", idempotencyTests},
+		{"Volume", volumeTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
