@@ -7,112 +7,26 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/store/sqlite/sqlitetest"
 	"github.com/warren-sandbox/warren/internal/testutil"
 	"github.com/warren-sandbox/warren/internal/volume"
 )
 
 var _ apiserver.Volumes = (*volume.Service)(nil)
 
-// memStore is the narrow store of volume.Service, in memory.
-type memStore struct {
-	mu        sync.Mutex
-	vols      map[string]*store.Volume
-	sandboxes []*store.Sandbox
-	teams     map[string]*store.Team
-}
-
-func newMemStore() *memStore {
-	return &memStore{vols: map[string]*store.Volume{}, teams: map[string]*store.Team{}}
-}
-
-func (m *memStore) CreateVolume(_ context.Context, v *store.Volume) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, o := range m.vols {
-		if o.ID == v.ID || (o.TeamID == v.TeamID && o.Name == v.Name) {
-			return errdefs.ErrAlreadyExists
-		}
-	}
-	c := *v
-	m.vols[v.ID] = &c
-	return nil
-}
-
-func (m *memStore) GetVolume(_ context.Context, id string) (*store.Volume, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if v, ok := m.vols[id]; ok {
-		c := *v
-		return &c, nil
-	}
-	return nil, errdefs.ErrNotFound
-}
-
-func (m *memStore) GetVolumeByName(_ context.Context, team, name string) (*store.Volume, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, v := range m.vols {
-		if v.TeamID == team && v.Name == name {
-			c := *v
-			return &c, nil
-		}
-	}
-	return nil, errdefs.ErrNotFound
-}
-
-func (m *memStore) ListVolumes(_ context.Context, team string) ([]*store.Volume, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var out []*store.Volume
-	for _, v := range m.vols {
-		if team == "" || v.TeamID == team {
-			c := *v
-			out = append(out, &c)
-		}
-	}
-	slices.SortFunc(out, func(a, b *store.Volume) int { return strings.Compare(a.TeamID+a.Name, b.TeamID+b.Name) })
-	return out, nil
-}
-
-func (m *memStore) DeleteVolume(_ context.Context, id string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if _, ok := m.vols[id]; !ok {
-		return errdefs.ErrNotFound
-	}
-	delete(m.vols, id)
-	return nil
-}
-
-func (m *memStore) ListSandboxes(context.Context) ([]*store.Sandbox, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.sandboxes), nil
-}
-
-func (m *memStore) GetTeam(_ context.Context, id string) (*store.Team, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if t, ok := m.teams[id]; ok {
-		return t, nil
-	}
-	return nil, errdefs.ErrNotFound
-}
-
-func newService(t *testing.T, sizeMB, teamMax int) (*volume.Service, *memStore, string) {
+func newService(t *testing.T, sizeMB, teamMax int) (*volume.Service, store.Store, string) {
 	t.Helper()
 	dir := t.TempDir()
 	b, err := volume.NewShared(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := newMemStore()
+	st := sqlitetest.Open(t)
 	s, err := volume.New(volume.Options{Store: st, Backend: b, DefaultSizeMB: sizeMB, TeamMaxMB: teamMax})
 	if err != nil {
 		t.Fatal(err)
@@ -123,8 +37,11 @@ func newService(t *testing.T, sizeMB, teamMax int) (*volume.Service, *memStore, 
 func TestCreateNamesAndQuota(t *testing.T) {
 	ctx := context.Background()
 	s, st, _ := newService(t, 10, 25)
-	st.teams["big"] = &store.Team{ID: "big", MaxVolumeMB: store.Unlimited}
-	st.teams["small"] = &store.Team{ID: "small", MaxVolumeMB: 5}
+	for _, team := range []*store.Team{{ID: "big", MaxVolumeMB: store.Unlimited}, {ID: "small", MaxVolumeMB: 5}} {
+		if err := st.PutTeam(ctx, team); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cases := []struct {
 		team, name string
 		want       error
@@ -206,9 +123,13 @@ func TestDeleteWhileMounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := []store.VolumeMount{{VolumeID: v.ID, Name: v.Name, Path: "/mnt/v"}}
-	st.sandboxes = []*store.Sandbox{
+	for _, sb := range []*store.Sandbox{
 		{ID: "sb2", State: store.SandboxPaused, VolumeMounts: m},
 		{ID: "sb1", State: store.SandboxRunning, VolumeMounts: m},
+	} {
+		if err := st.CreateSandbox(ctx, sb); err != nil {
+			t.Fatal(err)
+		}
 	}
 	err = s.Delete(ctx, "a", v.ID)
 	if !errors.Is(err, errdefs.ErrFailedPrecondition) || !strings.Contains(err.Error(), "sb1, sb2") {
@@ -218,7 +139,11 @@ func TestDeleteWhileMounted(t *testing.T) {
 	if err != nil || !slices.Equal(info.Sandboxes, []string{"sb1", "sb2"}) {
 		t.Fatalf("Get = %+v, %v", info, err)
 	}
-	st.sandboxes = nil
+	for _, id := range []string{"sb1", "sb2"} {
+		if err := st.DeleteSandbox(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := s.Delete(ctx, "a", v.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +270,7 @@ func TestCreateUndone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := newMemStore()
+	st := sqlitetest.Open(t)
 	s, err := volume.New(volume.Options{Store: st, Backend: failingBackend{b}})
 	if err != nil {
 		t.Fatal(err)
@@ -413,7 +338,7 @@ func TestServiceLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := volume.New(volume.Options{Store: newMemStore(), Backend: b, DefaultSizeMB: 16})
+	s, err := volume.New(volume.Options{Store: sqlitetest.Open(t), Backend: b, DefaultSizeMB: 16})
 	if err != nil {
 		t.Fatal(err)
 	}
