@@ -46,10 +46,7 @@ func (s *suite) testVolumes(t *testing.T) {
 		s.volumeWrite(t, vol, insts[0], "paused", "after resume")
 	}
 	insts[0] = s.restartWithVolume(t, b, ids[0], vol, mount)
-	// The other one: under runsc a fork of a sandbox restored after the
-	// host changed a file on its volume has been seen to hang (see
-	// docs/architecture.md, volumes).
-	s.forkWithVolume(t, b, ids[1], vol, mount)
+	s.forkWithVolume(t, b, ids[0], vol, mount)
 	for _, id := range ids {
 		s.destroy(t, b, id)
 	}
@@ -65,6 +62,10 @@ func (s *suite) testVolumes(t *testing.T) {
 func (s *suite) shareVolume(t *testing.T, vol string, insts []*runtime.Instance) {
 	t.Helper()
 	a, c := mustWait(t, insts[0].IP), mustWait(t, insts[1].IP)
+	// Closed before any checkpoint: under runsc a connection open across
+	// two of them leaves the sandbox deaf (docs/architecture.md).
+	defer a.Close()
+	defer c.Close()
 	for i, w := range []*Conn{a, c} {
 		name := "from" + strconv.Itoa(i)
 		if out := mustCall(t, w, "write "+volumeTarget+"/"+name+" "+name); out != "ok" {
