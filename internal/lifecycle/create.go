@@ -62,6 +62,11 @@ func (m *Manager) create(ctx context.Context, req sandbox.CreateRequest, tpl *st
 		return nil, errdefs.New(errdefs.ErrUnavailable, fmt.Sprintf("template '%s' needs runtime %q, which this server does not run", req.TemplateID, backendName))
 	}
 	sb := newRecord(req, tpl, snap, backendName, m.opts)
+	mounts, err := m.createMounts(ctx, req, sb.TeamID, snap)
+	if err != nil {
+		return nil, err
+	}
+	sb.VolumeMounts = mounts
 	release, err := m.admit(ctx, sb.TeamID, sb.CPUCount, sb.MemoryMB)
 	if err != nil {
 		return nil, err
@@ -79,6 +84,8 @@ func (m *Manager) create(ctx context.Context, req sandbox.CreateRequest, tpl *st
 	}
 	// A pooled sandbox already holds its memory and disk and costs the
 	// CPUs little more to hand over: only a cold start waits its turn.
+	// (The pools room hands none to a create with volumes: a running
+	// container cannot gain a mount.)
 	if m.claimer != nil && snap == nil && m.claimWarm(ctx, sb, tpl, backend) {
 		return copySandbox(sb), nil
 	}
@@ -92,6 +99,9 @@ func (m *Manager) create(ctx context.Context, req sandbox.CreateRequest, tpl *st
 		return nil, err
 	}
 	spec := m.templateSpec(sb, tpl, backend)
+	if spec.Mounts, err = m.hostMounts(ctx, sb.VolumeMounts); err != nil {
+		return nil, err
+	}
 	if snap != nil {
 		spec.From = &runtime.Snapshot{Dir: snap.Dir, Layers: snap.Layers, Memory: snap.Memory}
 		spec.Hostname = snap.Hostname

@@ -331,17 +331,24 @@ func (m *Manager) resumeBackend(ctx context.Context, e *entry, inst *runtime.Ins
 	var err error
 	booted := false
 	var started *runtime.Instance
+	var mounts []runtime.Mount
+	if inst.State != runtime.StatePaused || !memory {
+		// A start mounts the volumes afresh, from where they are now.
+		if mounts, err = m.hostMounts(ctx, e.sb.VolumeMounts); err != nil {
+			return fmt.Errorf("resuming sandbox: %w", err)
+		}
+	}
 	switch {
 	case inst.State == runtime.StatePaused && memory:
 		err = e.backend.Resume(ctx, e.sb.ID)
 	case inst.State == runtime.StatePaused: // frozen, but a cold boot was asked for
 		if err = e.backend.Stop(ctx, e.sb.ID, runtime.StopOptions{}); err == nil {
-			started, err = e.backend.Start(ctx, e.sb.ID, runtime.StartOptions{ColdBoot: true})
+			started, err = e.backend.Start(ctx, e.sb.ID, runtime.StartOptions{ColdBoot: true, Mounts: mounts})
 			booted = true
 		}
 	default:
 		booted = !memory || !inst.Checkpointed
-		started, err = e.backend.Start(ctx, e.sb.ID, runtime.StartOptions{ColdBoot: !memory})
+		started, err = e.backend.Start(ctx, e.sb.ID, runtime.StartOptions{ColdBoot: !memory, Mounts: mounts})
 	}
 	if err != nil {
 		return fmt.Errorf("resuming sandbox: %w", err)

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -91,6 +92,9 @@ type Options struct {
 	// node that built the template. Nil uses the paths as recorded (one
 	// machine).
 	LocalTemplate func(ctx context.Context, tpl *store.Template) (*store.Template, error)
+	// Volumes resolves the volumes sandboxes mount; nil: volumes are not
+	// available, and a create that mounts one is ErrNotImplemented.
+	Volumes Volumes
 }
 
 // StartQueue hands out turns to start sandboxes: Acquire waits for one
@@ -230,6 +234,7 @@ func copySandbox(s *store.Sandbox) *store.Sandbox {
 	c := *s
 	c.Metadata = copyMap(s.Metadata)
 	c.EnvVars = copyMap(s.EnvVars)
+	c.VolumeMounts = slices.Clone(s.VolumeMounts)
 	return &c
 }
 

@@ -129,6 +129,11 @@ func (m *Manager) rebuild(ctx context.Context, sb *store.Sandbox, backend runtim
 	}
 	spec := m.spec(sb, tpl)
 	m.guardArgs(&spec, backend)
+	// Where the volumes are on this node, at the paths the image expects.
+	if spec.Mounts, err = m.hostMounts(ctx, sb.VolumeMounts); err != nil {
+		removeLayers(own)
+		return nil, err
+	}
 	layers := append(own, base.Layers...)
 	spec.Rootfs = layers[len(layers)-1]
 	// The memory image was staged beside the top layer.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/crashpoint"
@@ -137,6 +138,8 @@ func (m *Manager) snapshotLocked(ctx context.Context, e *entry, dir string) (*st
 		SizeBytes:  size,
 		CreatedAt:  time.Now().UTC(),
 		TeamID:     store.TeamOf(e.sb.TeamID),
+		// Mounts, not data: the volumes' files are never in the snapshot.
+		VolumeMounts: slices.Clone(e.sb.VolumeMounts),
 	}, nil
 }
 

@@ -200,6 +200,11 @@ func keyFor(sb *store.Sandbox, tpl *store.Template) key {
 // the same key if one is ready, and records the demand either way: the
 // manager's lifecycle.Claimer. The sandbox is the caller's from then on.
 func (p *Pools) Claim(sb *store.Sandbox, tpl *store.Template) (id string, inst *runtime.Instance, ok bool) {
+	if len(sb.VolumeMounts) > 0 {
+		// A running sandbox cannot gain a mount; nor is this demand a
+		// pool could ever meet.
+		return "", nil, false
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.poke()

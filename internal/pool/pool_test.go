@@ -130,6 +130,12 @@ func TestRunFillsClaimsAndDrains(t *testing.T) {
 	tpl, _ := p.st.GetTemplate(context.Background(), "base")
 	sb, _ := m.PoolRecord(tpl)
 	m.set(errdefs.New(errdefs.ErrResourceExhausted, "no memory"), nil)
+	// A running sandbox cannot gain a mount: never claimed, nor counted.
+	withVolume := *sb
+	withVolume.VolumeMounts = []store.VolumeMount{{VolumeID: "v1", Name: "data", Path: "/mnt/data"}}
+	if _, _, ok := p.Claim(&withVolume, tpl); ok {
+		t.Fatal("a create with a volume mount took a pooled sandbox")
+	}
 	id, _, ok := p.Claim(sb, tpl)
 	if !ok || id == "" {
 		t.Fatal("a claim of the pre-warmed key found nothing")

@@ -8,10 +8,15 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/netpolicy"
 )
 
@@ -131,6 +136,11 @@ type StopOptions struct {
 // StartOptions tune Start.
 type StartOptions struct {
 	ColdBoot bool
+	// Mounts, when not nil, are the sandbox's volume mounts from now on:
+	// the same targets it was created with, whose host directories may
+	// have moved since (a restart, another node). Nil keeps them as they
+	// were.
+	Mounts []Mount
 }
 
 // Snapshot describes a saved sandbox state in a directory. Its disk is a
@@ -173,6 +183,11 @@ type Spec struct {
 	Init Process
 	// Binds are host paths mounted read-only into the sandbox (envd's binary).
 	Binds []Bind
+	// Mounts are host directories mounted read-write (volumes): writes on
+	// either side reach the other at once, and nothing of them is part of
+	// the sandbox's disk, its snapshots or its exports. A sandbox restored
+	// from a memory image needs the same targets as the one checkpointed.
+	Mounts []Mount
 	// Resources are the cgroup limits.
 	Resources Resources
 	// Network is what may leave the sandbox.
@@ -207,6 +222,13 @@ type Process struct {
 
 // Bind is a read-only bind mount of a host path at Target inside the sandbox.
 type Bind struct {
+	Source string
+	Target string
+}
+
+// Mount is a read-write bind mount of the host directory Source at
+// Target inside the sandbox.
+type Mount struct {
 	Source string
 	Target string
 }
@@ -258,4 +280,51 @@ type Stats struct {
 	MemoryLimit   uint64 // bytes
 	DiskUsed      uint64 // bytes in the writable layer
 	DiskTotal     uint64 // bytes the writable layer may use
+}
+
+// reservedTargets are where a volume may not be mounted: the kernel's
+// interfaces, whose mounts the runtime makes, and warren's own binds.
+var reservedTargets = []string{"/proc", "/sys", "/dev", "/.warren"}
+
+// CheckMounts is what every backend's Create checks of Spec.Mounts
+// (ErrInvalidArgument): absolute, clean targets, one mount each, not over
+// the root, a reserved tree or a bind; sources that are directories.
+func CheckMounts(mounts []Mount, binds []Bind) error {
+	seen := make(map[string]bool, len(mounts)+len(binds))
+	for _, b := range binds {
+		seen[b.Target] = true
+	}
+	for _, m := range mounts {
+		if err := checkTarget(m.Target); err != nil {
+			return err
+		}
+		if seen[m.Target] {
+			return fmt.Errorf("mount target %q: mounted twice: %w", m.Target, errdefs.ErrInvalidArgument)
+		}
+		seen[m.Target] = true
+		if !filepath.IsAbs(m.Source) {
+			return fmt.Errorf("mount source %q: must be absolute: %w", m.Source, errdefs.ErrInvalidArgument)
+		}
+		if fi, err := os.Stat(m.Source); err != nil {
+			return fmt.Errorf("mount source: %w: %w", err, errdefs.ErrInvalidArgument)
+		} else if !fi.IsDir() {
+			return fmt.Errorf("mount source %s: not a directory: %w", m.Source, errdefs.ErrInvalidArgument)
+		}
+	}
+	return nil
+}
+
+func checkTarget(target string) error {
+	if !filepath.IsAbs(target) || filepath.Clean(target) != target {
+		return fmt.Errorf("mount target %q: must be an absolute, clean path: %w", target, errdefs.ErrInvalidArgument)
+	}
+	if target == "/" {
+		return fmt.Errorf("mount target %q: cannot mount over the root: %w", target, errdefs.ErrInvalidArgument)
+	}
+	for _, r := range reservedTargets {
+		if target == r || strings.HasPrefix(target, r+"/") {
+			return fmt.Errorf("mount target %q: %s is reserved: %w", target, r, errdefs.ErrInvalidArgument)
+		}
+	}
+	return nil
 }

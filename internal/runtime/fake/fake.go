@@ -70,6 +70,7 @@ type instanceState struct {
 	network   netpolicy.Egress
 	log       []byte // what WriteLog wrote: the init's output
 	initArgs  []string
+	mounts    []runtime.Mount // volume mounts, as the last create or start set them
 	// background: created with Spec.Background and not yet Foreground;
 	// booted: created with it.
 	background, booted bool
@@ -188,6 +189,9 @@ func validate(spec runtime.Spec) error {
 			return fmt.Errorf("bind source %s: %w", bind.Source, errdefs.ErrInvalidArgument)
 		}
 	}
+	if err := runtime.CheckMounts(spec.Mounts, spec.Binds); err != nil {
+		return err
+	}
 	r := spec.Resources
 	if r.CPUCount < 0 || r.MemoryMB < 0 || r.PidsLimit < 0 || r.DiskMB < 0 {
 		return fmt.Errorf("negative resource limit: %w", errdefs.ErrInvalidArgument)
@@ -222,6 +226,7 @@ func (b *Backend) Create(ctx context.Context, spec runtime.Spec) (*runtime.Insta
 		resources:  spec.Resources,
 		network:    spec.Network,
 		initArgs:   slices.Clone(spec.Init.Args),
+		mounts:     slices.Clone(spec.Mounts),
 		background: spec.Background,
 		booted:     spec.Background,
 	}
@@ -273,6 +278,16 @@ func (b *Backend) Background(id string) (booted, now bool) {
 	defer b.mu.Unlock()
 	st, ok := b.instances[id]
 	return ok && st.booted, ok && st.background
+}
+
+// Mounts returns sandbox id's volume mounts.
+func (b *Backend) Mounts(id string) []runtime.Mount {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if st, ok := b.instances[id]; ok {
+		return slices.Clone(st.mounts)
+	}
+	return nil
 }
 
 // Inspect implements runtime.Backend.

@@ -68,6 +68,11 @@ func (b *Backend) Start(ctx context.Context, id string, opts runtime.StartOption
 	if st.inst.State != runtime.StateStopped {
 		return nil, fmt.Errorf("starting sandbox %s: it is %s: %w", id, st.inst.State, errdefs.ErrFailedPrecondition)
 	}
+	if opts.Mounts != nil {
+		if err := remount(st, opts.Mounts); err != nil {
+			return nil, fmt.Errorf("starting sandbox %s: %w", id, err)
+		}
+	}
 	st.inst.State, st.inst.Pid, st.inst.Checkpointed = runtime.StateRunning, 1000+len(b.calls), false
 	return copyInstance(&st.inst), nil
 }
@@ -160,4 +165,27 @@ func (b *Backend) Export(ctx context.Context, id, dst string) (*runtime.Export, 
 		return nil, err
 	}
 	return out, nil
+}
+
+// remount checks mounts as the oci backend does (valid, the targets the
+// sandbox was created with) and makes them st's.
+func remount(st *instanceState, mounts []runtime.Mount) error {
+	if err := runtime.CheckMounts(mounts, nil); err != nil {
+		return err
+	}
+	want := make([]string, 0, len(st.mounts))
+	for _, m := range st.mounts {
+		want = append(want, m.Target)
+	}
+	got := make([]string, 0, len(mounts))
+	for _, m := range mounts {
+		got = append(got, m.Target)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(want, got) {
+		return fmt.Errorf("volume mounts %v: the sandbox was created with %v: %w", got, want, errdefs.ErrInvalidArgument)
+	}
+	st.mounts = slices.Clone(mounts)
+	return nil
 }

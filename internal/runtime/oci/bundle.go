@@ -36,6 +36,8 @@ func buildSpec(p bundleParams) *specs.Spec {
 	if p.tmpBind {
 		mounts = append(mounts, tmpMount(p.rootfs))
 	}
+	// After /tmp's bind, so that a volume below /tmp lands on it.
+	mounts = append(mounts, volumeMounts(s.Mounts)...)
 	linux := &specs.Linux{
 		Namespaces: []specs.LinuxNamespace{
 			{Type: specs.PIDNamespace},

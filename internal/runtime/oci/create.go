@@ -124,6 +124,7 @@ func (b *Backend) createContainer(ctx context.Context, cu *cleanup, spec runtime
 		MemoryMB:  spec.Resources.MemoryMB,
 		DiskMB:    spec.Resources.DiskMB,
 		Layers:    layers,
+		Mounts:    spec.Mounts,
 	}
 	pid, err := b.launchNew(ctx, spec, rec)
 	if err != nil {

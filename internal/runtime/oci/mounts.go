@@ -36,6 +36,24 @@ func bindMounts(binds []runtime.Bind) []specs.Mount {
 	return out
 }
 
+// volumeMounts turns the spec's volume mounts into read-write, nosuid,
+// nodev bind mounts. Under runsc they are gofer mounts with the default
+// file access "shared" (warren passes no --file-access-mounts), so the
+// sentry revalidates what it caches against the host, and --overlay2=none
+// keeps gVisor's overlay off them: a write reaches the host at once.
+func volumeMounts(mounts []runtime.Mount) []specs.Mount {
+	out := make([]specs.Mount, 0, len(mounts))
+	for _, m := range mounts {
+		out = append(out, specs.Mount{
+			Destination: m.Target,
+			Type:        "bind",
+			Source:      m.Source,
+			Options:     []string{"rbind", "rw", "nosuid", "nodev"},
+		})
+	}
+	return out
+}
+
 // maskedPaths and readonlyPaths are Docker's defaults: kernel interfaces
 // under /proc and /sys that leak host information or allow host changes.
 var (

@@ -32,6 +32,11 @@ func (b *Backend) Start(ctx context.Context, id string, opts runtime.StartOption
 		return nil, err
 	}
 	dir := b.dir(id)
+	if opts.Mounts != nil {
+		if err := remount(dir, rec, opts.Mounts); err != nil {
+			return nil, fmt.Errorf("starting sandbox %s: %w", id, err)
+		}
+	}
 	// Whatever is left of the old container (an init that died on its
 	// own, a runtime record) goes before the new one takes the id.
 	if err := b.deleteContainer(ctx, id); err != nil {

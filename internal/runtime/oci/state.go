@@ -44,6 +44,8 @@ type record struct {
 	// Layers are the overlay's lower dirs, top first; the template's
 	// rootfs is the last (the only one unless made from a snapshot).
 	Layers []string `json:"layers"`
+	// Mounts are the volume mounts, as in the bundle's config.
+	Mounts []runtime.Mount `json:"mounts,omitempty"`
 	// Stopped: Stop ended the processes on purpose; Checkpointed: with a
 	// memory image in imageDir for Start to restore.
 	Stopped      bool `json:"stopped,omitempty"`

@@ -47,6 +47,9 @@ func (b *Backend) normalize(spec runtime.Spec) (runtime.Spec, error) {
 			return spec, fmt.Errorf("bind source %s: %w: %w", bind.Source, err, errdefs.ErrInvalidArgument)
 		}
 	}
+	if err := runtime.CheckMounts(spec.Mounts, spec.Binds); err != nil {
+		return spec, err
+	}
 	r := spec.Resources
 	if r.CPUCount < 0 || r.MemoryMB < 0 || r.PidsLimit < 0 || r.DiskMB < 0 {
 		return spec, fmt.Errorf("negative resource limit %+v: %w", r, errdefs.ErrInvalidArgument)

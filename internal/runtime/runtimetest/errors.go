@@ -28,6 +28,25 @@ func (s *suite) testInvalidSpec(t *testing.T) {
 		{"missing bind source", func(sp *runtime.Spec) {
 			sp.Binds = []runtime.Bind{{Source: filepath.Join(t.TempDir(), "nope"), Target: "/x"}}
 		}},
+		{"mount over /proc", mountAt(t, "/proc")},
+		{"mount below /proc", mountAt(t, "/proc/sys")},
+		{"mount below /dev", mountAt(t, "/dev/shm")},
+		{"mount over /sys", mountAt(t, "/sys")},
+		{"mount below /.warren", mountAt(t, "/.warren/envd")},
+		{"mount over the root", mountAt(t, "/")},
+		{"relative mount", mountAt(t, "mnt/data")},
+		{"unclean mount", mountAt(t, "/mnt/../proc")},
+		{"mount over the init's bind", mountAt(t, InitPath)},
+		{"mount twice", func(sp *runtime.Spec) {
+			dir := t.TempDir()
+			sp.Mounts = []runtime.Mount{{Source: dir, Target: "/mnt/a"}, {Source: dir, Target: "/mnt/a"}}
+		}},
+		{"missing mount source", func(sp *runtime.Spec) {
+			sp.Mounts = []runtime.Mount{{Source: filepath.Join(t.TempDir(), "nope"), Target: "/mnt/a"}}
+		}},
+		{"mount source is a file", func(sp *runtime.Spec) {
+			sp.Mounts = []runtime.Mount{{Source: sp.Binds[0].Source, Target: "/mnt/a"}}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -41,6 +60,13 @@ func (s *suite) testInvalidSpec(t *testing.T) {
 				s.assertGone(t, b, spec.ID)
 			}
 		})
+	}
+}
+
+// mountAt mounts a fresh host directory at target.
+func mountAt(t *testing.T, target string) func(*runtime.Spec) {
+	return func(sp *runtime.Spec) {
+		sp.Mounts = []runtime.Mount{{Source: t.TempDir(), Target: target}}
 	}
 }
 

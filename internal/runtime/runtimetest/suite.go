@@ -10,7 +10,8 @@
 // sandbox's address, Stats reads real usage and limits, pause freezes,
 // sandboxes cannot reach each other, AllowInternet=false blocks egress,
 // root inside is confined (capabilities, seccomp, read-only binds, the
-// template is never written). LeakCheck adds a host inspection after every
+// template is never written), volumes are shared with the host and
+// between sandboxes. LeakCheck adds a host inspection after every
 // Destroy and failed Create.
 package runtimetest
 
@@ -93,6 +94,7 @@ func Run(t *testing.T, newBackend func(t *testing.T) runtime.Backend, opts ...Op
 		{"ConcurrentCreates", s.testConcurrentCreates, false},
 		{"Logs", s.testLogs, false},
 		{"Background", s.testBackground, false},
+		{"Volumes", s.testVolumes, false},
 		{"BadInit", s.testBadInit, true},
 		{"InitExits", s.testInitExits, true},
 		{"Confinement", s.testConfinement, true},
