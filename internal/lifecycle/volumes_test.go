@@ -225,8 +225,7 @@ func TestTakeOverMountsVolumes(t *testing.T) {
 	e.m.opts.Volumes, b.opts.Volumes = onA, onB
 	sb := e.create(t, sandbox.CreateRequest{VolumeMounts: []store.VolumeMount{{Name: "data", Path: "/mnt/data"}}})
 	if rec, err := e.st.GetSandbox(e.ctx, sb.ID); err != nil || len(rec.VolumeMounts) == 0 {
-		// Until the store's volume schema lands (issue 32's store part).
-		t.Skipf("the store does not keep VolumeMounts yet: %+v, %v", rec, err)
+		t.Fatalf("the store did not keep the sandbox's VolumeMounts: %+v, %v", rec, err)
 	}
 	if err := e.m.Pause(e.ctx, sb.ID, true); err != nil {
 		t.Fatal(err)
