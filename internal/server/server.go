@@ -12,6 +12,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/events"
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
 	"github.com/warren-sandbox/warren/internal/proxy"
@@ -197,7 +198,16 @@ func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemet
 	if err != nil {
 		return nil, err
 	}
-	mgr, netMgr, starts, err := setup(ctx, cfg, st, metrics, evs, layers)
+	vols, err := openVolumes(ctx, cfg, st)
+	if err != nil {
+		return nil, fmt.Errorf("opening volumes: %w", err)
+	}
+	// A nil service must stay a nil interface: "no volumes here".
+	var mgrVols lifecycle.Volumes
+	if vols != nil {
+		mgrVols = vols
+	}
+	mgr, netMgr, starts, err := setup(ctx, cfg, st, metrics, evs, layers, mgrVols)
 	if err != nil {
 		return nil, err
 	}

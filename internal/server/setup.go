@@ -25,7 +25,7 @@ import (
 // setup builds everything sandboxes need: the network, the runtime backends
 // and the base template, the queue starts wait in, then the manager, which re-adopts what a previous
 // run left behind. On a node it boots templates from its own layers.
-func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry, evs sandbox.EventRecorder, layers *nodeLayers) (*machine, *network.Manager, *admission.Queue, error) {
+func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.Registry, evs sandbox.EventRecorder, layers *nodeLayers, vols lifecycle.Volumes) (*machine, *network.Manager, *admission.Queue, error) {
 	subnet, err := netip.ParsePrefix(cfg.Subnet)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("--subnet: %w", err)
@@ -84,6 +84,7 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		Events:          evs,
 		NodeName:        nodeName(cfg),
 		LocalTemplate:   layers.localTemplate(),
+		Volumes:         vols,
 	})
 	if err != nil {
 		return nil, nil, nil, err
