@@ -32,5 +32,6 @@ func TestVolumesCluster(t *testing.T) {
 			"--node-dead-after=" + nodesDeadAfter.String()}})
 	wantNodes(t.Context(), t, goClient(t, cfg, api), map[string]bool{"node-a": true, "node-b": true}, time.Minute)
 	requireVolumeAPI(t, api)
+	t.Cleanup(func() { deleteVolumes(t, api) })
 	runVolumeNode(t, cfg, api, []string{"E2E_NODE_A_URL=" + nodes[0].url, "E2E_NODE_B_URL=" + nodes[1].url}, "volume/cluster.mjs")
 }

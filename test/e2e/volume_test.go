@@ -45,6 +45,7 @@ func TestVolumes(t *testing.T) {
 				args: []string{fmt.Sprintf("--volume-size-mb=%d", volumeSizeMB), "--checkpoint-after=0"}}
 			srv := launchServer(t, cfg, o)
 			requireVolumeAPI(t, srv)
+			t.Cleanup(func() { deleteVolumes(t, srv) })
 			runVolumeNode(t, cfg, srv, []string{"E2E_DATA_DIR=" + o.dataDir, fmt.Sprintf("E2E_VOLUME_SIZE_MB=%d", volumeSizeMB)},
 				"--test", "--test-force-exit", "--test-reporter=spec", "--test-concurrency=4",
 				"volume/api.test.mjs", "volume/mounts.test.mjs", "volume/teams.test.mjs", "volume/full.test.mjs")
@@ -60,6 +61,7 @@ func TestVolumes(t *testing.T) {
 			srv.stopLeavingSandboxes(t)
 			o.apiKey = srv.apiKey
 			again := launchServer(t, cfg, o)
+			t.Cleanup(func() { deleteVolumes(t, again) })
 			runVolumeNode(t, cfg, again, []string{state}, "volume/restart.mjs", "after")
 			again.checkNoSandboxes(t)
 		})
