@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -67,31 +66,6 @@ func TestDashboardVolumes(t *testing.T) {
 	b.until("the volume gone", fmt.Sprintf(`!document.querySelector('[data-volume=%q]')`, vol), 10*time.Second)
 	if status, body := volumeCall(t, s, http.MethodGet, "/volumes/"+vol, ""); status != http.StatusNotFound {
 		t.Errorf("GET /volumes/%s after the page deleted it = %d %s; want 404", vol, status, body)
-	}
-}
-
-// deleteVolumes deletes every volume of srv (a server of the test's own),
-// so that none is left mounted on the host when it stops; a failed test
-// leaves none behind either.
-func deleteVolumes(t testing.TB, srv *server) {
-	t.Helper()
-	select {
-	case <-srv.exited:
-		return // stopped on purpose: its successor cleans up
-	default:
-	}
-	status, body := volumeCall(t, srv, http.MethodGet, "/volumes", "")
-	var vols []struct {
-		ID string `json:"volumeID"`
-	}
-	if err := json.Unmarshal(body, &vols); status != http.StatusOK || err != nil {
-		t.Errorf("GET /volumes = %d %s: %v", status, body, err)
-		return
-	}
-	for _, v := range vols {
-		if status, body := volumeCall(t, srv, http.MethodDelete, "/volumes/"+v.ID, ""); status != http.StatusNoContent {
-			t.Errorf("DELETE /volumes/%s = %d %s", v.ID, status, body)
-		}
 	}
 }
 

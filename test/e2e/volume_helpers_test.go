@@ -42,3 +42,28 @@ func jsonField(t testing.TB, body []byte, field string) string {
 	}
 	return s
 }
+
+// deleteVolumes deletes every volume of srv (a server of the test's own),
+// so that none is left mounted on the host when it stops; a failed test
+// leaves none behind either.
+func deleteVolumes(t testing.TB, srv *server) {
+	t.Helper()
+	select {
+	case <-srv.exited:
+		return // stopped on purpose: its successor cleans up
+	default:
+	}
+	status, body := volumeCall(t, srv, http.MethodGet, "/volumes", "")
+	var vols []struct {
+		ID string `json:"volumeID"`
+	}
+	if err := json.Unmarshal(body, &vols); status != http.StatusOK || err != nil {
+		t.Errorf("GET /volumes = %d %s: %v", status, body, err)
+		return
+	}
+	for _, v := range vols {
+		if status, body := volumeCall(t, srv, http.MethodDelete, "/volumes/"+v.ID, ""); status != http.StatusNoContent {
+			t.Errorf("DELETE /volumes/%s = %d %s", v.ID, status, body)
+		}
+	}
+}
