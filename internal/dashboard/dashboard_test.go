@@ -35,6 +35,7 @@ func TestServe(t *testing.T) {
 		{"page", "GET", "/dashboard/", 200, "text/html; charset=utf-8", "<title>warren dashboard</title>"},
 		{"page by name", "GET", "/dashboard/index.html", 200, "text/html; charset=utf-8", `src="js/main.js"`},
 		{"module", "GET", "/dashboard/js/main.js", 200, "text/javascript; charset=utf-8", "import"},
+		{"volumes page", "GET", "/dashboard/js/volumes.js", 200, "text/javascript; charset=utf-8", "'/volumes'"},
 		{"vendored module", "GET", "/dashboard/vendor/xterm/xterm.mjs", 200, "text/javascript; charset=utf-8", "Terminal"},
 		{"vendored chart", "GET", "/dashboard/vendor/uplot/uPlot.esm.js", 200, "text/javascript; charset=utf-8", "uPlot"},
 		{"stylesheet", "GET", "/dashboard/app.css", 200, "text/css; charset=utf-8", "--accent"},

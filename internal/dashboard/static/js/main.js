@@ -1,6 +1,6 @@
 // The dashboard's entry point: sign-in, the hash router (#/sandboxes,
-// #/sandboxes/ID, #/templates, #/templates/ID, #/keys, #/usage) and the
-// banner that shows errors no page caught.
+// #/sandboxes/ID, #/templates, #/templates/ID, #/volumes, #/keys, #/usage)
+// and the banner that shows errors no page caught.
 
 import {onUnauthorized} from './api.js';
 import {keyFromURL, loginPage, signIn, signedIn, signOut} from './auth.js';
@@ -9,6 +9,7 @@ import * as sandboxes from './sandboxes.js';
 import * as sandbox from './sandbox.js';
 import * as templates from './templates.js';
 import * as template from './template.js';
+import * as volumes from './volumes.js';
 import * as keys from './keys.js';
 import * as usage from './usage.js';
 
@@ -21,6 +22,7 @@ const routes = [
   [/^#\/sandboxes\/([a-z0-9]+)$/, sandbox],
   [/^#\/templates\/([^/]+)$/, template],
   [/^#\/templates$/, templates],
+  [/^#\/volumes$/, volumes],
   [/^#\/keys$/, keys],
   [/^#\/usage$/, usage],
   [/^#\/sandboxes$/, sandboxes],

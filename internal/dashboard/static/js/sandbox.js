@@ -8,6 +8,14 @@ import {openTerminal} from './terminal.js';
 
 const REFRESH_MS = 5000;
 
+// volumeMounts lists the volumes mounted in the sandbox, each with where.
+function volumeMounts(sb) {
+  const mounts = sb.volumeMounts || [];
+  if (!mounts.length) return '—';
+  return h('ul', {class: 'plain', id: 'sandbox-volumes'}, mounts.map((m) =>
+    h('li', {}, h('a', {href: '#/volumes', 'data-volume-name': m.name}, m.name), ' at ', h('code', {}, m.path))));
+}
+
 function info(sb) {
   const meta = Object.entries(sb.metadata || {}).map(([k, v]) => h('span', {class: 'tag'}, `${k}=${v}`));
   const rows = [
@@ -17,6 +25,7 @@ function info(sb) {
     ['Ends', sb.state === 'paused' ? 'paused: no timeout runs' : when(sb.endAt)],
     ['envd', sb.envdVersion],
     ['Metadata', meta.length ? meta : '—'],
+    ['Volumes', volumeMounts(sb)],
   ];
   return h('dl', {class: 'facts'}, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
 }
