@@ -22,6 +22,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/telemetry"
 	"github.com/warren-sandbox/warren/internal/template/builder"
 	"github.com/warren-sandbox/warren/internal/usage"
+	"github.com/warren-sandbox/warren/internal/volume"
 )
 
 // Run serves until ctx ends: it opens the listener first (GET /health
@@ -220,6 +221,9 @@ func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemet
 		return nil, err
 	}
 	metrics.RegisterPools(mgr.pools.Stats)
+	if vols != nil {
+		metrics.RegisterVolumes(func(ctx context.Context) ([]volume.Info, error) { return vols.List(ctx, "") }, telemetry.DefaultVolumeLimit)
+	}
 	metrics.RegisterSandboxes(mgr.Census, cfg.MetricsSandboxLimit)
 	api := apiserver.New(apiserver.Options{
 		Store: st, Manager: mgr, Builder: b, Images: images,
