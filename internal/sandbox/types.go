@@ -27,6 +27,9 @@ type CreateRequest struct {
 	// (and public templates) are found, unless AnyTeam (the admin key).
 	TeamID  string
 	AnyTeam bool
+	// VolumeMounts are the team's volumes to mount, by Name at Path; the
+	// manager fills VolumeID.
+	VolumeMounts []store.VolumeMount
 }
 
 // MaxForks bounds the forks of one request, as E2B's API does.
