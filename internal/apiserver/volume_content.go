@@ -109,7 +109,7 @@ func (s *Server) updateVolumePath(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var body rest.VolumeMetadata
-	if err := decode(r, &body, true); err != nil {
+	if err := decode(r, &body, false); err != nil {
 		fail(w, r, err)
 		return
 	}
