@@ -38,13 +38,15 @@ func (a *API) Volume(w http.ResponseWriter, r *http.Request) error {
 		d.retryOn = func(status int) bool { return status == http.StatusNotImplemented }
 		d.seal = body.seal
 		out := r.Clone(r.Context())
+		to := w
 		if r.Body != nil && r.Body != http.NoBody {
 			out.Body = body
-			if d.quiet {
+			if d.quiet && !expectsContinue(r) {
 				out.Header.Set("Expect", "100-continue")
+				to = &noContinue{ResponseWriter: w}
 			}
 		}
-		a.fwd.forward(w, out, d)
+		a.fwd.forward(to, out, d)
 		if d.failed == nil || !d.quiet {
 			if d.failed == nil {
 				a.lastVolumeNode.Store(node.Name)
@@ -73,6 +75,26 @@ func (a *API) volumeOrder(alive []*store.Node) []*store.Node {
 	}
 	return out
 }
+
+func expectsContinue(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Expect"), "100-continue")
+}
+
+// noContinue keeps the node's 100 Continue, an answer to the Expect the
+// API role added, from the client that did not ask for it.
+type noContinue struct{ http.ResponseWriter }
+
+func (w *noContinue) WriteHeader(code int) {
+	if code != http.StatusContinue {
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *noContinue) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// Unwrap lets http.ResponseController reach the connection (full duplex,
+// deadlines) through the wrapper.
+func (w *noContinue) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // heldBody is the client's request body lent to one attempt: once sealed
 // (the attempt given up before it read a byte) it reads as empty and
