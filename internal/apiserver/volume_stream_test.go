@@ -49,11 +49,15 @@ func TestVolumeFilesStream(t *testing.T) {
 	if resp.StatusCode != http.StatusCreated {
 		t.Fatalf("upload answered %d", resp.StatusCode)
 	}
+	testDownloadStreams(t, f, step)
+}
 
-	// The download's first part is larger than the server's response
-	// buffer, so it reaches the client unless the edge holds it back.
+// testDownloadStreams is TestVolumeFilesStream's download. Its first
+// part is larger than the server's response buffer, so it reaches the
+// client unless the edge holds it back.
+func testDownloadStreams(t *testing.T, f *volumeFixture, step time.Duration) {
 	head := strings.Repeat("h", 64<<10)
-	resp = f.send(t, "PUT", filA+"?path=/big&force=true", tokA, strings.NewReader(head+"tail"))
+	resp := f.send(t, "PUT", filA+"?path=/big&force=true", tokA, strings.NewReader(head+"tail"))
 	resp.Body.Close()
 	rest := make(chan struct{})
 	var once sync.Once
@@ -136,5 +140,40 @@ func TestVolumesNotAvailable(t *testing.T) {
 	}
 	if n != 11 {
 		t.Errorf("found %d volume routes, want 11", n)
+	}
+}
+
+// TestVolumeRoutesOnANode: what the API role relays is served on a node:
+// a control route signed with the key's hash, a content route with the
+// volume's token and no signature (the API role sends none with it).
+func TestVolumeRoutesOnANode(t *testing.T) {
+	f := newVolumeFixture(t, func(o *Options) {
+		o.Cluster, o.NodeName = clusterSigner(t, testClusterSecret, time.Now), "n1"
+	})
+	tests := []struct {
+		name, method, path, how, bearer string
+		status                          int
+	}{
+		{"control, signed", "GET", "/volumes/{a}", "signed", "", 200},
+		{"control, signed by another cluster", "GET", "/volumes/{a}", "other-secret", "", 401},
+		{"content, the token", "GET", dirA + "?path=/", "", "token-{a}", 200},
+		{"content, signed but no token", "GET", dirA + "?path=/", "signed", "", 401},
+		{"content, another volume's token", "GET", dirA + "?path=/", "", "token-{b}", 403},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := expand(tc.path, f.vars)
+			var resp *http.Response
+			if tc.how != "" {
+				resp = doSigned(t, f.srv, tc.method, path, "", f.keys["key"], tc.how)
+			} else {
+				resp = doBearer(t, f.srv, tc.method, path, "", expand(tc.bearer, f.vars))
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("%s = %d %s, want %d", tc.name, resp.StatusCode, raw, tc.status)
+			}
+		})
 	}
 }

@@ -24,7 +24,7 @@ type volumeFixture struct {
 	vars map[string]string
 }
 
-func newVolumeFixture(t *testing.T) *volumeFixture {
+func newVolumeFixture(t *testing.T, adjust ...func(*Options)) *volumeFixture {
 	t.Helper()
 	st := sqlitetest.Open(t)
 	f := &volumeFixture{vols: newFakeVolumes(), keys: map[string]string{}, vars: map[string]string{}}
@@ -52,7 +52,11 @@ func newVolumeFixture(t *testing.T) *volumeFixture {
 		f.vars[v.name] = rec.ID
 	}
 	f.vols.mounts[f.vars["busy"]] = []string{"sb1"}
-	f.srv = httptest.NewServer(New(Options{Store: st, Volumes: f.vols}))
+	opts := Options{Store: st, Volumes: f.vols}
+	for _, a := range adjust {
+		a(&opts)
+	}
+	f.srv = httptest.NewServer(New(opts))
 	t.Cleanup(f.srv.Close)
 	return f
 }
