@@ -38,24 +38,33 @@ func (a *API) Volume(w http.ResponseWriter, r *http.Request) error {
 		d.retryOn = func(status int) bool { return status == http.StatusNotImplemented }
 		d.seal = body.seal
 		out := r.Clone(r.Context())
-		to := w
+		rec := &volumeAnswer{ResponseWriter: w}
 		if r.Body != nil && r.Body != http.NoBody {
 			out.Body = body
 			if d.quiet && !expectsContinue(r) {
 				out.Header.Set("Expect", "100-continue")
-				to = &noContinue{ResponseWriter: w}
+				rec.dropContinue = true
 			}
 		}
-		a.fwd.forward(to, out, d)
+		a.fwd.forward(rec, out, d)
 		if d.failed == nil || !d.quiet {
 			if d.failed == nil {
-				a.lastVolumeNode.Store(node.Name)
+				a.answeredVolume(node.Name, rec.status)
 			}
 			return nil
 		}
 		log.G(r.Context()).Info("volume route refused by a node, trying the next", "node", node.Name, "err", d.failed)
 	}
 	return errdefs.New(errdefs.ErrUnavailable, "no node could be reached to serve volumes")
+}
+
+// answeredVolume notes that node answered a volume route with status:
+// the next goes to it first, unless it has no volumes (501).
+func (a *API) answeredVolume(node string, status int) {
+	if status == http.StatusNotImplemented {
+		node = ""
+	}
+	a.lastVolumeNode.Store(node)
 }
 
 // volumeOrder is alive with the node that last answered a volume route
@@ -80,21 +89,41 @@ func expectsContinue(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("Expect"), "100-continue")
 }
 
-// noContinue keeps the node's 100 Continue, an answer to the Expect the
-// API role added, from the client that did not ask for it.
-type noContinue struct{ http.ResponseWriter }
-
-func (w *noContinue) WriteHeader(code int) {
-	if code != http.StatusContinue {
-		w.ResponseWriter.WriteHeader(code)
-	}
+// volumeAnswer is the client's side of a relayed volume route: it notes
+// the node's final status and, with dropContinue, keeps the node's 100
+// Continue, an answer to the Expect the API role added, from a client
+// that did not ask for it.
+type volumeAnswer struct {
+	http.ResponseWriter
+	dropContinue bool
+	status       int
 }
 
-func (w *noContinue) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+func (w *volumeAnswer) WriteHeader(code int) {
+	if code >= 100 && code < 200 {
+		if code != http.StatusContinue || !w.dropContinue {
+			w.ResponseWriter.WriteHeader(code)
+		}
+		return
+	}
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *volumeAnswer) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *volumeAnswer) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
 
 // Unwrap lets http.ResponseController reach the connection (full duplex,
 // deadlines) through the wrapper.
-func (w *noContinue) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *volumeAnswer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // heldBody is the client's request body lent to one attempt: once sealed
 // (the attempt given up before it read a byte) it reads as empty and

@@ -131,6 +131,19 @@ func TestVolumeRoutesPreferTheLastNode(t *testing.T) {
 	if got := first.requests(); len(got) != 1 {
 		t.Errorf("the node without volumes was asked %d times, want once", len(got))
 	}
+	// The last node refusing too is no node to prefer.
+	second.early = noVolumes
+	if code, _ := do(t, api, "GET", "/volumes", "", key); code != http.StatusNotImplemented {
+		t.Fatalf("with no node serving volumes: %d, want 501", code)
+	}
+	first.early = nil
+	asked := len(second.requests())
+	if code, got := do(t, api, "GET", "/volumes", "", key); code != 200 || got["node"] != "first" {
+		t.Fatalf("once the first serves volumes: %d %v, want its answer", code, got)
+	}
+	if len(second.requests()) != asked {
+		t.Errorf("the node that answered 501 last was asked first")
+	}
 }
 
 // TestVolumeRoutesWithoutNodes: no live node, or none with volumes.
