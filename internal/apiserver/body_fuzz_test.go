@@ -155,6 +155,35 @@ var fuzzRoutes = []string{
 	"PUT /sandboxes/nosuchsandbox/network", "GET /sandboxes/nosuchsandbox/metrics",
 	"GET /sandboxes/nosuchsandbox/logs", "GET /v2/sandboxes/nosuchsandbox/logs",
 	"GET /events/sandboxes/nosuchsandbox", "GET /sandboxes/metrics",
+	"GET /volumes", "POST /volumes", "GET /volumes/" + fuzzVolume, "DELETE /volumes/nosuchvolume",
+	"GET /volumecontent/" + fuzzVolume + "/dir", "POST /volumecontent/" + fuzzVolume + "/dir",
+	"GET /volumecontent/" + fuzzVolume + "/path", "PATCH /volumecontent/" + fuzzVolume + "/path",
+	"DELETE /volumecontent/" + fuzzVolume + "/path", "GET /volumecontent/" + fuzzVolume + "/file",
+	"PUT /volumecontent/" + fuzzVolume + "/file",
+}
+
+// fuzzVolume is the volume of the fuzz server's volume routes; its token
+// is "token-" and its id.
+const fuzzVolume = "vol1"
+
+// fuzzAuthorized says whether a request the fuzzer sent should pass the
+// access check: the key (ours, sent in either header) or, on a content
+// route, any bearer (a wrong one is 403 or 404, not 401).
+func fuzzAuthorized(content bool, auth uint8, presented, key string) bool {
+	switch {
+	case content && auth%3 == 0:
+		return true
+	case content && auth%3 == 2:
+		token, ok := strings.CutPrefix(presented, "Bearer ")
+		return ok && strings.TrimSpace(token) != ""
+	case content:
+		return false
+	case auth%3 == 1:
+		return presented == key
+	case auth%3 == 2:
+		return strings.TrimPrefix(presented, "Bearer ") == key
+	}
+	return true
 }
 
 // FuzzAPIRequest sends arbitrary bodies, queries and keys through the whole
@@ -173,23 +202,30 @@ func FuzzAPIRequest(f *testing.F) {
 	f.Add(uint8(24), "", []byte(`{"count":1000000,"timeout":-1}`), uint8(0), "")
 	f.Add(uint8(28), "cursor=-1&limit=99999&direction=up&level=loud&search=%00", []byte(nil), uint8(0), "")
 	f.Add(uint8(17), "", []byte(`{"timeout":1e300}`), uint8(0), "")
+	f.Add(uint8(32), "", []byte(`{"name":"a-volume"}`), uint8(0), "")
+	f.Add(uint8(36), "path=/d&uid=1&gid=2&mode=493&force=true", []byte(nil), uint8(0), "")
+	f.Add(uint8(41), "path=/f&force=false", []byte("content"), uint8(0), "")
+	f.Add(uint8(38), "path=/f", []byte(`{"mode":420}`), uint8(2), "Bearer token-vol1")
+	f.Add(uint8(35), "path=/&depth=99999999999", []byte(nil), uint8(2), "Bearer other")
 	h, key := fuzzServer(f)
 
 	f.Fuzz(func(t *testing.T, route uint8, query string, body []byte, auth uint8, presented string) {
 		method, path, _ := strings.Cut(fuzzRoutes[int(route)%len(fuzzRoutes)], " ")
 		r := httptest.NewRequest(method, "/", bytes.NewReader(body))
 		r.URL.Path, r.URL.RawQuery = path, query
-		authorized := true
+		content := strings.HasPrefix(path, "/volumecontent/")
 		switch auth % 3 {
 		case 0:
 			r.Header.Set("X-API-KEY", key)
+			if content {
+				r.Header.Set("Authorization", "Bearer token-"+fuzzVolume)
+			}
 		case 1:
 			r.Header["X-Api-Key"] = []string{presented}
-			authorized = presented == key
 		case 2:
 			r.Header["Authorization"] = []string{presented}
-			authorized = strings.TrimPrefix(presented, "Bearer ") == key
 		}
+		authorized := fuzzAuthorized(content, auth, presented, key)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		w := httptest.NewRecorder()
@@ -237,6 +273,11 @@ func fuzzServer(f *testing.F) (http.Handler, string) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	vols := newFakeVolumes()
+	vols.vols[fuzzVolume] = &fakeVolume{
+		rec:   store.Volume{ID: fuzzVolume, TeamID: store.DefaultTeam, Name: "fuzz", Token: "token-" + fuzzVolume},
+		files: map[string]*fakeFile{"/": {dir: true, mode: 0o755}},
+	}
 	return New(Options{Store: st, Manager: newMachine(mgr, st, ""), Domain: "example.test", MaxTimeout: time.Hour,
-		MaxCPUCount: 4, MaxMemoryMB: 2048, ScratchDir: f.TempDir()}), key
+		MaxCPUCount: 4, MaxMemoryMB: 2048, ScratchDir: f.TempDir(), Volumes: vols}), key
 }

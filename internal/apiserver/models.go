@@ -42,6 +42,8 @@ func (s *Server) detailResponse(sb *store.Sandbox, full bool) rest.SandboxDetail
 		DiskSizeMB:  sb.DiskMB,
 		State:       rest.SandboxDetailState(sb.State),
 		Metadata:    md,
+		// The SDK reads [] for none, as E2B sends.
+		VolumeMounts: mountsResponse(sb.VolumeMounts),
 	}
 	if full {
 		allow := sb.Network.AllowInternet

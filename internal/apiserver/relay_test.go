@@ -50,6 +50,9 @@ func (f *recordingRelay) Builder(w http.ResponseWriter, _ *http.Request) error {
 func (f *recordingRelay) DeleteTemplate(w http.ResponseWriter, _ *http.Request) error {
 	return f.note(w, "DeleteTemplate")
 }
+func (f *recordingRelay) Volume(w http.ResponseWriter, _ *http.Request) error {
+	return f.note(w, "Volume")
+}
 func (f *recordingRelay) Sandbox(w http.ResponseWriter, _ *http.Request, id string, sees func(string) bool) error {
 	f.mu.Lock()
 	f.sees = [2]bool{sees(""), sees("other")}
@@ -122,10 +125,24 @@ var nodeRoutes = map[string]string{
 	"DELETE /templates/tags":                               "Builder",
 	"POST /images":                                         "Builder",
 	"GET /images":                                          "Builder",
+
+	"GET /volumes":                          "Volume",
+	"POST /volumes":                         "Volume",
+	"GET /volumes/{volumeID}":               "Volume",
+	"DELETE /volumes/{volumeID}":            "Volume",
+	"GET /volumecontent/{volumeID}/dir":     "Volume",
+	"POST /volumecontent/{volumeID}/dir":    "Volume",
+	"GET /volumecontent/{volumeID}/path":    "Volume",
+	"PATCH /volumecontent/{volumeID}/path":  "Volume",
+	"DELETE /volumecontent/{volumeID}/path": "Volume",
+	"GET /volumecontent/{volumeID}/file":    "Volume",
+	"PUT /volumecontent/{volumeID}/file":    "Volume",
 }
 
 // keyless are the routes served without an API key: public, or checked
-// by a signature of their own (an upload link, the cluster's).
+// by a signature of their own (an upload link, the cluster's). The
+// volume content routes take a volume's token instead, and without one
+// are 401 too.
 var keyless = []string{
 	"GET /health", "GET /openapi.yaml", "GET /dashboard/{file...}",
 	"PUT /templates/{templateID}/files/{hash}", "GET /internal/layers/{key}",
@@ -166,6 +183,11 @@ func TestRelayServesNodeRoutes(t *testing.T) {
 			}
 			r := httptest.NewRequest(method, path, strings.NewReader("{}"))
 			r.Header.Set("X-API-KEY", secret)
+			if strings.HasPrefix(path, "/volumecontent/") {
+				// The volume's token, which the node checks: the API
+				// role relays any.
+				r.Header.Set("Authorization", "Bearer some-volume-token")
+			}
 			w := httptest.NewRecorder()
 			srv.ServeHTTP(w, r)
 			got, want := relay.take(), nodeRoutes[pattern]

@@ -29,6 +29,9 @@ type Relay interface {
 	Builder(w http.ResponseWriter, r *http.Request) error
 	// DeleteTemplate sends DELETE /templates/{id} to the node holding it.
 	DeleteTemplate(w http.ResponseWriter, r *http.Request) error
+	// Volume sends a /volumes or /volumecontent route to a node that
+	// serves volumes: every node sees every volume on the shared storage.
+	Volume(w http.ResponseWriter, r *http.Request) error
 }
 
 // relayed names the Relay method that serves a route on the API role;
@@ -43,15 +46,20 @@ const (
 	relaySandbox
 	relayBuilder
 	relayTemplateDelete
+	relayVolume
 )
 
 // access is what a route asks of a request before its handler runs: an
-// API key holding a scope, nothing, or the cluster's signature.
+// API key holding a scope, nothing, the cluster's signature, or a
+// volume's token.
 type access string
 
 const (
 	open   access = ""          // no key: public, or the handler checks a signature of its own
 	signed access = "(cluster)" // the cluster's signature, no key (clusterOnly)
+	// volToken: a volume's own token as the bearer, no API key: the
+	// content API's SDK client holds only that (volumeToken).
+	volToken access = "(volume token)"
 
 	sbRead   = access(apikey.ScopeSandboxesRead)
 	sbWrite  = access(apikey.ScopeSandboxesWrite)
@@ -128,6 +136,19 @@ var routeTable = []route{
 	{"POST /images", tplWrite, anyone, (*Server).importImage, relayBuilder},
 	{"GET /images", tplRead, anyone, (*Server).listImages, relayBuilder},
 
+	// Volumes are sandbox data: the sandbox scopes govern them.
+	{"GET /volumes", sbRead, anyone, (*Server).listVolumes, relayVolume},
+	{"POST /volumes", sbWrite, anyone, (*Server).createVolume, relayVolume},
+	{"GET /volumes/{volumeID}", sbRead, anyone, (*Server).getVolume, relayVolume},
+	{"DELETE /volumes/{volumeID}", sbWrite, anyone, (*Server).deleteVolume, relayVolume},
+	{"GET /volumecontent/{volumeID}/dir", volToken, anyone, (*Server).listVolumeDir, relayVolume},
+	{"POST /volumecontent/{volumeID}/dir", volToken, anyone, (*Server).makeVolumeDir, relayVolume},
+	{"GET /volumecontent/{volumeID}/path", volToken, anyone, (*Server).statVolumePath, relayVolume},
+	{"PATCH /volumecontent/{volumeID}/path", volToken, anyone, (*Server).updateVolumePath, relayVolume},
+	{"DELETE /volumecontent/{volumeID}/path", volToken, anyone, (*Server).removeVolumePath, relayVolume},
+	{"GET /volumecontent/{volumeID}/file", volToken, anyone, (*Server).readVolumeFile, relayVolume},
+	{"PUT /volumecontent/{volumeID}/file", volToken, anyone, (*Server).writeVolumeFile, relayVolume},
+
 	{"GET /api-keys", keyAdmin, anyone, (*Server).listKeys, local},
 	{"POST /api-keys", keyAdmin, anyone, (*Server).createKey, local},
 	{"PATCH /api-keys/{apiKeyID}", keyAdmin, anyone, (*Server).updateKey, local},
@@ -168,6 +189,8 @@ func (s *Server) guard(a access, h http.HandlerFunc) http.Handler {
 		return h
 	case signed:
 		return s.clusterOnly(h)
+	case volToken:
+		return s.volumeToken(h)
 	default:
 		return s.authenticate(string(a), h)
 	}
@@ -209,6 +232,8 @@ func (s *Server) relayHandler(kind relayed) http.HandlerFunc {
 		do = rl.Builder
 	case relayTemplateDelete:
 		do = rl.DeleteTemplate
+	case relayVolume:
+		do = rl.Volume
 	}
 	return func(w http.ResponseWriter, r *http.Request) {
 		if err := do(w, r); err != nil {

@@ -26,6 +26,7 @@ func routeCases() []routeCase {
 	cs = append(cs, usageCases()...)
 	cs = append(cs, nodeCases()...)
 	cs = append(cs, dashboardCases()...)
+	cs = append(cs, volumeRouteCases()...)
 	return cs
 }
 

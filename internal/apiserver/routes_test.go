@@ -40,6 +40,9 @@ type routeCase struct {
 	body   string
 	noKey  bool
 	admin  bool // sent with an admin key instead of the team's
+	// bearer, when set, is sent as Authorization: Bearer instead of the
+	// key (a volume's token, for the content routes).
+	bearer string
 	status int
 	// contains is part of the error message (for failures) or of the body.
 	contains string
@@ -85,9 +88,12 @@ func TestEveryRoute(t *testing.T) {
 			deadline := time.Now().Add(10 * time.Second)
 			var resp *http.Response
 			for {
-				if tc.cluster != "" {
+				switch {
+				case tc.cluster != "":
 					resp = doSigned(t, f.srv, tc.method, path, body, key, tc.cluster)
-				} else {
+				case tc.bearer != "":
+					resp = doBearer(t, f.srv, tc.method, path, body, expand(tc.bearer, vars))
+				default:
 					resp = do(t, f.srv, tc.method, path, body, key)
 				}
 				raw, _ = io.ReadAll(resp.Body)
@@ -289,7 +295,7 @@ func newRouteFixture(t *testing.T, adjust ...func(*lifecycle.Options, *builder.O
 		MaxCPUCount: 4, MaxMemoryMB: 2048,
 		Builder: bld, Images: images, ScratchDir: t.TempDir(),
 		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
-		Events: evs, Cluster: clusterSigner(t, testClusterSecret, time.Now),
+		Events: evs, Cluster: clusterSigner(t, testClusterSecret, time.Now), Volumes: newFakeVolumes(),
 		Starts: func() admission.Stats {
 			return admission.Stats{Running: 1, Waiting: 3, Slots: 2, WaitingByTeam: map[string]int{"default": 2, "other": 1}}
 		},

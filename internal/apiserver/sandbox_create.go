@@ -126,6 +126,9 @@ func (s *Server) createRequest(b *rest.NewSandbox, v2 bool) (sandbox.CreateReque
 	if req.MemoryMB > 0 && req.MemoryMB < minMemoryMB {
 		return req, invalid(fmt.Sprintf("memoryMB must be at least %d", minMemoryMB))
 	}
+	if req.VolumeMounts, err = volumeMounts(b.VolumeMounts); err != nil {
+		return req, err
+	}
 	req.Network, err = parseNetwork(b.Network, b.AllowInternetAccess == nil || *b.AllowInternetAccess)
 	return req, err
 }

@@ -67,6 +67,9 @@ type Options struct {
 	// nodes (layershare.Resolver); nil, as in one-machine mode, answers
 	// 404.
 	Layers http.Handler
+	// Volumes answers /volumes and /volumecontent (*volume.Service); nil
+	// answers 501: volumes are not set up on this server.
+	Volumes Volumes
 	// Relay, on a cluster's API role, serves the routes only a node can
 	// answer (internal/cluster); nil on one machine and on a node.
 	Relay Relay

@@ -14,6 +14,7 @@ package cluster
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/apiserver"
@@ -67,6 +68,9 @@ type API struct {
 	fwd   *forwarder
 	// rest is the REST API, relaying to nodes through this API.
 	rest *apiserver.Server
+	// lastVolumeNode is the node that answered the last volume route
+	// (Volume asks it first): a string.
+	lastVolumeNode atomic.Value
 }
 
 // New returns the API role's handler; Run reaps dead nodes' sandboxes.

@@ -28,7 +28,10 @@ type fakeNode struct {
 	seen   []*http.Request
 	bodies []string
 	answer func(w http.ResponseWriter, r *http.Request)
-	made   int
+	// early, when set, answers before the body is read, when it returns
+	// true (as a node without volumes refuses).
+	early func(w http.ResponseWriter, r *http.Request) bool
+	made  int
 	// auth is, per request seen, the key hash its cluster signature
 	// vouches for, "unsigned", or "refused: " and why.
 	auth []string
@@ -43,6 +46,15 @@ func newFakeNode(t *testing.T, st store.Store, name string) *fakeNode {
 }
 
 func (n *fakeNode) serve(w http.ResponseWriter, r *http.Request) {
+	n.mu.Lock()
+	early := n.early
+	n.mu.Unlock()
+	if early != nil && early(w, r) {
+		n.mu.Lock()
+		n.seen, n.bodies, n.auth = append(n.seen, r), append(n.bodies, "(unread)"), append(n.auth, "(early)")
+		n.mu.Unlock()
+		return
+	}
 	body, _ := io.ReadAll(r.Body)
 	auth := "unsigned"
 	if r.Header.Get(clusterauth.Header) != "" {

@@ -135,8 +135,11 @@ func (a *API) snapshotNodes(ctx context.Context, snap *store.Snapshot) ([]*store
 }
 
 // retryable says whether a node's answer to a create means "not here"
-// rather than "not at all": full (503), out of disk (507). A quota (429)
-// or a bad request is the same on every node.
+// rather than "not at all": full (503), out of disk (507), without what
+// the create needs (501: a create with volumeMounts on a node started
+// without volume storage). A quota (429) or a bad request is the same on
+// every node.
 func retryable(status int) bool {
-	return status == http.StatusServiceUnavailable || status == http.StatusInsufficientStorage
+	return status == http.StatusServiceUnavailable || status == http.StatusInsufficientStorage ||
+		status == http.StatusNotImplemented
 }

@@ -61,7 +61,29 @@ type dest struct {
 	// traffic: sandbox traffic (not a REST route), to envd when envd;
 	// the sandbox's own tokens authorize it, as on one machine.
 	traffic, envd bool
+	// bearer: the Authorization bearer is not an API key but a volume's
+	// token, which the node checks: it goes on as it came.
+	bearer bool
+	// retryOn says which answers of a quiet request mean "not on this
+	// node", so the next is tried; nil: retryable (a create's).
+	retryOn func(status int) bool
+	// seal, when set, is asked before a quiet request is given up for the
+	// next node: false when its body was already read, so it cannot be
+	// sent again and the answer stands.
+	seal func() bool
 }
+
+// tryNext says whether a quiet request answered status goes on to the
+// next node.
+func (d *dest) tryNext(status int) bool {
+	retry := retryable
+	if d.retryOn != nil {
+		retry = d.retryOn
+	}
+	return d.quiet && retry(status) && d.sealed()
+}
+
+func (d *dest) sealed() bool { return d.seal == nil || d.seal() }
 
 func newForwarder(auth *clusterauth.Signer) *forwarder {
 	f := &forwarder{auth: auth, inflight: map[string]map[*context.CancelCauseFunc]struct{}{}}
@@ -70,6 +92,10 @@ func newForwarder(auth *clusterauth.Signer) *forwarder {
 		MaxIdleConnsPerHost: 64,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
+		// A request sent with Expect: 100-continue keeps its body until
+		// the node wants it, so a node's refusal leaves it to send to the
+		// next (Volume).
+		ExpectContinueTimeout: time.Second,
 		// No response-header timeout: envd's streams may wait long for
 		// their first byte, as through the node's own proxy.
 	}
@@ -96,7 +122,7 @@ func newForwarder(auth *clusterauth.Signer) *forwarder {
 		ErrorLog: slog.NewLogLogger(slog.Default().Handler(), slog.LevelDebug),
 		ModifyResponse: func(resp *http.Response) error {
 			d := resp.Request.Context().Value(nodeKey{}).(*dest)
-			if d.quiet && retryable(resp.StatusCode) {
+			if d.tryNext(resp.StatusCode) {
 				return fmt.Errorf("%w: it answered %s", errTryNext, resp.Status)
 			}
 			return nil
@@ -113,6 +139,10 @@ func (f *forwarder) authorize(out, in *http.Request, d *dest) {
 		if d.envd {
 			out.Header.Del("X-API-KEY")
 		}
+		return
+	}
+	if d.bearer {
+		out.Header.Del("X-API-KEY")
 		return
 	}
 	hash := ""
@@ -177,7 +207,7 @@ func (f *forwarder) failed(w http.ResponseWriter, r *http.Request, err error) {
 	}
 	d.failed = err
 	var op *net.OpError
-	if d.quiet && (errors.Is(err, errTryNext) || errors.As(err, &op) && op.Op == "dial") {
+	if d.quiet && (errors.Is(err, errTryNext) || errors.As(err, &op) && op.Op == "dial" && d.sealed()) {
 		return
 	}
 	d.quiet = false // answered here: a create must not go on to another node

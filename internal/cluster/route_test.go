@@ -58,6 +58,7 @@ func TestCreateTriesTheNextNode(t *testing.T) {
 	}{
 		{"full", http.StatusServiceUnavailable, true},
 		{"no disk", http.StatusInsufficientStorage, true},
+		{"no volumes here", http.StatusNotImplemented, true},
 		{"down", 0, true},
 		{"team quota", http.StatusTooManyRequests, false},
 		{"bad request", http.StatusBadRequest, false},

@@ -28,6 +28,7 @@ func TestParseHost(t *testing.T) {
 		{"extra label part", "8080-abc123-x.example.com", "example.com", "abc123", 8080, true},
 		{"other domain", "8080-abc123.evil.com", "example.com", "", 0, false},
 		{"api host", "localhost:3000", "localhost", "", 0, false},
+		{"api subdomain (the volume content API)", "api.example.com", "example.com", "", 0, false},
 		{"no port", "abc123.localhost", "localhost", "", 0, false},
 		{"port out of range", "70000-abc.localhost", "localhost", "", 0, false},
 		{"bad id", "80-ab_c.localhost", "localhost", "", 0, false},
