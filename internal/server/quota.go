@@ -59,4 +59,3 @@ func (q teamQuotas) builds(ctx context.Context, team string) (int, error) {
 	l, err := q.of(ctx, team)
 	return l.Builds, err
 }
-

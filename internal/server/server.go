@@ -12,7 +12,6 @@ import (
 	"github.com/warren-sandbox/warren/internal/apikey"
 	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/events"
-	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
 	"github.com/warren-sandbox/warren/internal/proxy"
@@ -203,12 +202,7 @@ func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemet
 	if err != nil {
 		return nil, fmt.Errorf("opening volumes: %w", err)
 	}
-	// A nil service must stay a nil interface: "no volumes here".
-	var mgrVols lifecycle.Volumes
-	if vols != nil {
-		mgrVols = vols
-	}
-	mgr, netMgr, starts, err := setup(ctx, cfg, st, metrics, evs, layers, mgrVols)
+	mgr, netMgr, starts, err := setup(ctx, cfg, st, metrics, evs, layers, managerVolumes(vols))
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +227,7 @@ func assemble(ctx context.Context, cfg *Config, st store.Store, metrics *telemet
 		Metrics: metrics.Handler(), ObserveRequest: metrics.ObserveRequest,
 		Events: evs, NodeDeadAfter: cfg.NodeDeadAfter, Layers: layers.handler(), Cluster: auth,
 		Starts: starts.Stats, NodeName: nodeName(cfg),
+		Volumes: apiVolumes(vols),
 	})
 	// The creates this server was running died with its last run: their
 	// keys are free for a retry to create afresh.

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 
+	"github.com/warren-sandbox/warren/internal/apiserver"
+	"github.com/warren-sandbox/warren/internal/lifecycle"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/volume"
@@ -27,4 +29,21 @@ func openVolumes(ctx context.Context, cfg *Config, st store.Store) (*volume.Serv
 		DefaultSizeMB: cfg.VolumeSizeMB,
 		TeamMaxMB:     cfg.TeamQuotas.VolumeMB,
 	})
+}
+
+// apiVolumes is the service as the REST API takes it: nil stays a nil
+// interface, which the API answers with 501.
+func apiVolumes(v *volume.Service) apiserver.Volumes {
+	if v == nil {
+		return nil
+	}
+	return v
+}
+
+// managerVolumes is the service as the manager takes it, nil as nil.
+func managerVolumes(v *volume.Service) lifecycle.Volumes {
+	if v == nil {
+		return nil
+	}
+	return v
 }
