@@ -250,6 +250,7 @@ func (c *content) remove(p string) error {
 	if _, err := c.root.Lstat(rel); err != nil {
 		return classify(abs, err)
 	}
+	c.emptyFiles(rel)
 	return classify(abs, c.root.RemoveAll(rel))
 }
 

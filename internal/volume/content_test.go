@@ -346,3 +346,36 @@ func TestWriteAtomic(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoveFreesOpenFiles: a file something still holds open (as
+// gVisor's dentry cache does for a sandbox's files) is emptied by a
+// remove, so its space comes back; a hard link's data and a file outside
+// behind a symlink are left whole.
+func TestRemoveFreesOpenFiles(t *testing.T) {
+	c, outside := newTree(t)
+	root := filepath.Join(filepath.Dir(outside), "data")
+	held, err := os.Open(filepath.Join(root, "dir", "sub", "c.t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if err := os.Link(filepath.Join(root, "dir", "b.txt"), filepath.Join(root, "b-link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/dir", "/updir", "/up"} {
+		if err := c.remove(p); err != nil {
+			t.Fatalf("remove %s: %v", p, err)
+		}
+	}
+	if st, err := held.Stat(); err != nil || st.Size() != 0 {
+		t.Errorf("a removed file held open: size %v, %v; want 0 (its blocks freed)", st.Size(), err)
+	}
+	for p, want := range map[string]string{
+		filepath.Join(root, "b-link"):    "bee",
+		filepath.Join(outside, "secret"): "host secret",
+	} {
+		if got, err := os.ReadFile(p); err != nil || string(got) != want {
+			t.Errorf("%s after the removes: %q, %v; want %q", p, got, err, want)
+		}
+	}
+}

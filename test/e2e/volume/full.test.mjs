@@ -51,8 +51,9 @@ describe('a full volume', { timeout: STEP_MS }, () => {
     const body = await r.json()
     assert.deepEqual([body.code, typeof body.message], [507, 'string'])
 
-    // Removing the file frees its space for both sides at once: a runtime
-    // that kept the unlinked file open (a cache of host fds) would not.
+    // Removing the file frees its space for both sides at once, also on
+    // runsc, whose dentry cache keeps the file open while the sandbox runs
+    // (the content API empties a file before it unlinks it).
     await vol.remove('/fill')
     await vol.writeFile('/more.bin', new Uint8Array(2 << 20)).catch(async (err) => {
       const used = (await rest('GET', '/volumes')).data.find((v) => v.volumeID === vol.volumeId)?.usedBytes

@@ -60,7 +60,7 @@ async function list(out, status) {
 export async function render(main) {
   const out = h('div', {id: 'volume-list'});
   const status = h('div', {id: 'volume-status'});
-  const name = h('input', {id: 'volume-name', required: true, pattern: '[a-zA-Z0-9_-]{1,63}', placeholder: 'name, e.g. datasets'});
+  const name = h('input', {id: 'volume-name', required: true, pattern: '[a-zA-Z0-9_\\-]{1,63}', placeholder: 'name, e.g. datasets'});
   const form = h('form', {class: 'toolbar', id: 'volume-form', onsubmit: async (ev) => {
     ev.preventDefault();
     try {
