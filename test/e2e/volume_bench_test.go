@@ -22,7 +22,6 @@ import (
 //	go test ./test/e2e -run '^$' -bench BenchmarkVolumes -benchtime=1x -timeout 60m
 func BenchmarkVolumes(b *testing.B) {
 	cfg := loadConfigTB(b)
-	requireVolumeFlags(b, cfg)
 	for i, rt := range cfg.runtimes {
 		b.Run(rt, func(b *testing.B) {
 			srv := launchServer(b, cfg, serverOpts{index: volumeBenchIndex + i, runtime: rt, args: []string{"--volume-size-mb=1024"}})

@@ -15,7 +15,6 @@ import (
 // role's content API reads and writes the same files.
 func TestVolumesCluster(t *testing.T) {
 	cfg := loadConfig(t)
-	requireVolumeFlags(t, cfg)
 	rt := defaultRuntime(cfg.runtimes)
 	shared := t.TempDir()
 	key := newAPIKey(t)
