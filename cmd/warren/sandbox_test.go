@@ -3,8 +3,6 @@ package main
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -23,12 +21,7 @@ type fakeSandboxes struct {
 
 func newFakeSandboxes(t *testing.T) *fakeSandboxes {
 	fs := &fakeSandboxes{}
-	srv := httptest.NewServer(fs)
-	t.Cleanup(srv.Close)
-	t.Setenv("WARREN_CONFIG", filepath.Join(t.TempDir(), "none.json"))
-	t.Setenv("E2B_API_URL", srv.URL)
-	t.Setenv("E2B_API_KEY", "e2b_test")
-	t.Setenv("E2B_DOMAIN", "")
+	serveFake(t, fs)
 	return fs
 }
 

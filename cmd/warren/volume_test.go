@@ -30,13 +30,19 @@ type fakeVolume struct {
 }
 
 func newFakeVolumes(t *testing.T) string {
-	fv := &fakeVolumes{vols: map[string]*fakeVolume{}}
-	srv := httptest.NewServer(fv)
+	return serveFake(t, &fakeVolumes{vols: map[string]*fakeVolume{}})
+}
+
+// serveFake serves h for the test and points the CLI at it, with no
+// saved login and no other server in the environment.
+func serveFake(t *testing.T, h http.Handler) string {
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	t.Setenv("WARREN_CONFIG", filepath.Join(t.TempDir(), "none.json"))
 	t.Setenv("E2B_API_URL", srv.URL)
 	t.Setenv("E2B_API_KEY", "e2b_test")
 	t.Setenv("E2B_VOLUME_API_URL", "")
+	t.Setenv("E2B_DOMAIN", "")
 	return srv.URL
 }
 
