@@ -61,7 +61,21 @@ func sandboxCreate(conn *connFlags) *cobra.Command {
 	f.StringToStringVarP(&metadata, "metadata", "m", nil, "metadata K=V (repeatable)")
 	f.StringArrayVar(&volumes, "volume", nil, "mount the team's volume NAME read-write at /path: NAME:/path (repeatable)")
 	f.BoolVar(&asJSON, "json", false, "print the sandbox as JSON")
+	_ = cmd.RegisterFlagCompletionFunc("volume", completeVolumeMount(conn))
 	return cmd
+}
+
+// completeVolumeMount completes --volume with the team's volume names, as
+// NAME:/ for the mount path to follow.
+func completeVolumeMount(conn *connFlags) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+		names, d := completeVolumes(conn)(cmd, nil, "")
+		for i, n := range names {
+			name, id, _ := strings.Cut(n, "\t")
+			names[i] = name + ":/\t" + id
+		}
+		return names, d | cobra.ShellCompDirectiveNoSpace
+	}
 }
 
 // parseVolumeMounts parses --volume NAME:/path values. Only the shape is

@@ -276,7 +276,8 @@ func TestVolumeCommands(t *testing.T) {
 	}
 }
 
-// TestVolumeCompletion: rm and token complete the team's volume names.
+// TestVolumeCompletion: rm, token and sandbox create --volume complete
+// the team's volume names.
 func TestVolumeCompletion(t *testing.T) {
 	newFakeVolumes(t)
 	for _, name := range []string{"data", "models"} {
@@ -287,6 +288,11 @@ func TestVolumeCompletion(t *testing.T) {
 		if err != nil || !strings.Contains(out, "data\tvol-data\nmodels\tvol-models\n") {
 			t.Errorf("completing volume %s: %v\n%s", sub, err, out)
 		}
+	}
+	// sandbox create --volume completes NAME:/ and leaves the path to type.
+	out, err := run("__complete", "sandbox", "create", "--volume", "")
+	if err != nil || !strings.Contains(out, "data:/\tvol-data\nmodels:/\tvol-models\n:6\n") {
+		t.Errorf("completing sandbox create --volume: %v\n%s", err, out)
 	}
 }
 
