@@ -31,13 +31,18 @@ func sandboxCreate(conn *connFlags) *cobra.Command {
 	var template string
 	var timeout time.Duration
 	var envs, metadata map[string]string
+	var volumes []string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "create",
 		Short: "start a sandbox; its id is the last line printed",
 		Args:  cobra.NoArgs,
 		RunE: withClient(conn, func(ctx context.Context, c *warren.Client, _ []string) error {
-			sb, err := c.Create(ctx, template, warren.CreateOptions{Timeout: timeout, EnvVars: envs, Metadata: metadata})
+			mounts, err := parseVolumeMounts(volumes)
+			if err != nil {
+				return err
+			}
+			sb, err := c.Create(ctx, template, warren.CreateOptions{Timeout: timeout, EnvVars: envs, Metadata: metadata, VolumeMounts: mounts})
 			if err != nil {
 				return err
 			}
@@ -54,8 +59,47 @@ func sandboxCreate(conn *connFlags) *cobra.Command {
 	f.DurationVar(&timeout, "timeout", 5*time.Minute, "how long the sandbox lives (whole seconds)")
 	f.StringToStringVarP(&envs, "env", "e", nil, "environment variable K=V for its processes (repeatable)")
 	f.StringToStringVarP(&metadata, "metadata", "m", nil, "metadata K=V (repeatable)")
+	f.StringArrayVar(&volumes, "volume", nil, "mount the team's volume NAME read-write at /path: NAME:/path (repeatable)")
 	f.BoolVar(&asJSON, "json", false, "print the sandbox as JSON")
+	_ = cmd.RegisterFlagCompletionFunc("volume", completeVolumeMount(conn))
 	return cmd
+}
+
+// completeVolumeMount completes --volume with the team's volume names, as
+// NAME:/ for the mount path to follow.
+func completeVolumeMount(conn *connFlags) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(cmd *cobra.Command, _ []string, _ string) ([]string, cobra.ShellCompDirective) {
+		names, d := completeVolumes(conn)(cmd, nil, "")
+		for i, n := range names {
+			name, id, _ := strings.Cut(n, "\t")
+			names[i] = name + ":/\t" + id
+		}
+		return names, d | cobra.ShellCompDirectiveNoSpace
+	}
+}
+
+// parseVolumeMounts parses --volume NAME:/path values. Only the shape is
+// checked here; the server says whether the volume exists and the path is
+// allowed.
+func parseVolumeMounts(args []string) ([]warren.VolumeMount, error) {
+	var out []warren.VolumeMount
+	for _, a := range args {
+		name, p, ok := strings.Cut(a, ":")
+		if !ok || name == "" || !strings.HasPrefix(p, "/") {
+			return nil, fmt.Errorf("--volume %q: want NAME:/path, such as data:/mnt/data", a)
+		}
+		out = append(out, warren.VolumeMount{Name: name, Path: p})
+	}
+	return out, nil
+}
+
+// mountList is a sandbox's mounts as NAME:/path,… ("" for none).
+func mountList(m []warren.VolumeMount) string {
+	out := make([]string, len(m))
+	for i, vm := range m {
+		out[i] = vm.Name + ":" + vm.Path
+	}
+	return strings.Join(out, ",")
 }
 
 func sandboxList(conn *connFlags) *cobra.Command {
@@ -110,14 +154,14 @@ func listAll(ctx context.Context, c *warren.Client, o warren.ListOptions) ([]war
 
 func printSandboxes(all []warren.Info) error {
 	w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(w, "ID\tTEMPLATE\tSTATE\tSTARTED\tENDS\tCPU\tMEMORY\tMETADATA")
+	fmt.Fprintln(w, "ID\tTEMPLATE\tSTATE\tSTARTED\tENDS\tCPU\tMEMORY\tMETADATA\tVOLUMES")
 	for _, s := range all {
 		tpl := s.TemplateID
 		if s.Alias != "" {
 			tpl = s.Alias
 		}
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s ago\tin %s\t%d\t%d MiB\t%s\n", s.ID, tpl, s.State,
-			since(s.StartedAt), until(s.EndAt), s.CPUCount, s.MemoryMB, pairs(s.Metadata))
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s ago\tin %s\t%d\t%d MiB\t%s\t%s\n", s.ID, tpl, s.State,
+			since(s.StartedAt), until(s.EndAt), s.CPUCount, s.MemoryMB, pairs(s.Metadata), mountList(s.VolumeMounts))
 	}
 	return w.Flush()
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"strings"
 
 	"github.com/schollz/progressbar/v3"
@@ -61,34 +60,18 @@ func splitRemote(arg string) (id, p string) {
 }
 
 func upload(ctx context.Context, sb *warren.Sandbox, local, remote, user string) error {
-	var in io.Reader = os.Stdin
-	size := int64(-1)
-	if local != "-" {
-		f, err := os.Open(local)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return err
-		}
-		if st.IsDir() {
-			return fmt.Errorf("%s is a directory: cp copies single files (tar it, then cp the archive)", local)
-		}
-		in, size = f, st.Size()
-		if remote == "" || strings.HasSuffix(remote, "/") {
-			remote += path.Base(local)
-		}
-	}
-	bar := progress(size, "upload "+remote)
-	e, err := sb.Files.Upload(ctx, remote, io.TeeReader(in, bar), warren.FileOptions{User: user})
-	_ = bar.Finish()
+	src, err := openSource(local)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "wrote", e.Path)
-	return nil
+	defer src.Close()
+	if remote, err = src.target(remote); err != nil {
+		return fmt.Errorf("%s:%s: %w", sb.ID, remote, err)
+	}
+	return src.send(remote, func(r io.Reader) (string, error) {
+		e, err := sb.Files.Upload(ctx, remote, r, warren.FileOptions{User: user})
+		return e.Path, err
+	})
 }
 
 func download(ctx context.Context, sb *warren.Sandbox, remote, local, user string) error {
@@ -99,22 +82,10 @@ func download(ctx context.Context, sb *warren.Sandbox, remote, local, user strin
 	if st.Type == "dir" {
 		return fmt.Errorf("%s is a directory: cp copies single files", remote)
 	}
-	out := io.Writer(os.Stdout)
-	if local != "-" {
-		if fi, err := os.Stat(local); err == nil && fi.IsDir() {
-			local = path.Join(local, st.Name)
-		}
-		f, err := os.Create(local)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		out = f
-	}
-	bar := progress(st.Size, "download "+st.Path)
-	_, err = sb.Files.Download(ctx, remote, io.MultiWriter(out, bar), warren.FileOptions{User: user})
-	_ = bar.Finish()
-	return err
+	return receive(local, st.Name, st.Path, st.Size, func(w io.Writer) error {
+		_, err := sb.Files.Download(ctx, remote, w, warren.FileOptions{User: user})
+		return err
+	})
 }
 
 // progress is a byte progress bar on stderr when stderr is a terminal,

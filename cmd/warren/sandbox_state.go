@@ -54,9 +54,9 @@ func sandboxInfo(conn *connFlags) *cobra.Command {
 			return printJSON(s)
 		}
 		w := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintf(w, "id\t%s\ntemplate\t%s %s\nstate\t%s\nstarted\t%s (%s ago)\nends\t%s (in %s)\ncpu\t%d\nmemory\t%d MiB\ndisk\t%d MiB\nmetadata\t%s\n",
+		fmt.Fprintf(w, "id\t%s\ntemplate\t%s %s\nstate\t%s\nstarted\t%s (%s ago)\nends\t%s (in %s)\ncpu\t%d\nmemory\t%d MiB\ndisk\t%d MiB\nmetadata\t%s\nvolumes\t%s\n",
 			s.ID, s.TemplateID, s.Alias, s.State, s.StartedAt.Format(time.RFC3339), since(s.StartedAt),
-			s.EndAt.Format(time.RFC3339), until(s.EndAt), s.CPUCount, s.MemoryMB, s.DiskSizeMB, pairs(s.Metadata))
+			s.EndAt.Format(time.RFC3339), until(s.EndAt), s.CPUCount, s.MemoryMB, s.DiskSizeMB, pairs(s.Metadata), mountList(s.VolumeMounts))
 		return w.Flush()
 	})
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

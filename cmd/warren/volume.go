@@ -127,13 +127,17 @@ func listVolumeDir(ctx context.Context, c *warren.Client, arg string, asJSON boo
 	return w.Flush()
 }
 
+// volumeArgCommand is a command on one volume, whose name the shell
+// completes.
+func volumeArgCommand(conn *connFlags, use, short string, run clientRun) *cobra.Command {
+	return &cobra.Command{Use: use, Short: short, Args: usageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: completeVolumes(conn), RunE: withClient(conn, run)}
+}
+
 func volumeRemove(conn *connFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:               "rm ID|NAME|VOLUME:/path",
-		Short:             "delete a volume with its data, or remove a path (a directory with everything in it) from one",
-		Args:              usageArgs(cobra.ExactArgs(1)),
-		ValidArgsFunction: completeVolumes(conn),
-		RunE: withClient(conn, func(ctx context.Context, c *warren.Client, args []string) error {
+	return volumeArgCommand(conn, "rm ID|NAME|VOLUME:/path",
+		"delete a volume with its data, or remove a path (a directory with everything in it) from one",
+		func(ctx context.Context, c *warren.Client, args []string) error {
 			if name, _ := splitRemote(args[0]); name != "" {
 				v, p, err := volumePath(ctx, c, args[0])
 				if err != nil {
@@ -146,25 +150,19 @@ func volumeRemove(conn *connFlags) *cobra.Command {
 				return err
 			}
 			return c.DeleteVolume(ctx, v.ID)
-		}),
-	}
+		})
 }
 
 func volumeToken(conn *connFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:               "token ID|NAME",
-		Short:             "print the bearer token of a volume's content API",
-		Args:              usageArgs(cobra.ExactArgs(1)),
-		ValidArgsFunction: completeVolumes(conn),
-		RunE: withClient(conn, func(ctx context.Context, c *warren.Client, args []string) error {
+	return volumeArgCommand(conn, "token ID|NAME", "print the bearer token of a volume's content API",
+		func(ctx context.Context, c *warren.Client, args []string) error {
 			v, err := openVolume(ctx, c, args[0])
 			if err != nil {
 				return err
 			}
 			fmt.Println(v.Token)
 			return nil
-		}),
-	}
+		})
 }
 
 func volumeMkdir(conn *connFlags) *cobra.Command {

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -71,41 +69,26 @@ func volumeCopy(conn *connFlags) *cobra.Command {
 // volumeUpload writes the local file (- = stdin) to VOLUME:/path; a path
 // ending in / (or none) takes the local file's name.
 func volumeUpload(ctx context.Context, c *warren.Client, local, remote string, o warren.VolumeWriteOptions) error {
-	in := io.Reader(os.Stdin)
-	size := int64(-1)
-	_, p := splitRemote(remote)
-	if local != "-" {
-		f, err := os.Open(local)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		st, err := f.Stat()
-		if err != nil {
-			return err
-		}
-		if st.IsDir() {
-			return fmt.Errorf("%s is a directory: cp copies single files (tar it, then cp the archive)", local)
-		}
-		in, size = f, st.Size()
-		if p == "" || strings.HasSuffix(p, "/") {
-			remote += path.Base(local)
-		}
-	} else if p == "" || strings.HasSuffix(p, "/") {
-		return fmt.Errorf("%s: name the file to write from stdin", remote)
+	name, p := splitRemote(remote)
+	if p == "" {
+		p = "/"
 	}
-	v, p, err := volumePath(ctx, c, remote)
+	src, err := openSource(local)
 	if err != nil {
 		return err
 	}
-	bar := progress(size, "upload "+p)
-	e, err := v.WriteFile(ctx, p, io.TeeReader(in, bar), o)
-	_ = bar.Finish()
+	defer src.Close()
+	if p, err = src.target(p); err != nil {
+		return fmt.Errorf("%s: %w", remote, err)
+	}
+	v, err := openVolume(ctx, c, name)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(os.Stderr, "wrote", e.Path)
-	return nil
+	return src.send(p, func(r io.Reader) (string, error) {
+		e, err := v.WriteFile(ctx, p, r, o)
+		return e.Path, err
+	})
 }
 
 // volumeDownload copies VOLUME:/path to the local file, into the local
@@ -127,20 +110,8 @@ func volumeDownload(ctx context.Context, c *warren.Client, remote, local string)
 		return err
 	}
 	defer r.Close()
-	out := io.Writer(os.Stdout)
-	if local != "-" {
-		if fi, err := os.Stat(local); err == nil && fi.IsDir() {
-			local = path.Join(local, st.Name)
-		}
-		f, err := os.Create(local)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		out = f
-	}
-	bar := progress(st.Size, "download "+st.Path)
-	_, err = io.Copy(io.MultiWriter(out, bar), r)
-	_ = bar.Finish()
-	return err
+	return receive(local, st.Name, st.Path, st.Size, func(w io.Writer) error {
+		_, err := io.Copy(w, r)
+		return err
+	})
 }

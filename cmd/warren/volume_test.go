@@ -30,13 +30,19 @@ type fakeVolume struct {
 }
 
 func newFakeVolumes(t *testing.T) string {
-	fv := &fakeVolumes{vols: map[string]*fakeVolume{}}
-	srv := httptest.NewServer(fv)
+	return serveFake(t, &fakeVolumes{vols: map[string]*fakeVolume{}})
+}
+
+// serveFake serves h for the test and points the CLI at it, with no
+// saved login and no other server in the environment.
+func serveFake(t *testing.T, h http.Handler) string {
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	t.Setenv("WARREN_CONFIG", filepath.Join(t.TempDir(), "none.json"))
 	t.Setenv("E2B_API_URL", srv.URL)
 	t.Setenv("E2B_API_KEY", "e2b_test")
 	t.Setenv("E2B_VOLUME_API_URL", "")
+	t.Setenv("E2B_DOMAIN", "")
 	return srv.URL
 }
 
@@ -270,7 +276,8 @@ func TestVolumeCommands(t *testing.T) {
 	}
 }
 
-// TestVolumeCompletion: rm and token complete the team's volume names.
+// TestVolumeCompletion: rm, token and sandbox create --volume complete
+// the team's volume names.
 func TestVolumeCompletion(t *testing.T) {
 	newFakeVolumes(t)
 	for _, name := range []string{"data", "models"} {
@@ -281,6 +288,11 @@ func TestVolumeCompletion(t *testing.T) {
 		if err != nil || !strings.Contains(out, "data\tvol-data\nmodels\tvol-models\n") {
 			t.Errorf("completing volume %s: %v\n%s", sub, err, out)
 		}
+	}
+	// sandbox create --volume completes NAME:/ and leaves the path to type.
+	out, err := run("__complete", "sandbox", "create", "--volume", "")
+	if err != nil || !strings.Contains(out, "data:/\tvol-data\nmodels:/\tvol-models\n:6\n") {
+		t.Errorf("completing sandbox create --volume: %v\n%s", err, out)
 	}
 }
 

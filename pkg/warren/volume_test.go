@@ -141,6 +141,12 @@ func (vs *volumeServer) content(t *testing.T, w http.ResponseWriter, r *http.Req
 	}
 }
 
+// newVolumeClient is a client of a new fake volume server.
+func newVolumeClient(t *testing.T) (*volumeServer, *Client) {
+	vs := newVolumeServer(t)
+	return vs, volumeClient(t, vs.URL)
+}
+
 func volumeClient(t *testing.T, url string) *Client {
 	t.Helper()
 	t.Setenv("E2B_VOLUME_API_URL", "")
@@ -155,8 +161,7 @@ func volumeClient(t *testing.T, url string) *Client {
 // expects and read every field it answers; refusals map to the SDK's
 // error classes.
 func TestVolumeControl(t *testing.T) {
-	vs := newVolumeServer(t)
-	c := volumeClient(t, vs.URL)
+	vs, c := newVolumeClient(t)
 	ctx := t.Context()
 
 	v, err := c.CreateVolume(ctx, "data")
@@ -210,8 +215,7 @@ func TestVolumeControl(t *testing.T) {
 // TestVolumeContent: each content call's method, path, query and body,
 // signed with the volume's token; entries decoded whole.
 func TestVolumeContent(t *testing.T) {
-	vs := newVolumeServer(t)
-	c := volumeClient(t, vs.URL)
+	_, c := newVolumeClient(t)
 	ctx := t.Context()
 	v, err := c.CreateVolume(ctx, "data")
 	if err != nil {
@@ -267,8 +271,7 @@ func TestVolumeContent(t *testing.T) {
 // TestVolumeContentErrors: the content API's refusals come back as the
 // SDK's error classes, with the server's message.
 func TestVolumeContentErrors(t *testing.T) {
-	vs := newVolumeServer(t)
-	c := volumeClient(t, vs.URL)
+	_, c := newVolumeClient(t)
 	ctx := t.Context()
 	v, err := c.GetVolume(ctx, "vol1")
 	if err != nil {
@@ -309,8 +312,7 @@ func TestVolumeContentErrors(t *testing.T) {
 // TestVolumeTokenFetchedOnce: a listed volume has no token; its first
 // content call fetches it, later ones reuse it.
 func TestVolumeTokenFetchedOnce(t *testing.T) {
-	vs := newVolumeServer(t)
-	c := volumeClient(t, vs.URL)
+	vs, c := newVolumeClient(t)
 	ctx := t.Context()
 	list, err := c.ListVolumes(ctx)
 	if err != nil {
