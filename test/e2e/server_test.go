@@ -36,6 +36,7 @@ type server struct {
 	dataDir string
 	logPath string
 	runtime string // the backend sandboxes run on: runc or runsc
+	node    string // --node-name of a cluster node, else ""
 
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the process has exited
@@ -93,6 +94,11 @@ func launchServer(t testing.TB, cfg config, o serverOpts) *server {
 		name = "api"
 	}
 	s := &server{apiKey: o.apiKey, dataDir: o.dataDir, logPath: logPath(t, cfg, fmt.Sprintf("%s-%d", name, i)), runtime: rt}
+	for _, a := range o.args {
+		if v, ok := strings.CutPrefix(a, "--node-name="); ok {
+			s.node = v
+		}
+	}
 	if s.apiKey == "" {
 		s.apiKey = newAPIKey(t)
 	}
@@ -286,8 +292,23 @@ func (s *server) stop(t testing.TB) {
 	if mounts := detachMountsUnder(t, s.dataDir); len(mounts) > 0 {
 		t.Errorf("mounts left under the data dir after shutdown (now detached): %v", mounts)
 	}
+	s.removeNodeCgroups()
 	if t.Failed() {
 		s.report(t)
+	}
+}
+
+// removeNodeCgroups removes a node's parent cgroup (/warren-<node> in
+// each hierarchy) once it is empty: the server keeps it for its next
+// start, and a test's node has none. A cgroup that still holds a sandbox
+// is not removed (rmdir refuses it).
+func (s *server) removeNodeCgroups() {
+	if s.node == "" {
+		return
+	}
+	dirs, _ := filepath.Glob("/sys/fs/cgroup/*/warren-" + s.node)
+	for _, d := range append(dirs, "/sys/fs/cgroup/warren-"+s.node) {
+		_ = os.Remove(d)
 	}
 }
 
