@@ -2,15 +2,11 @@ package apiserver
 
 import (
 	"net/http"
-	"regexp"
 
 	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/volume"
 )
-
-// volumeName is E2B's pattern for a volume's name (NewVolume).
-var volumeName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,63}$`)
 
 // errNoVolumes answers the volume routes of a server built without a
 // volume service.
@@ -64,7 +60,7 @@ func (s *Server) createVolume(w http.ResponseWriter, r *http.Request) {
 		fail(w, r, err)
 		return
 	}
-	if !volumeName.MatchString(body.Name) {
+	if !volume.ValidName(body.Name) {
 		fail(w, r, invalid("name must be 1 to 63 letters, digits, '_' or '-'"))
 		return
 	}

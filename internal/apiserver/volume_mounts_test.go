@@ -10,6 +10,7 @@ import (
 	"github.com/warren-sandbox/warren/api/rest"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/store"
+	"github.com/warren-sandbox/warren/internal/volume"
 )
 
 // TestCreateVolumeMounts: a create's volumeMounts reach the manager by
@@ -17,7 +18,7 @@ import (
 func TestCreateVolumeMounts(t *testing.T) {
 	t.Parallel()
 	s := &Server{opts: Options{MaxTimeout: time.Hour, MaxCPUCount: 4, MaxMemoryMB: 2048}}
-	many := make([]string, maxVolumeMounts+1)
+	many := make([]string, volume.MaxMounts+1)
 	for i := range many {
 		many[i] = `{"name":"v","path":"/mnt/` + string(rune('a'+i)) + `"}`
 	}

@@ -26,10 +26,10 @@ func (s *Service) Resolve(ctx context.Context, team string, mounts []store.Volum
 	}
 	out := make([]store.VolumeMount, 0, len(mounts))
 	for i, m := range mounts {
-		if !namePattern.MatchString(m.Name) {
-			return nil, errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("invalid volume name %q in volume mounts", m.Name))
+		if !ValidName(m.Name) {
+			return nil, errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("%q in volume mounts is not a volume name (1 to 63 letters, digits, '_' or '-')", m.Name))
 		}
-		if err := checkMountPath(m.Path); err != nil {
+		if err := CheckMountPath(m.Path); err != nil {
 			return nil, err
 		}
 		for _, o := range mounts[:i] {
@@ -50,19 +50,21 @@ func (s *Service) Resolve(ctx context.Context, team string, mounts []store.Volum
 	return out, nil
 }
 
-func checkMountPath(p string) error {
+// CheckMountPath checks where a volume is to appear in a sandbox: an
+// absolute, clean path that covers neither the sandbox's root nor the
+// kernel's and warren's own directories. The REST edge checks a create's
+// mounts with it before the manager resolves them.
+func CheckMountPath(p string) error {
 	bad := func(why string) error {
 		return errdefs.New(errdefs.ErrInvalidArgument, fmt.Sprintf("volume mount path %q %s", p, why))
 	}
 	switch {
-	case !strings.HasPrefix(p, "/"):
-		return bad("is not absolute")
 	case len(p) > maxPath || strings.IndexByte(p, 0) >= 0:
-		return bad("is too long or holds a NUL byte")
-	case path.Clean(p) != p:
-		return bad("is not clean")
+		return bad("is longer than 4096 bytes or holds a NUL")
+	case !path.IsAbs(p) || path.Clean(p) != p:
+		return bad("must be absolute and clean (no '..', '.', '//' or trailing '/')")
 	case p == "/":
-		return bad("would cover the whole sandbox")
+		return bad("would cover the sandbox's root")
 	}
 	for _, r := range reserved {
 		if inside(p, r) {

@@ -71,6 +71,9 @@ func New(o Options) (*Service, error) {
 // namePattern is E2B's rule for volume names.
 var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,63}$`)
 
+// ValidName reports whether name follows E2B's rule for volume names.
+func ValidName(name string) bool { return namePattern.MatchString(name) }
+
 // Create records a volume for the team and makes its data; the record
 // goes first (it holds the name) and is removed if the backend fails.
 func (s *Service) Create(ctx context.Context, team, name string) (*store.Volume, error) {
