@@ -26,12 +26,7 @@ func defaultMounts() []specs.Mount {
 func bindMounts(binds []runtime.Bind) []specs.Mount {
 	out := make([]specs.Mount, 0, len(binds))
 	for _, b := range binds {
-		out = append(out, specs.Mount{
-			Destination: b.Target,
-			Type:        "bind",
-			Source:      b.Source,
-			Options:     []string{"rbind", "ro", "nosuid", "nodev"},
-		})
+		out = append(out, bindMount(b.Source, b.Target, "ro"))
 	}
 	return out
 }
@@ -44,14 +39,15 @@ func bindMounts(binds []runtime.Bind) []specs.Mount {
 func volumeMounts(mounts []runtime.Mount) []specs.Mount {
 	out := make([]specs.Mount, 0, len(mounts))
 	for _, m := range mounts {
-		out = append(out, specs.Mount{
-			Destination: m.Target,
-			Type:        "bind",
-			Source:      m.Source,
-			Options:     []string{"rbind", "rw", "nosuid", "nodev"},
-		})
+		out = append(out, bindMount(m.Source, m.Target, "rw"))
 	}
 	return out
+}
+
+// bindMount is a nosuid, nodev bind mount of source at target, access
+// "ro" or "rw".
+func bindMount(source, target, access string) specs.Mount {
+	return specs.Mount{Destination: target, Type: "bind", Source: source, Options: []string{"rbind", access, "nosuid", "nodev"}}
 }
 
 // maskedPaths and readonlyPaths are Docker's defaults: kernel interfaces
