@@ -7,14 +7,16 @@ import (
 
 // StatusWriter remembers the status a handler answered with: for
 // Options.ObserveRequest, and for the API role, which reads what a node
-// answered a relayed create. It unwraps for http.ResponseController.
+// answered a relayed create or volume route. An informational answer
+// (1xx: 100 Continue, 103 Early Hints) passes on but is not the status:
+// the final one follows it. It unwraps for http.ResponseController.
 type StatusWriter struct {
 	http.ResponseWriter
 	status int
 }
 
 func (w *StatusWriter) WriteHeader(code int) {
-	if w.status == 0 {
+	if w.status == 0 && code >= 200 {
 		w.status = code
 	}
 	w.ResponseWriter.WriteHeader(code)

@@ -3,6 +3,7 @@ package apiserver
 import (
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -144,5 +145,38 @@ func TestBuildSeries(t *testing.T) {
 			t.Fatalf("no %s in\n%s", missing, grepWarren(body))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestStatusWriter: the status is the final answer's, not an
+// informational one before it, nor a later WriteHeader.
+func TestStatusWriter(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name  string
+		codes []int
+		write bool
+		want  int
+	}{
+		{"nothing", nil, false, http.StatusOK},
+		{"body only", nil, true, http.StatusOK},
+		{"created", []int{http.StatusCreated}, false, http.StatusCreated},
+		{"continue then created", []int{http.StatusContinue, http.StatusCreated}, false, http.StatusCreated},
+		{"early hints then body", []int{http.StatusEarlyHints}, true, http.StatusOK},
+		{"first final wins", []int{http.StatusNotImplemented, http.StatusOK}, false, http.StatusNotImplemented},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &StatusWriter{ResponseWriter: httptest.NewRecorder()}
+			for _, c := range tc.codes {
+				w.WriteHeader(c)
+			}
+			if tc.write {
+				_, _ = w.Write([]byte("x"))
+			}
+			if got := w.Status(); got != tc.want {
+				t.Fatalf("Status() = %d, want %d", got, tc.want)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/warren-sandbox/warren/internal/apiserver"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/store"
@@ -38,7 +39,7 @@ func (a *API) Volume(w http.ResponseWriter, r *http.Request) error {
 		d.retryOn = func(status int) bool { return status == http.StatusNotImplemented }
 		d.seal = body.seal
 		out := r.Clone(r.Context())
-		rec := &volumeAnswer{ResponseWriter: w}
+		rec := &volumeAnswer{StatusWriter: apiserver.StatusWriter{ResponseWriter: w}}
 		if r.Body != nil && r.Body != http.NoBody {
 			out.Body = body
 			if d.quiet && !expectsContinue(r) {
@@ -49,7 +50,7 @@ func (a *API) Volume(w http.ResponseWriter, r *http.Request) error {
 		a.fwd.forward(rec, out, d)
 		if d.failed == nil || !d.quiet {
 			if d.failed == nil {
-				a.answeredVolume(node.Name, rec.status)
+				a.answeredVolume(node.Name, rec.Status())
 			}
 			return nil
 		}
@@ -94,36 +95,16 @@ func expectsContinue(r *http.Request) bool {
 // Continue, an answer to the Expect the API role added, from a client
 // that did not ask for it.
 type volumeAnswer struct {
-	http.ResponseWriter
+	apiserver.StatusWriter
 	dropContinue bool
-	status       int
 }
 
 func (w *volumeAnswer) WriteHeader(code int) {
-	if code >= 100 && code < 200 {
-		if code != http.StatusContinue || !w.dropContinue {
-			w.ResponseWriter.WriteHeader(code)
-		}
+	if code == http.StatusContinue && w.dropContinue {
 		return
 	}
-	if w.status == 0 {
-		w.status = code
-	}
-	w.ResponseWriter.WriteHeader(code)
+	w.StatusWriter.WriteHeader(code)
 }
-
-func (w *volumeAnswer) Write(b []byte) (int, error) {
-	if w.status == 0 {
-		w.status = http.StatusOK
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *volumeAnswer) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
-
-// Unwrap lets http.ResponseController reach the connection (full duplex,
-// deadlines) through the wrapper.
-func (w *volumeAnswer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // heldBody is the client's request body lent to one attempt: once sealed
 // (the attempt given up before it read a byte) it reads as empty and
