@@ -19,7 +19,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/errdefs"
 )
 
-// Format tells Format what the image is for.
+// Format tells MakeImage what the image is for.
 type Format int
 
 const (
