@@ -2,18 +2,13 @@ package codeinterp
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/log"
-	"github.com/warren-sandbox/warren/internal/template/buildlog"
 	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
@@ -84,36 +79,6 @@ func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs str
 	return m, nil
 }
 
-// installPackages copies the base rootfs to rootfs, installs r's packages
-// with apt and returns the installed package list. It proves nothing apt
-// mounted is left mounted.
-func installPackages(ctx context.Context, baseRootfs, rootfs string, l layout, r recipe, lock *os.File, logw io.Writer, p *buildlog.Progress) ([]string, error) {
-	p.Enter(stepCopy)
-	// cp -a keeps owners, modes, device nodes, hard links and xattrs;
-	// reflinks make it nearly free on filesystems that have them.
-	cp := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", baseRootfs, rootfs)
-	if out, err := cp.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("copying base rootfs: %w\n%s", err, tail(out, 2000))
-	}
-	p.Enter(stepLists)
-	runErr := aptInstall(ctx, rootfs, l, r.Packages, lock, logw, p)
-	// The namespace is gone with apt; this only proves it.
-	if err := cachedfs.UnmountUnder(rootfs); err != nil {
-		return nil, errors.Join(runErr, fmt.Errorf("cleaning up apt mounts: %w", err))
-	}
-	if runErr != nil {
-		return nil, fmt.Errorf("%w\n(full log: %s)", runErr, l.log)
-	}
-	installed, err := cachedfs.InstalledPackages(rootfs)
-	if err != nil {
-		return nil, err
-	}
-	if err := pruneDebCache(l.debs, installed); err != nil {
-		return nil, err
-	}
-	return installed, nil
-}
-
 // publish completes m, writes it and renames tmp to l.final, the commit
 // point of a build.
 func publish(tmp string, l layout, r recipe, m *Marker, start time.Time) error {
@@ -129,17 +94,5 @@ func publish(tmp string, l layout, r recipe, m *Marker, start time.Time) error {
 	m.SizeBytes = size
 	m.BuiltAt = time.Now().UTC()
 	m.BuildSeconds = time.Since(start).Round(time.Millisecond).Seconds()
-	// Flush the tree before the marker says it is complete.
-	syscall.Sync()
-	if err := cachedfs.WriteMarker(tmp, m); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, l.final); err != nil {
-		return fmt.Errorf("publishing rootfs: %w", err)
-	}
-	if d, err := os.Open(l.templates); err == nil {
-		d.Sync() // make the rename durable; best effort
-		d.Close()
-	}
-	return nil
+	return cachedfs.Publish(tmp, l.final, m)
 }

@@ -37,6 +37,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/template/aptlayer"
 	"github.com/warren-sandbox/warren/internal/template/base"
 	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
@@ -139,7 +140,7 @@ func Ensure(ctx context.Context, opts Options) (rootfs string, err error) {
 		reportCached(opts.Progress, l.final, m)
 		return filepath.Join(l.final, "rootfs"), nil
 	}
-	if err := checkHost(); err != nil {
+	if err := aptlayer.CheckHost(TemplateID); err != nil {
 		return "", err
 	}
 	lock, err := cachedfs.AcquireLock(ctx, prefix, l.lock, opts.Progress)
@@ -197,16 +198,4 @@ func reportCached(w io.Writer, dir string, m *Marker) {
 	}
 	fmt.Fprintf(w, "%s: using cached rootfs %s (%s, %s, built %s)\n", prefix,
 		filepath.Join(dir, "rootfs"), cachedfs.HumanBytes(m.SizeBytes), deno, m.BuiltAt.Format(time.DateOnly))
-}
-
-// checkHost fails early, with the fix in the message, when this host
-// cannot build. base.Ensure has already checked for root and debootstrap.
-func checkHost() error {
-	for _, tool := range []string{"unshare", "chroot", "cp"} {
-		if _, err := lookPath(tool); err != nil {
-			return errdefs.New(errdefs.ErrFailedPrecondition, fmt.Sprintf(
-				"%s not found; building the %s template needs it (util-linux / coreutils)", tool, TemplateID))
-		}
-	}
-	return nil
 }
