@@ -24,7 +24,7 @@ func installPackages(ctx context.Context, baseRootfs, rootfs string, l layout, r
 	return aptlayer.Layer{
 		BaseRootfs: baseRootfs, Rootfs: rootfs,
 		Debs: l.debs, Lists: l.lists, LocalDebs: []string{stubDebName}, Packages: r.Packages,
-		Lock: lock, Log: logw, LogPath: l.log,
+		Lock: lock, Log: logw, LogPath: l.Log,
 		Progress: p, Observe: func(line string) { observe(p, line) },
 	}.Install(ctx)
 }

@@ -3,7 +3,6 @@ package codeinterp
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -12,30 +11,13 @@ import (
 	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
-// build makes the rootfs for r in a fresh .tmp directory and publishes it
-// as l.final. The caller holds the build lock. On failure, cancellation
-// included, the .tmp directory is unmounted and removed.
-func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs string, lock *os.File) (m *Marker, retErr error) {
+// build makes the rootfs for r in s and publishes it as l.Final. The
+// caller holds the build lock and removes s.Dir if this fails.
+func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs string, s cachedfs.Staging) (*Marker, error) {
 	start := time.Now()
-	tmp, err := os.MkdirTemp(l.templates, filepath.Base(l.final)+".tmp-")
-	if err != nil {
-		return nil, fmt.Errorf("creating build directory: %w", err)
-	}
-	defer func() {
-		if retErr != nil {
-			if err := cachedfs.RemoveTree(tmp); err != nil {
-				log.G(ctx).Error("cleaning up failed build", "dir", tmp, "error", err)
-			}
-		}
-	}()
-	logf, err := os.Create(l.log)
-	if err != nil {
-		return nil, fmt.Errorf("creating build log: %w", err)
-	}
-	defer logf.Close()
-	rootfs := filepath.Join(tmp, "rootfs")
+	tmp, rootfs, lock, logf := s.Dir, s.Rootfs(), s.Lock, s.Log
 	p := newProgress(opts.Progress)
-	p.Printf("building %s in %s (usually 2-4 minutes; log %s)", TemplateID, tmp, l.log)
+	p.Printf("building %s in %s (usually 2-4 minutes; log %s)", TemplateID, tmp, l.Log)
 	stop := p.Heartbeat(ctx, opts.heartbeat)
 	defer stop()
 
@@ -66,7 +48,7 @@ func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs str
 	if err := cachedfs.Trim(rootfs); err != nil {
 		return nil, fmt.Errorf("trimming rootfs: %w", err)
 	}
-	m = &Marker{Deno: deno, Installed: installed}
+	m := &Marker{Deno: deno, Installed: installed}
 	if denoErr != nil {
 		m.DenoError = denoErr.Error()
 	}
@@ -74,12 +56,12 @@ func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs str
 		return nil, err
 	}
 	stop()
-	p.Printf("done: %s, %s, kernels %v, in %s", filepath.Join(l.final, "rootfs"),
+	p.Printf("done: %s, %s, kernels %v, in %s", l.Rootfs(),
 		cachedfs.HumanBytes(m.SizeBytes), m.Kernels, time.Since(start).Round(time.Second))
 	return m, nil
 }
 
-// publish completes m, writes it and renames tmp to l.final, the commit
+// publish completes m, writes it and renames tmp to l.Final, the commit
 // point of a build.
 func publish(tmp string, l layout, r recipe, m *Marker, start time.Time) error {
 	size, err := cachedfs.DiskUsage(filepath.Join(tmp, "rootfs"))
@@ -94,5 +76,5 @@ func publish(tmp string, l layout, r recipe, m *Marker, start time.Time) error {
 	m.SizeBytes = size
 	m.BuiltAt = time.Now().UTC()
 	m.BuildSeconds = time.Since(start).Round(time.Millisecond).Seconds()
-	return cachedfs.Publish(tmp, l.final, m)
+	return cachedfs.Publish(tmp, l.Final, m)
 }
