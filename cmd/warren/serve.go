@@ -110,6 +110,7 @@ func serveFlagsPlaces(fs *pflag.FlagSet, c *server.Config) {
 	c.LogLevel = slog.LevelInfo
 	fs.Var(levelValue{&c.LogLevel}, "log-level", "debug, info, warn or error (a bad level is an error)")
 	fs.BoolVar(&c.CodeInterpreter, "code-interpreter", true, "build and serve the code-interpreter-v1 template")
+	fs.BoolVar(&c.Desktop, "desktop", false, "build and serve the desktop template for @e2b/desktop (about 800 MiB more; the first build takes 5-8 minutes)")
 	fs.StringVar(&c.InterpreterPath, "interpreter", "", "path of the static interpreter server binary (default: next to warren)")
 	fs.IntVar(&c.EgressProxyPort, "egress-proxy-port", 4380, "port of the egress proxy on the sandbox gateway, which enforces allowOut domains (0: domain rules are refused)")
 	fs.StringVar(&c.DNSUpstream, "dns-upstream", "", "resolver for sandboxes' DNS (host:port; default the host's first IPv4 nameserver; off: none)")

@@ -39,6 +39,7 @@ func newTestServer(t *testing.T) (*httptest.Server, string) {
 	}
 	mgr, err := lifecycle.New(lifecycle.Options{
 		Store: st, Backends: map[string]runtime.Backend{"runc": nil}, DefaultBackend: "runc",
+		TemplateHints: map[string]string{"desktop": "start warren with --desktop to build and serve it"},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -70,6 +71,7 @@ func TestErrorsHaveE2BShape(t *testing.T) {
 		{"empty body", "POST", "/sandboxes", ``, "", 400, "body is required"},
 		{"missing template", "POST", "/v2/sandboxes", `{"timeout":10}`, "", 400, "templateID is required"},
 		{"unknown template", "POST", "/v2/sandboxes", `{"templateID":"nope"}`, "", 404, "template 'nope' not found"},
+		{"template left out", "POST", "/v2/sandboxes", `{"templateID":"desktop"}`, "", 404, "template 'desktop' not found: start warren with --desktop"},
 		{"negative timeout", "POST", "/v2/sandboxes", `{"templateID":"base","timeout":-1}`, "", 400, "negative"},
 		{"absurd timeout", "POST", "/v2/sandboxes", `{"templateID":"base","timeout":99999999999}`, "", 400, "longer than"},
 		{"timeout over cap", "POST", "/sandboxes", `{"templateID":"base","timeout":7200}`, "", 400, "longer than"},

@@ -41,7 +41,7 @@ func (m *Manager) Create(ctx context.Context, req sandbox.CreateRequest) (*store
 		err = errdefs.New(errdefs.ErrNotFound, "another team's snapshot")
 	}
 	if errdefs.IsNotFound(err) {
-		return nil, errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("template '%s' not found", req.TemplateID))
+		return nil, errdefs.New(errdefs.ErrNotFound, m.templateNotFound(req.TemplateID))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("looking up snapshot: %w", err)
@@ -50,6 +50,16 @@ func (m *Manager) Create(ctx context.Context, req sandbox.CreateRequest) (*store
 		return nil, fmt.Errorf("template %q of snapshot %q: %w", snap.TemplateID, snap.ID, err)
 	}
 	return m.create(ctx, req, tpl, snap)
+}
+
+// templateNotFound is the message for a create of an unknown template,
+// with the way to enable it when it is one this server leaves out.
+func (m *Manager) templateNotFound(id string) string {
+	msg := fmt.Sprintf("template '%s' not found", id)
+	if hint := m.opts.TemplateHints[id]; hint != "" {
+		msg += ": " + hint
+	}
+	return msg
 }
 
 // create makes the sandbox from tpl, or from snap when it is set (the

@@ -95,6 +95,10 @@ type Options struct {
 	// Volumes resolves the volumes sandboxes mount; nil: volumes are not
 	// available, and a create that mounts one is ErrNotImplemented.
 	Volumes Volumes
+	// TemplateHints says, by template ID, how to get a template this
+	// server could serve but was started without (desktop: --desktop);
+	// a create naming one that is not found carries the hint.
+	TemplateHints map[string]string
 }
 
 // StartQueue hands out turns to start sandboxes: Acquire waits for one

@@ -65,6 +65,9 @@ type Config struct {
 	// interpreter server (InterpreterPath) into sandboxes.
 	CodeInterpreter bool
 	InterpreterPath string
+	// Desktop builds and serves the desktop template (@e2b/desktop's
+	// default); without it a create of that template is told the flag.
+	Desktop bool
 	// MaxConnections caps the listener's open connections (0: no cap);
 	// IdleTimeout closes keep-alive connections idle that long.
 	MaxConnections int

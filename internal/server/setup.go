@@ -85,6 +85,7 @@ func setup(ctx context.Context, cfg *Config, st store.Store, metrics *telemetry.
 		NodeName:        nodeName(cfg),
 		LocalTemplate:   layers.localTemplate(),
 		Volumes:         vols,
+		TemplateHints:   templateHints(cfg),
 	})
 	if err != nil {
 		return nil, nil, nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/template/base"
 	"github.com/warren-sandbox/warren/internal/template/codeinterp"
+	"github.com/warren-sandbox/warren/internal/template/desktop"
 )
 
 // CodeInterpreterID is the template the code-interpreter SDKs create by
@@ -43,13 +44,22 @@ func ensureTemplates(ctx context.Context, cfg *Config, st store.Store) error {
 	if err := putTemplate(ctx, st, &store.Template{ID: "base", Aliases: []string{"base"}, RootfsPath: rootfs}); err != nil {
 		return err
 	}
-	if !cfg.CodeInterpreter {
-		return nil
+	if cfg.CodeInterpreter {
+		if err := ensureCodeInterpreter(ctx, cfg, st); err != nil {
+			return err
+		}
 	}
+	if cfg.Desktop {
+		return ensureDesktop(ctx, cfg, st)
+	}
+	return nil
+}
+
+func ensureCodeInterpreter(ctx context.Context, cfg *Config, st store.Store) error {
 	if _, err := os.Stat(cfg.InterpreterPath); err != nil {
 		return fmt.Errorf("code interpreter server: %w (build it with 'make build', or pass --code-interpreter=false)", err)
 	}
-	rootfs, err = codeinterp.Ensure(ctx, codeinterp.Options{CacheDir: cfg.CacheDir, Progress: os.Stderr})
+	rootfs, err := codeinterp.Ensure(ctx, codeinterp.Options{CacheDir: cfg.CacheDir, Progress: os.Stderr})
 	if err != nil {
 		return fmt.Errorf("building the %s template: %w", codeInterpreterID, err)
 	}
@@ -58,6 +68,30 @@ func ensureTemplates(ctx context.Context, cfg *Config, st store.Store) error {
 		StartCmd: interpreterStartCmd, ReadyPort: 49999, MemoryMB: 1024,
 		User: "user", Workdir: "/home/user",
 	})
+}
+
+// ensureDesktop builds (or finds) the desktop template. It has no start
+// command: the SDK starts Xvfb at the size it asks for, and an X server
+// already on :0 would answer its probe at the wrong size.
+func ensureDesktop(ctx context.Context, cfg *Config, st store.Store) error {
+	rootfs, err := desktop.Ensure(ctx, desktop.Options{CacheDir: cfg.CacheDir, Progress: os.Stderr})
+	if err != nil {
+		return fmt.Errorf("building the %s template: %w", desktop.TemplateID, err)
+	}
+	return putTemplate(ctx, st, &store.Template{
+		ID: desktop.TemplateID, Aliases: []string{desktop.TemplateID}, RootfsPath: rootfs,
+		MemoryMB: 2048, CPUCount: 2, User: "user", Workdir: "/home/user",
+	})
+}
+
+// templateHints tells a create of a built-in template this server was
+// started without how to get it.
+func templateHints(cfg *Config) map[string]string {
+	hints := map[string]string{}
+	if !cfg.Desktop {
+		hints[desktop.TemplateID] = "start warren with --desktop to build and serve it"
+	}
+	return hints
 }
 
 func putTemplate(ctx context.Context, st store.Store, t *store.Template) error {

@@ -30,3 +30,18 @@ func PutFile(r *os.Root, name string, data []byte, mode fs.FileMode) error {
 	}
 	return nil
 }
+
+// PutSymlink replaces name with a symbolic link to target, which is read
+// inside the sandbox (an absolute target is relative to its root).
+func PutSymlink(r *os.Root, name, target string) error {
+	if err := r.MkdirAll(path.Dir(name), 0o755); err != nil {
+		return fmt.Errorf("creating /%s: %w", path.Dir(name), err)
+	}
+	if err := r.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("replacing /%s: %w", name, err)
+	}
+	if err := r.Symlink(target, name); err != nil {
+		return fmt.Errorf("linking /%s: %w", name, err)
+	}
+	return nil
+}

@@ -1,5 +1,5 @@
 // Package cachedfs holds what every cached-rootfs recipe (the base template,
-// code-interpreter-v1) shares: a build is named by the hash of its recipe,
+// code-interpreter-v1, desktop) shares: a build is named by the hash of its recipe,
 // built in a temporary directory under a lock, measured, and published by
 // renaming it into place once its marker (written last) records the recipe.
 // Also here: the command runner that feeds a tool's output to the log and

@@ -2,45 +2,22 @@ package codeinterp
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/log"
-	"github.com/warren-sandbox/warren/internal/template/buildlog"
 	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
-// build makes the rootfs for r in a fresh .tmp directory and publishes it
-// as l.final. The caller holds the build lock. On failure, cancellation
-// included, the .tmp directory is unmounted and removed.
-func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs string, lock *os.File) (m *Marker, retErr error) {
+// build makes the rootfs for r in s and publishes it as l.Final. The
+// caller holds the build lock and removes s.Dir if this fails.
+func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs string, s cachedfs.Staging) (*Marker, error) {
 	start := time.Now()
-	tmp, err := os.MkdirTemp(l.templates, filepath.Base(l.final)+".tmp-")
-	if err != nil {
-		return nil, fmt.Errorf("creating build directory: %w", err)
-	}
-	defer func() {
-		if retErr != nil {
-			if err := cachedfs.RemoveTree(tmp); err != nil {
-				log.G(ctx).Error("cleaning up failed build", "dir", tmp, "error", err)
-			}
-		}
-	}()
-	logf, err := os.Create(l.log)
-	if err != nil {
-		return nil, fmt.Errorf("creating build log: %w", err)
-	}
-	defer logf.Close()
-	rootfs := filepath.Join(tmp, "rootfs")
+	tmp, rootfs, lock, logf := s.Dir, s.Rootfs(), s.Lock, s.Log
 	p := newProgress(opts.Progress)
-	p.Printf("building %s in %s (usually 2-4 minutes; log %s)", TemplateID, tmp, l.log)
+	p.Printf("building %s in %s (usually 2-4 minutes; log %s)", TemplateID, tmp, l.Log)
 	stop := p.Heartbeat(ctx, opts.heartbeat)
 	defer stop()
 
@@ -71,7 +48,7 @@ func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs str
 	if err := cachedfs.Trim(rootfs); err != nil {
 		return nil, fmt.Errorf("trimming rootfs: %w", err)
 	}
-	m = &Marker{Deno: deno, Installed: installed}
+	m := &Marker{Deno: deno, Installed: installed}
 	if denoErr != nil {
 		m.DenoError = denoErr.Error()
 	}
@@ -79,42 +56,12 @@ func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs str
 		return nil, err
 	}
 	stop()
-	p.Printf("done: %s, %s, kernels %v, in %s", filepath.Join(l.final, "rootfs"),
+	p.Printf("done: %s, %s, kernels %v, in %s", l.Rootfs(),
 		cachedfs.HumanBytes(m.SizeBytes), m.Kernels, time.Since(start).Round(time.Second))
 	return m, nil
 }
 
-// installPackages copies the base rootfs to rootfs, installs r's packages
-// with apt and returns the installed package list. It proves nothing apt
-// mounted is left mounted.
-func installPackages(ctx context.Context, baseRootfs, rootfs string, l layout, r recipe, lock *os.File, logw io.Writer, p *buildlog.Progress) ([]string, error) {
-	p.Enter(stepCopy)
-	// cp -a keeps owners, modes, device nodes, hard links and xattrs;
-	// reflinks make it nearly free on filesystems that have them.
-	cp := exec.CommandContext(ctx, "cp", "-a", "--reflink=auto", baseRootfs, rootfs)
-	if out, err := cp.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("copying base rootfs: %w\n%s", err, tail(out, 2000))
-	}
-	p.Enter(stepLists)
-	runErr := aptInstall(ctx, rootfs, l, r.Packages, lock, logw, p)
-	// The namespace is gone with apt; this only proves it.
-	if err := cachedfs.UnmountUnder(rootfs); err != nil {
-		return nil, errors.Join(runErr, fmt.Errorf("cleaning up apt mounts: %w", err))
-	}
-	if runErr != nil {
-		return nil, fmt.Errorf("%w\n(full log: %s)", runErr, l.log)
-	}
-	installed, err := cachedfs.InstalledPackages(rootfs)
-	if err != nil {
-		return nil, err
-	}
-	if err := pruneDebCache(l.debs, installed); err != nil {
-		return nil, err
-	}
-	return installed, nil
-}
-
-// publish completes m, writes it and renames tmp to l.final, the commit
+// publish completes m, writes it and renames tmp to l.Final, the commit
 // point of a build.
 func publish(tmp string, l layout, r recipe, m *Marker, start time.Time) error {
 	size, err := cachedfs.DiskUsage(filepath.Join(tmp, "rootfs"))
@@ -129,17 +76,5 @@ func publish(tmp string, l layout, r recipe, m *Marker, start time.Time) error {
 	m.SizeBytes = size
 	m.BuiltAt = time.Now().UTC()
 	m.BuildSeconds = time.Since(start).Round(time.Millisecond).Seconds()
-	// Flush the tree before the marker says it is complete.
-	syscall.Sync()
-	if err := cachedfs.WriteMarker(tmp, m); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, l.final); err != nil {
-		return fmt.Errorf("publishing rootfs: %w", err)
-	}
-	if d, err := os.Open(l.templates); err == nil {
-		d.Sync() // make the rename durable; best effort
-		d.Close()
-	}
-	return nil
+	return cachedfs.Publish(tmp, l.Final, m)
 }

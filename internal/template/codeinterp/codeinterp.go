@@ -37,6 +37,7 @@ import (
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
+	"github.com/warren-sandbox/warren/internal/template/aptlayer"
 	"github.com/warren-sandbox/warren/internal/template/base"
 	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
@@ -86,22 +87,19 @@ func (o Options) base() base.Options {
 	return base.Options{CacheDir: o.CacheDir, Mirror: o.Mirror, Progress: o.Progress}
 }
 
-// layout names the paths of one recipe's cache entry.
+// layout names one recipe's cache entry and the template's own caches.
 type layout struct {
-	templates, final, lock, log string
-	debs, lists, npm            string
+	cachedfs.Entry
+	debs, lists, npm string
 }
 
 func newLayout(cacheDir, hash string) layout {
-	t := filepath.Join(cacheDir, "templates")
+	e := cachedfs.NewEntry(cacheDir, prefix, hash)
 	return layout{
-		templates: t,
-		final:     filepath.Join(t, prefix+"-"+hash),
-		lock:      filepath.Join(t, prefix+".lock"),
-		log:       filepath.Join(t, prefix+"-"+hash+".log"),
-		debs:      filepath.Join(t, prefix+"-debs"),
-		lists:     filepath.Join(t, prefix+"-lists"),
-		npm:       filepath.Join(t, prefix+"-npm"),
+		Entry: e,
+		debs:  filepath.Join(e.Templates, prefix+"-debs"),
+		lists: filepath.Join(e.Templates, prefix+"-lists"),
+		npm:   filepath.Join(e.Templates, prefix+"-npm"),
 	}
 }
 
@@ -135,32 +133,33 @@ func Ensure(ctx context.Context, opts Options) (rootfs string, err error) {
 		return "", err
 	}
 	l := newLayout(opts.CacheDir, r.hash())
-	if m, err := readMarker(l.final, r.hash()); err == nil {
-		reportCached(opts.Progress, l.final, m)
-		return filepath.Join(l.final, "rootfs"), nil
+	hit := func() bool {
+		m, err := readMarker(l.Final, r.hash())
+		if err == nil {
+			reportCached(opts.Progress, l.Final, m)
+		}
+		return err == nil
 	}
-	if err := checkHost(); err != nil {
+	if hit() {
+		return l.Rootfs(), nil
+	}
+	if err := aptlayer.CheckHost(TemplateID); err != nil {
 		return "", err
 	}
-	lock, err := cachedfs.AcquireLock(ctx, prefix, l.lock, opts.Progress)
-	if err != nil {
-		return "", err
-	}
-	defer lock.Close()
-	if m, err := readMarker(l.final, r.hash()); err == nil {
-		reportCached(opts.Progress, l.final, m)
-		return filepath.Join(l.final, "rootfs"), nil
-	}
-	if err := cachedfs.RemoveLeftovers(l.templates, prefix, l.final); err != nil {
-		return "", err
-	}
-	m, err := build(ctx, opts, r, l, baseRootfs, lock)
+	var m *Marker
+	rootfs, err = l.Build(ctx, opts.Progress, hit, func(s cachedfs.Staging) error {
+		var buildErr error
+		m, buildErr = build(ctx, opts, r, l, baseRootfs, s)
+		return buildErr
+	})
 	if err != nil {
 		return "", fmt.Errorf("building %s template: %w", TemplateID, err)
 	}
-	log.G(ctx).Info("code interpreter template built", "rootfs", filepath.Join(l.final, "rootfs"),
-		"size_bytes", m.SizeBytes, "seconds", m.BuildSeconds, "deno", m.Deno)
-	return filepath.Join(l.final, "rootfs"), nil
+	if m != nil {
+		log.G(ctx).Info("code interpreter template built", "rootfs", rootfs,
+			"size_bytes", m.SizeBytes, "seconds", m.BuildSeconds, "deno", m.Deno)
+	}
+	return rootfs, nil
 }
 
 // Inspect returns the rootfs path and marker of the complete build of the
@@ -180,14 +179,14 @@ func Inspect(opts Options) (rootfs string, m *Marker, err error) {
 		return "", nil, err
 	}
 	l := newLayout(opts.CacheDir, r.hash())
-	m, err = readMarker(l.final, r.hash())
+	m, err = readMarker(l.Final, r.hash())
 	if errors.Is(err, os.ErrNotExist) {
 		return "", nil, errdefs.New(errdefs.ErrNotFound, TemplateID+" template not built yet")
 	}
 	if err != nil {
 		return "", nil, err
 	}
-	return filepath.Join(l.final, "rootfs"), m, nil
+	return l.Rootfs(), m, nil
 }
 
 func reportCached(w io.Writer, dir string, m *Marker) {
@@ -197,16 +196,4 @@ func reportCached(w io.Writer, dir string, m *Marker) {
 	}
 	fmt.Fprintf(w, "%s: using cached rootfs %s (%s, %s, built %s)\n", prefix,
 		filepath.Join(dir, "rootfs"), cachedfs.HumanBytes(m.SizeBytes), deno, m.BuiltAt.Format(time.DateOnly))
-}
-
-// checkHost fails early, with the fix in the message, when this host
-// cannot build. base.Ensure has already checked for root and debootstrap.
-func checkHost() error {
-	for _, tool := range []string{"unshare", "chroot", "cp"} {
-		if _, err := lookPath(tool); err != nil {
-			return errdefs.New(errdefs.ErrFailedPrecondition, fmt.Sprintf(
-				"%s not found; building the %s template needs it (util-linux / coreutils)", tool, TemplateID))
-		}
-	}
-	return nil
 }

@@ -2,7 +2,6 @@ package codeinterp
 
 import (
 	"archive/tar"
-	"bytes"
 	"compress/gzip"
 	"context"
 	"crypto/sha512"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/template/aptlayer"
 )
 
 // denoPin is one exact npm tarball of the Deno binary. The deno package on
@@ -99,7 +99,7 @@ func fetchDeno(ctx context.Context, pin denoPin, dir string) (string, error) {
 	cmd := exec.CommandContext(ctx, "npm", "pack", "--silent", pin.Package+"@"+pin.Version)
 	cmd.Dir = work
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("npm pack %s@%s: %w\n%s", pin.Package, pin.Version, err, tail(out, 2000))
+		return "", fmt.Errorf("npm pack %s@%s: %w\n%s", pin.Package, pin.Version, err, aptlayer.Tail(out, 2000))
 	}
 	got := filepath.Join(work, pin.tarballName())
 	if err := verifyIntegrity(got, pin.Integrity); err != nil {
@@ -191,20 +191,11 @@ func checkDeno(ctx context.Context, rootfs, version string) (string, error) {
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=/root", "DENO_NO_UPDATE_CHECK=1"}
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("running deno --version in the rootfs: %w\n%s", err, tail(out, 2000))
+		return "", fmt.Errorf("running deno --version in the rootfs: %w\n%s", err, aptlayer.Tail(out, 2000))
 	}
 	first, _, _ := strings.Cut(string(out), "\n")
 	if !strings.HasPrefix(first, "deno "+version+" ") {
 		return "", fmt.Errorf("deno --version in the rootfs says %q, want deno %s", first, version)
 	}
 	return first, nil
-}
-
-// tail is the last n bytes of out, for error messages.
-func tail(out []byte, n int) string {
-	out = bytes.TrimSpace(out)
-	if len(out) > n {
-		out = out[len(out)-n:]
-	}
-	return string(out)
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/warren-sandbox/warren/internal/template/aptlayer"
 	"github.com/warren-sandbox/warren/internal/template/base"
 	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
@@ -25,7 +26,7 @@ func TestEnsureRealBuild(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
 	}
-	if _, err := lookPath("debootstrap"); err != nil {
+	if _, err := aptlayer.LookPath("debootstrap"); err != nil {
 		t.Skip(err)
 	}
 	opts := Options{CacheDir: base.DefaultCacheDir, Progress: &testLogWriter{t: t}}

@@ -4,34 +4,9 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 )
-
-func TestAptStepOf(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		line string
-		step int
-		item string
-	}{
-		{"Get:1 http://deb.debian.org/debian bookworm InRelease [151 kB]", stepLists, ""},
-		{"Get:2 http://deb.debian.org/debian bookworm/main amd64 Packages [8787 kB]", stepLists, ""},
-		{"Get:3 http://deb.debian.org/debian bookworm/main amd64 python3-numpy amd64 1:1.24.2-1 [6000 kB]", stepDownload, "python3-numpy"},
-		{"Unpacking python3-numpy (1:1.24.2-1) ...", stepUnpack, "python3-numpy"},
-		{"Unpacking libc6:amd64 (2.36-9) ...", stepUnpack, "libc6"},
-		{"Setting up python3-scipy (1.10.1-2) ...", stepSetup, "python3-scipy"},
-		{"Reading package lists...", 0, ""},
-		{"", 0, ""},
-	}
-	for _, c := range cases {
-		step, item := aptStepOf(c.line)
-		if step != c.step || item != c.item {
-			t.Errorf("aptStepOf(%q) = %d, %q; want %d, %q", c.line, step, item, c.step, c.item)
-		}
-	}
-}
 
 func TestProgressLines(t *testing.T) {
 	t.Parallel()
@@ -59,39 +34,6 @@ func TestProgressLines(t *testing.T) {
 	}
 	if strings.Contains(got, "configuring packages") {
 		t.Errorf("the stub's \"Setting up\" moved the display on:\n%s", got)
-	}
-}
-
-func TestPruneDebCache(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	files := []string{
-		"python3-numpy_1%3a1.24.2-1_amd64.deb", // installed, epoch escaped
-		"python3-numpy_1%3a1.24.1-1_amd64.deb", // older version
-		"python3-gone_1.0_all.deb",             // no longer installed
-		"warren-pythran-stub_1.0_all.deb",
-		"lock",
-	}
-	for _, f := range files {
-		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := os.Mkdir(filepath.Join(dir, "partial"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	err := pruneDebCache(dir, []string{"python3-numpy=1:1.24.2-1", "warren-pythran-stub=1.0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	entries, _ := os.ReadDir(dir)
-	var left []string
-	for _, e := range entries {
-		left = append(left, e.Name())
-	}
-	want := []string{"lock", "partial", "python3-numpy_1%3a1.24.2-1_amd64.deb", "warren-pythran-stub_1.0_all.deb"}
-	if !slices.Equal(left, want) {
-		t.Errorf("left %v, want %v", left, want)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/warren-sandbox/warren/internal/template/aptlayer"
 	"github.com/warren-sandbox/warren/internal/template/cachedfs"
 )
 
@@ -33,7 +34,7 @@ func compileJava(ctx context.Context, rootfs string, lock *os.File, logw io.Writ
 	if err != nil {
 		return err
 	}
-	unshare, err := lookPath("unshare")
+	unshare, err := aptlayer.LookPath("unshare")
 	if err != nil {
 		return err
 	}
