@@ -9,13 +9,13 @@ import (
 	"github.com/warren-sandbox/warren/internal/httperr"
 )
 
-// TrafficTokenName is the query parameter and the cookie that carry a
+// trafficTokenName is the query parameter and the cookie that carry a
 // sandbox's traffic access token for a browser, which cannot send E2B's
 // E2b-Traffic-Access-Token header (a warren extension). The parameter is
 // taken once and swapped for a cookie of the port's own host, so the page's
 // later requests and its websockets carry the token without it showing in
 // URLs.
-const TrafficTokenName = "e2b_traffic_token"
+const trafficTokenName = "e2b_traffic_token"
 
 const trafficHeader = "E2b-Traffic-Access-Token"
 
@@ -44,7 +44,7 @@ func checkTraffic(w http.ResponseWriter, r *http.Request, id, token string) bool
 		return false
 	}
 	ok := false
-	for _, c := range r.CookiesNamed(TrafficTokenName) {
+	for _, c := range r.CookiesNamed(trafficTokenName) {
 		// Bitwise or, not a short cut: every cookie is compared.
 		ok = sameToken(c.Value, token) || ok
 	}
@@ -85,7 +85,7 @@ func headerHasToken(h http.Header, name, token string) bool {
 // connection is TLS, here or at the API role in front.
 func setTokenCookie(w http.ResponseWriter, r *http.Request, token string) {
 	http.SetCookie(w, &http.Cookie{
-		Name:     TrafficTokenName,
+		Name:     trafficTokenName,
 		Value:    token,
 		Path:     "/",
 		HttpOnly: true,
@@ -108,7 +108,7 @@ func queryToken(raw string) (string, bool) {
 
 func isTokenKey(k string) bool {
 	k, err := url.QueryUnescape(k)
-	return err == nil && k == TrafficTokenName
+	return err == nil && k == trafficTokenName
 }
 
 // stripQuery drops the parameter from a raw query and keeps the rest as it
@@ -145,7 +145,7 @@ func stripCookie(h http.Header) {
 	for _, line := range lines {
 		for c := range strings.SplitSeq(line, ";") {
 			c = strings.TrimSpace(c)
-			if name, _, _ := strings.Cut(c, "="); c != "" && strings.TrimSpace(name) != TrafficTokenName {
+			if name, _, _ := strings.Cut(c, "="); c != "" && strings.TrimSpace(name) != trafficTokenName {
 				kept = append(kept, c)
 			}
 		}
