@@ -45,7 +45,7 @@ func checkTraffic(w http.ResponseWriter, r *http.Request, id, token string) bool
 	}
 	ok := false
 	for _, c := range r.CookiesNamed(trafficTokenName) {
-		// Bitwise or, not a short cut: every cookie is compared.
+		// sameToken first, so every cookie is compared, the match or not.
 		ok = sameToken(c.Value, token) || ok
 	}
 	return allowIf(w, id, ok)
