@@ -3,11 +3,13 @@
 // E2b-Sandbox-Port (SDKs configured with E2B_SANDBOX_URL), when its Host is
 // `<port>-<id>.<domain>` (getHost, E2B_DOMAIN with wildcard DNS), or when it
 // is a signed /files URL with neither; everything else goes to the REST API.
+// A private sandbox's ports take its traffic token as E2B's header or, for
+// browsers, as a host-only cookie set from a one-time query parameter
+// (traffic.go).
 package proxy
 
 import (
 	"context"
-	"crypto/subtle"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -135,7 +137,10 @@ func rewrite(pr *httputil.ProxyRequest) {
 	}
 	pr.Out.Header.Del("E2b-Sandbox-Id")
 	pr.Out.Header.Del("E2b-Sandbox-Port")
-	pr.Out.Header.Del("E2b-Traffic-Access-Token")
+	// The token is warren's to check, never the sandbox's to see.
+	pr.Out.Header.Del(trafficHeader)
+	stripCookie(pr.Out.Header)
+	pr.Out.URL.RawQuery = stripQuery(pr.Out.URL.RawQuery)
 }
 
 // ServeHTTP implements http.Handler.
@@ -174,11 +179,7 @@ func (h *Handler) forward(w http.ResponseWriter, r *http.Request, id string, por
 		return
 	}
 	// envd's port is exempt from the traffic access token: envd checks its own.
-	if port != wire.EnvdPort && t.TrafficAccessToken != "" &&
-		subtle.ConstantTimeCompare([]byte(r.Header.Get("E2b-Traffic-Access-Token")), []byte(t.TrafficAccessToken)) != 1 {
-		httperr.Write(w, httperr.Body{
-			Code: http.StatusForbidden, SandboxID: id, Message: "missing or invalid traffic access token",
-		})
+	if port != wire.EnvdPort && t.TrafficAccessToken != "" && !checkTraffic(w, r, id, t.TrafficAccessToken) {
 		return
 	}
 	// HTTP/1 servers stop request-body reads once the response starts

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/warren-sandbox/warren/api/gen/filesystem/filesystemconnect"
@@ -251,6 +252,34 @@ func (s *Sandbox) GetInfo(ctx context.Context) (Info, error) { return s.client.G
 // Host is where the sandbox's port answers: <port>-<id>.<domain>.
 func (s *Sandbox) Host(port int) string {
 	return fmt.Sprintf("%d-%s.%s", port, s.ID, s.Domain)
+}
+
+// trafficTokenParam is the query parameter by which warren's proxy takes a
+// private sandbox's traffic token from a browser (internal/proxy).
+const trafficTokenParam = "e2b_traffic_token"
+
+// BrowserURL is an https URL of target (a path, with a query or fragment
+// if any) on the sandbox's port, for a browser to open. When the sandbox's
+// traffic is private it carries the traffic token, which a browser cannot
+// send as E2B's header: warren takes it once from the URL and answers with
+// a redirect to the same URL without it and a cookie for that port's host
+// (a warren extension; E2B's own proxy takes the header only). Browsers
+// need Host routing, a domain with wildcard DNS: a sandbox URL
+// (E2B_SANDBOX_URL) routes by headers, which a browser does not send.
+func (s *Sandbox) BrowserURL(port int, target string) string {
+	rest, fragment, hasFragment := strings.Cut(target, "#")
+	u := "https://" + s.Host(port) + "/" + strings.TrimPrefix(rest, "/")
+	if s.TrafficAccessToken != "" {
+		sep := "?"
+		if strings.Contains(u, "?") {
+			sep = "&"
+		}
+		u += sep + trafficTokenParam + "=" + url.QueryEscape(s.TrafficAccessToken)
+	}
+	if hasFragment {
+		u += "#" + fragment
+	}
+	return u
 }
 
 func deref(s *string) string {
