@@ -82,18 +82,25 @@ type browser struct {
 // name but localhost resolves to nothing, and any other address is sent
 // to a proxy on a closed loopback port.
 func newBrowser(t *testing.T, path, shots string) *browser {
+	return startBrowser(t, path, shots,
+		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"),
+		// Everything but loopback (which Chromium never proxies) goes to
+		// a proxy that is not there: IP literals too.
+		chromedp.ProxyServer("http://127.0.0.1:9"))
+}
+
+// startBrowser starts Chromium headless with the options every test uses
+// and extra, which must keep it on loopback.
+func startBrowser(t *testing.T, path, shots string, extra ...chromedp.ExecAllocatorOption) *browser {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.DisableGPU,
 		chromedp.WindowSize(1280, 900),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("host-resolver-rules", "MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1"),
-		// Everything but loopback (which Chromium never proxies) goes to
-		// a proxy that is not there: IP literals too.
-		chromedp.ProxyServer("http://127.0.0.1:9"),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-domain-reliability", true),
 	)
+	opts = append(opts, extra...)
 	if os.Geteuid() == 0 {
 		opts = append(opts, chromedp.NoSandbox) // Chromium refuses its sandbox as root
 	}

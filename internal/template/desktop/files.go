@@ -43,6 +43,29 @@ Exec=xset s off -dpms
 NoDisplay=true
 `
 
+// firefoxPolicies keeps Firefox from reaching for the internet on its own
+// (first-run and privacy pages, studies, telemetry, update checks): a
+// sandbox usually has none, and each attempt is a tab of errors on the
+// screen an agent reads.
+const firefoxPolicies = `{
+  "policies": {
+    "DisableAppUpdate": true,
+    "DisableFirefoxStudies": true,
+    "DisableTelemetry": true,
+    "DontCheckDefaultBrowser": true,
+    "NoDefaultBookmarks": true,
+    "OverrideFirstRunPage": "",
+    "OverridePostUpdatePage": "",
+    "UserMessaging": {"WhatsNew": false, "ExtensionRecommendations": false, "FeatureRecommendations": false,
+      "UrlbarInterventions": false, "SkipOnboarding": true, "MoreFromMozilla": false},
+    "Preferences": {
+      "browser.aboutwelcome.enabled": {"Value": false, "Status": "default"},
+      "datareporting.policy.dataSubmissionPolicyBypassNotification": {"Value": true, "Status": "default"}
+    }
+  }
+}
+`
+
 // configFiles lists every file and link the build writes, in order; the
 // recipe hashes them, so editing one rebuilds the template.
 var configFiles = []rootFile{
@@ -51,6 +74,8 @@ var configFiles = []rootFile{
 	{name: "opt/noVNC", link: "/usr/share/novnc"},
 	{name: "etc/xdg/xfce4/xfconf/xfce-perchannel-xml/xfwm4.xml", mode: 0o644, data: []byte(xfwm4Config)},
 	{name: "etc/xdg/autostart/warren-no-blank.desktop", mode: 0o644, data: []byte(noBlankEntry)},
+	// Debian's firefox-esr links its distribution directory here.
+	{name: "usr/share/firefox-esr/distribution/policies.json", mode: 0o644, data: []byte(firefoxPolicies)},
 }
 
 // check rejects an entry the writer would put outside the rootfs or

@@ -27,6 +27,10 @@ const ConfigVersion = 1
 // Firefox ESR is the smaller of bookworm's two browsers.
 var Packages = []string{
 	"dbus-x11",
+	// desktop-file-utils' trigger writes /usr/share/applications/
+	// mimeinfo.cache; without it exo-open (what xdg-open runs under XFCE,
+	// and so the SDK's open()) finds no application for a file and fails.
+	"desktop-file-utils",
 	"firefox-esr",
 	"fonts-dejavu-core",
 	"libgtk-3-bin",
