@@ -39,13 +39,16 @@ type desktopStream struct {
 	Wrong     string `json:"wrong"`
 	Width     int    `json:"width"`
 	Height    int    `json:"height"`
+	// TrafficToken is the private sandbox's traffic access token.
+	TrafficToken string `json:"trafficToken"`
 }
 
 // TestDesktop drives the official @e2b/desktop SDK against `warren serve
 // --desktop` in TLS + Host mode on each runtime (desktop/desktop.test.mjs),
-// then opens the noVNC stream it leaves running in headless Chromium: the
-// canvas connects with the password, a click in it moves the sandbox's
-// pointer, and a wrong password is refused.
+// then opens the noVNC stream it leaves running in headless Chromium. The
+// sandbox is private: without the traffic token the page is refused; with
+// it (once, in the URL) the canvas connects with the password, a click in
+// it moves the sandbox's pointer, and a wrong password is refused.
 func TestDesktop(t *testing.T) {
 	cfg := loadConfig(t)
 	chromium := testutil.RequiresBinary(t, "chromium")
@@ -84,7 +87,10 @@ func TestDesktop(t *testing.T) {
 // watchStream opens st's URL, sees the desktop, clicks in it, and then
 // opens the URL with a wrong password.
 func (b *browser) watchStream(t *testing.T, cfg config, s *server, addr string, st desktopStream) {
-	b.do("opening the stream", chromedp.Navigate(st.URL))
+	b.do("opening the stream without the traffic token", chromedp.Navigate(st.URL))
+	b.until("the refusal without the token", `document.body.innerText.includes('traffic access token')`, 30*time.Second)
+	b.do("opening the stream with the traffic token", chromedp.Navigate(st.URL+"&e2b_traffic_token="+st.TrafficToken))
+	b.until("the token gone from the address", `!location.search.includes('e2b_traffic_token')`, 30*time.Second)
 	b.until("noVNC connected", `document.documentElement.classList.contains('noVNC_connected')`, 60*time.Second)
 	b.until("the remote screen on the canvas", fmt.Sprintf(
 		`(() => { const c = document.querySelector('#noVNC_container canvas'); return !!c && c.width === %d && c.height === %d })()`,

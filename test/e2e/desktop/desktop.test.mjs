@@ -19,7 +19,12 @@ const STEP_MS = 180_000
 
 let desk
 before(async () => {
-  desk = await Sandbox.create({ resolution: [WIDTH, HEIGHT], dpi: 96, timeoutMs: 20 * 60_000 })
+  // Private: every port but envd's wants the traffic token, which the
+  // browser on the Go side passes once in the URL (warren's extension).
+  desk = await Sandbox.create({
+    resolution: [WIDTH, HEIGHT], dpi: 96, timeoutMs: 20 * 60_000, network: { allowPublicTraffic: false },
+  })
+  assert.ok(desk.trafficAccessToken, 'a private sandbox has a traffic token')
 }, { timeout: STEP_MS })
 after(async () => {
   // The Go side kills the sandbox once it has opened the stream.
@@ -146,7 +151,8 @@ describe('@e2b/desktop', { concurrency: false, timeout: 15 * 60_000 }, () => {
     assert.match(args, new RegExp(`-id ${win}`))
     const url = new URL(desk.stream.getUrl())
     assert.equal(url.hostname, desk.getHost(6080))
-    const res = await fetch(url)
+    assert.equal((await fetch(url)).status, 403, 'the stream of a private sandbox without the token')
+    const res = await fetch(url, { headers: { 'e2b-traffic-access-token': desk.trafficAccessToken } })
     assert.equal(res.status, 200)
     assert.match(await res.text(), /noVNC/)
     await desk.stream.stop()
@@ -162,7 +168,9 @@ describe('@e2b/desktop', { concurrency: false, timeout: 15 * 60_000 }, () => {
     if (process.env.E2E_STREAM_OUT) {
       // VNC authentication reads 8 characters: change every one of them.
       const wrong = desk.stream.getUrl({ authKey: [...key.slice(0, 8)].map((c) => (c === 'x' ? 'y' : 'x')).join('') })
-      fs.writeFileSync(process.env.E2E_STREAM_OUT, JSON.stringify({ sandboxID: desk.sandboxId, url, wrong, width: WIDTH, height: HEIGHT }))
+      fs.writeFileSync(process.env.E2E_STREAM_OUT, JSON.stringify({
+        sandboxID: desk.sandboxId, url, wrong, width: WIDTH, height: HEIGHT, trafficToken: desk.trafficAccessToken,
+      }))
     }
   })
 })
