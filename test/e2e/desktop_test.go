@@ -64,10 +64,12 @@ func TestDesktop(t *testing.T) {
 			} else {
 				ln.Close()
 			}
+			// Pauses checkpoint at once: on runsc the X server goes to
+			// disk and comes back.
 			s := launchServer(t, cfg, serverOpts{index: desktopIndex + i, runtime: rt, tls: true,
-				listen: addr + ":443", args: []string{"--desktop"}})
+				listen: addr + ":443", args: []string{"--desktop", "--checkpoint-after=0"}})
 			out := filepath.Join(t.TempDir(), "stream.json")
-			runDesktopNode(t, cfg, s, addr, "desktop/desktop.test.mjs", "E2E_STREAM_OUT="+out)
+			runDesktopNode(t, cfg, s, addr, "desktop/desktop.test.mjs", "E2E_STREAM_OUT="+out, "E2E_RUNTIME="+rt)
 			var st desktopStream
 			if data, err := os.ReadFile(out); err != nil {
 				t.Fatalf("the SDK test left no stream: %v", err)

@@ -34,6 +34,12 @@ func TestErrorCodes(t *testing.T) {
 	t.Run("more memory than the host has", func(t *testing.T) {
 		checkErrorCode(t, s, errorCase{"", "POST", "/v2/sandboxes", `{"templateID":"base","memoryMB":90000000}`, nil, 503, "sandbox_capacity_unavailable"})
 	})
+	t.Run("desktop without --desktop names the flag", func(t *testing.T) {
+		checkErrorCode(t, s, errorCase{"", "POST", "/v2/sandboxes", `{"templateID":"desktop"}`, nil, 404, "not_found"})
+		if _, body, _ := send(t, s, "POST", "/v2/sandboxes", `{"templateID":"desktop"}`, nil); !strings.Contains(string(body), "--desktop") {
+			t.Errorf("create of desktop = %s, want the message to name --desktop", body)
+		}
+	})
 	sb := createForErrors(t, s)
 	noKey := map[string]string{"X-API-KEY": ""}
 	traffic := func(port string, more ...string) map[string]string {

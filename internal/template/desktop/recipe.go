@@ -17,7 +17,7 @@ const ConfigVersion = 1
 
 // Packages is what the template installs on top of base, with apt and
 // without Recommends, each for what @e2b/desktop 2.4.0 runs
-// (docs/desktop-notes.md): Xvfb and xdpyinfo (x11-utils) to start and
+// (docs/desktop.md): Xvfb and xdpyinfo (x11-utils) to start and
 // probe the display; XFCE's session, window manager, desktop and panel
 // (the SDK waits for xfce4-session, xfwm4 and xfdesktop by name) with
 // dbus-launch, which xfce4-session needs without a session bus; xdotool,

@@ -74,7 +74,7 @@ func TestPackages(t *testing.T) {
 	if !slices.IsSorted(Packages) || len(slices.Compact(slices.Clone(Packages))) != len(Packages) {
 		t.Error("Packages should stay sorted and unique")
 	}
-	// What the SDK runs by name (docs/desktop-notes.md, section 1).
+	// What the SDK runs by name (docs/desktop.md, "What the SDK runs").
 	for _, want := range []string{"xvfb", "x11-utils", "xfce4-session", "xfwm4", "xfdesktop4", "dbus-x11",
 		"xdotool", "scrot", "x11-xserver-utils", "x11vnc", "novnc", "python3-websockify", "net-tools"} {
 		if !slices.Contains(Packages, want) {

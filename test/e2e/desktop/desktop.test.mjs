@@ -144,6 +144,24 @@ describe('@e2b/desktop', { concurrency: false, timeout: 15 * 60_000 }, () => {
     assert.deepEqual([png.width, png.height], [WIDTH, HEIGHT])
   })
 
+  test('a snapshot starts a desktop with the same windows (runsc) or a fresh one (runc)', { timeout: STEP_MS }, async () => {
+    const before = await windowsOf('mousepad')
+    const snap = await desk.createSnapshot()
+    // @e2b/desktop's create starts Xvfb and XFCE again: on runsc the
+    // restored X server is already there and the SDK's checks pass on it;
+    // runc's snapshots hold the disk only, so the copy starts afresh.
+    const copy = await Sandbox.create(snap.snapshotId, { timeoutMs: 5 * 60_000 })
+    try {
+      const after = (await copy.getApplicationWindows('mousepad').catch(() => [])).filter(Boolean)
+      assert.deepEqual(after, process.env.E2E_RUNTIME === 'runsc' ? before : [])
+      const png = decodePNG(await copy.screenshot())
+      assert.deepEqual([png.width, png.height], [WIDTH, HEIGHT])
+    } finally {
+      await copy.kill()
+      await Sandbox.deleteSnapshot(snap.snapshotId)
+    }
+  })
+
   test('stream: one window, then stop', { timeout: STEP_MS }, async () => {
     const [win] = await windowsOf('mousepad')
     await desk.stream.start({ windowId: win })
