@@ -47,8 +47,10 @@ export function screenPanel(sb) {
     loop.kick();
   });
   refresh.addEventListener('click', () => { loop.kick(true); checkStream(sb, live); });
+  // data-display tells what was found: the display shown, or none.
   const start = (display) => {
     loop.display = display;
+    el.dataset.display = display;
     el.hidden = false;
     loop.watch(el);
     checkStream(sb, live);
@@ -56,7 +58,11 @@ export function screenPanel(sb) {
   if (isDesktop(sb)) {
     start(':0');
   } else {
-    envd.envs().then((envs) => { if (envs && envs.DISPLAY && !loop.closed) start(envs.DISPLAY); }, () => {});
+    envd.envs().then((envs) => {
+      if (loop.closed) return;
+      if (envs && envs.DISPLAY) start(envs.DISPLAY);
+      else el.dataset.display = 'none';
+    }, () => { el.dataset.display = 'none'; });
   }
   return {el, close: loop.close};
 }
@@ -96,6 +102,7 @@ function shotLoop(envd, img, status) {
     img.src = url;
     img.hidden = false;
     if (old) URL.revokeObjectURL(old);
+    img.dataset.shots = +(img.dataset.shots || 0) + 1;
     status.textContent = `${loop.paused ? 'paused; ' : ''}taken ${new Date().toLocaleTimeString()}`;
   };
   const onVisibility = () => tick();
@@ -131,7 +138,7 @@ async function capture(envd, display) {
 async function checkStream(sb, link) {
   if (!sb.domain) return;
   try {
-    const resp = await fetch('/vnc.html', {method: 'HEAD', cache: 'no-store',
+    const resp = await fetch('/vnc.html', {cache: 'no-store',
       headers: {'E2b-Sandbox-Id': sb.sandboxID, 'E2b-Sandbox-Port': String(NOVNC_PORT)}});
     const port = location.port ? `:${location.port}` : '';
     link.href = `${location.protocol}//${NOVNC_PORT}-${sb.sandboxID}.${sb.domain}${port}/vnc.html?autoconnect=true&resize=scale`;
