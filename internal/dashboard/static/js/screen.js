@@ -127,9 +127,10 @@ function shotLoop(envd, img, status) {
 
 // capture has scrot write the screen to SHOT and downloads it.
 async function capture(envd, display) {
-  const r = await envd.exec('scrot', ['-o', '-p', SHOT], {DISPLAY: display}, EXEC_TIMEOUT_MS);
+  const r = await envd.exec('scrot', ['-o', '-p', SHOT], {DISPLAY: display}, EXEC_TIMEOUT_MS)
+    .catch((e) => ({exitCode: -1, stderr: '', error: e.message}));
   if (r.exitCode !== 0 || r.error) throw new Error(screenError(r));
-  return envd.download(SHOT);
+  return envd.download(SHOT).catch((e) => { throw new Error(`downloading the screenshot: ${e.message}`); });
 }
 
 // checkStream shows the "Open live stream" link when noVNC answers on its
