@@ -19,9 +19,9 @@ const dashboardDesktopIndex = 226
 // headless Chromium against a `warren serve --desktop`: on a desktop
 // sandbox created as @e2b/desktop does (DISPLAY=:0 in its envs) the panel
 // first says the display is missing, then, once Xvfb runs as the SDK
-// starts it, shows a 1024x768 picture that follows the root window's
-// colour; paused it takes no more, Refresh takes one, and leaving the
-// page stops it. A base sandbox with DISPLAY in its envs gets the panel,
+// starts it, shows a 1024x768 picture that follows what is on the screen
+// (a full-screen window of one colour, then another on top); paused it
+// takes no more, Refresh takes one, and leaving the page stops it. A base sandbox with DISPLAY in its envs gets the panel,
 // one without does not.
 func TestDashboardDesktop(t *testing.T) {
 	cfg := loadConfig(t)
@@ -68,7 +68,7 @@ func TestDashboardDesktop(t *testing.T) {
 	b.do("pausing", chromedp.Click(chromedp.CSS("#screen-pause")))
 	time.Sleep(3 * time.Second) // a picture under way when paused lands
 	shots := b.str(`document.querySelector('#screen-img').dataset.shots`)
-	deskRun(t, desk, `xsetroot -display :0 -solid '#00ff00'`)
+	deskPaint(t, desk, "#00ff00")
 	time.Sleep(5 * time.Second)
 	if now := b.str(`document.querySelector('#screen-img').dataset.shots`); now != shots || b.str(screenPixel) != "0,0,255" {
 		t.Errorf("paused: %s pictures (was %s), pixel %s; want no new picture", now, shots, b.str(screenPixel))
@@ -87,19 +87,20 @@ func TestDashboardDesktop(t *testing.T) {
 	}
 }
 
-// screenPixel reads the picture's pixel at (5, 5), away from the pointer
-// in the middle, as "r,g,b".
+// screenPixel reads the picture's pixel at (900, 700), inside deskPaint's
+// window and away from its text, its border and the pointer in the
+// middle, as "r,g,b".
 const screenPixel = `(() => { const i = document.querySelector('#screen-img');
 	if (!i || !i.complete || !i.naturalWidth) return '';
 	const c = document.createElement('canvas'); c.width = i.naturalWidth; c.height = i.naturalHeight;
 	const g = c.getContext('2d'); g.drawImage(i, 0, 0);
-	return Array.from(g.getImageData(5, 5, 1, 1).data.slice(0, 3)).join(','); })()`
+	return Array.from(g.getImageData(900, 700, 1, 1).data.slice(0, 3)).join(','); })()`
 
-// screenColour paints the root window colour and waits for the panel's
+// screenColour paints the screen colour and waits for the panel's
 // picture to show it (rgb as "r,g,b").
 func (b *browser) screenColour(sb *warren.Sandbox, colour, rgb string) {
 	b.t.Helper()
-	deskRun(b.t, sb, fmt.Sprintf("xsetroot -display :0 -solid '%s'", colour))
+	deskPaint(b.t, sb, colour)
 	b.until("the picture in "+colour, fmt.Sprintf("%s === %q", screenPixel, rgb), 20*time.Second)
 }
 
@@ -162,6 +163,20 @@ func deskStartXvfb(t *testing.T, sb *warren.Sandbox) {
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// deskPaint covers the screen with a window of colour, above the ones
+// before: xmessage (x11-utils, which the SDK needs for xdpyinfo) in the
+// background. (xsetroot -solid leaves scrot's pictures of Xvfb as they
+// were: tried.)
+func deskPaint(t testing.TB, sb *warren.Sandbox, colour string) {
+	t.Helper()
+	h, err := sb.Commands.Start(t.Context(), fmt.Sprintf("xmessage -display :0 -bg '%s' -geometry 1024x768+0+0 %s", colour, colour[1:]),
+		warren.CommandOptions{User: "user", Timeout: warren.NoTimeout})
+	if err != nil {
+		t.Fatalf("xmessage %s: %v", colour, err)
+	}
+	h.Disconnect()
 }
 
 // deskRun runs a shell command in the sandbox as user `user`, failing the test
