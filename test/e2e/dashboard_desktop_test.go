@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,7 +22,8 @@ const dashboardDesktopIndex = 226
 // first says the display is missing, then, once Xvfb runs as the SDK
 // starts it, shows a 1024x768 picture that follows what is on the screen
 // (a full-screen window of one colour, then another on top); paused it
-// takes no more, Refresh takes one, and leaving the page stops it. A base sandbox with DISPLAY in its envs gets the panel,
+// takes no more, Refresh takes one, and leaving the page stops it. With
+// noVNC running, the panel links to the stream. A base sandbox with DISPLAY in its envs gets the panel,
 // one without does not.
 func TestDashboardDesktop(t *testing.T) {
 	cfg := loadConfig(t)
@@ -84,6 +86,29 @@ func TestDashboardDesktop(t *testing.T) {
 	time.Sleep(5 * time.Second)
 	if r, err := desk.Commands.Run(t.Context(), "test -e /tmp/.warren-screen.png", warren.CommandOptions{}); err == nil && r.ExitCode == 0 {
 		t.Errorf("a screenshot was taken after the page was left")
+	}
+
+	// With noVNC serving as the SDK's stream.start() runs it, Refresh
+	// finds it and links to the stream's page.
+	h, err := desk.Commands.Start(t.Context(), "cd /opt/noVNC/utils && ./novnc_proxy --vnc localhost:5900 --listen 6080 --web /opt/noVNC",
+		warren.CommandOptions{User: "user", Timeout: warren.NoTimeout})
+	if err != nil {
+		t.Fatalf("starting noVNC: %v", err)
+	}
+	h.Disconnect()
+	b.sandboxPage(desk.ID)
+	b.screenInView()
+	for i := 0; b.bool(`document.querySelector('#screen-live').hidden`); i++ {
+		if i == 30 {
+			b.failure()
+			t.Fatal("no stream link 30 s after noVNC started")
+		}
+		time.Sleep(time.Second) // noVNC is starting
+		b.eval(`document.querySelector('#screen-refresh').click()`)
+	}
+	want := fmt.Sprintf("//6080-%s.%s:", desk.ID, cfg.domain)
+	if href := b.str(`document.querySelector('#screen-live').href`); !strings.Contains(href, want) || !strings.HasSuffix(href, "/vnc.html?autoconnect=true&resize=scale") {
+		t.Errorf("stream link %q, want one with %q to vnc.html", href, want)
 	}
 }
 
