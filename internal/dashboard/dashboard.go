@@ -28,8 +28,10 @@ const Prefix = "/dashboard/"
 // CSP is the Content-Security-Policy of every dashboard response: scripts,
 // styles, images and connections from warren itself only, no plugins, no
 // framing. xterm.js's generated styles are applied through constructed
-// stylesheets (terminal.js), which the policy allows.
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+// stylesheets (terminal.js), which the policy allows. Images may also be
+// blob: URLs, which only the page itself can make: a desktop's screen is
+// fetched with envd's token in a header and shown from one (screen.js).
+const CSP = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
 	"font-src 'self'; connect-src 'self'; manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 // contentTypes maps the extensions the dashboard ships to their types; a

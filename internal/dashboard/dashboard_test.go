@@ -36,6 +36,9 @@ func TestServe(t *testing.T) {
 		{"page by name", "GET", "/dashboard/index.html", 200, "text/html; charset=utf-8", `src="js/main.js"`},
 		{"module", "GET", "/dashboard/js/main.js", 200, "text/javascript; charset=utf-8", "import"},
 		{"volumes page", "GET", "/dashboard/js/volumes.js", 200, "text/javascript; charset=utf-8", "'/volumes'"},
+		{"sandbox page", "GET", "/dashboard/js/sandbox.js", 200, "text/javascript; charset=utf-8", "screen.el, terminalPanel("},
+		{"screen panel", "GET", "/dashboard/js/screen.js", 200, "text/javascript; charset=utf-8", "'scrot'"},
+		{"envd files", "GET", "/dashboard/js/envd.js", 200, "text/javascript; charset=utf-8", "'/files'"},
 		{"vendored module", "GET", "/dashboard/vendor/xterm/xterm.mjs", 200, "text/javascript; charset=utf-8", "Terminal"},
 		{"vendored chart", "GET", "/dashboard/vendor/uplot/uPlot.esm.js", 200, "text/javascript; charset=utf-8", "uPlot"},
 		{"stylesheet", "GET", "/dashboard/app.css", 200, "text/css; charset=utf-8", "--accent"},
@@ -114,7 +117,8 @@ func TestCSPIsStrict(t *testing.T) {
 			t.Errorf("CSP allows %q: %s", bad, CSP)
 		}
 	}
-	for _, want := range []string{"default-src 'none'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'"} {
+	for _, want := range []string{"default-src 'none'", "script-src 'self'", "connect-src 'self'", "frame-ancestors 'none'",
+		"img-src 'self' data: blob:;"} {
 		if !strings.Contains(CSP, want) {
 			t.Errorf("CSP lacks %q", want)
 		}

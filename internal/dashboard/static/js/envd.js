@@ -3,7 +3,8 @@
 // E2b-Sandbox-Id and E2b-Sandbox-Port headers, authorised by the sandbox's
 // envd access token. Server-streaming calls (Start, Connect) send and read
 // Connect envelopes (1 flag byte, 4-byte big-endian length, JSON); unary
-// calls (SendInput, Update, SendSignal) are plain JSON.
+// calls (SendInput, Update, SendSignal) are plain JSON. Files and the
+// environment come from envd's plain HTTP endpoints (GET /files, GET /envs).
 
 const ENVD_PORT = '49983';
 const END_STREAM = 0x02;
@@ -34,17 +35,59 @@ function envelope(msg) {
   return out;
 }
 
+// Envd talks to one sandbox's envd. With user set, processes run and
+// files are read as that user (the SDKs' Basic Authorization and
+// ?username=); without it, as the sandbox's default user.
 export class Envd {
-  constructor(sandboxID, accessToken) {
+  constructor(sandboxID, accessToken, user = '') {
     this.sandboxID = sandboxID;
     this.token = accessToken;
+    this.user = user;
   }
 
   headers(contentType) {
-    const hd = {'Content-Type': contentType, 'Connect-Protocol-Version': '1',
-      'E2b-Sandbox-Id': this.sandboxID, 'E2b-Sandbox-Port': ENVD_PORT};
+    const hd = {'E2b-Sandbox-Id': this.sandboxID, 'E2b-Sandbox-Port': ENVD_PORT};
+    if (contentType) Object.assign(hd, {'Content-Type': contentType, 'Connect-Protocol-Version': '1'});
     if (this.token) hd['X-Access-Token'] = this.token;
+    if (this.user) hd.Authorization = `Basic ${btoa(this.user + ':')}`;
     return hd;
+  }
+
+  // get fetches one of envd's HTTP endpoints, rejecting with its error.
+  async get(path, query = {}) {
+    const url = new URL(path, location.origin);
+    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+    const resp = await fetch(url, {headers: this.headers(), cache: 'no-store'});
+    if (!resp.ok) {
+      const body = await resp.json().catch(() => ({}));
+      throw new EnvdError(body.code || resp.status, body.message || resp.statusText);
+    }
+    return resp;
+  }
+
+  // envs resolves to the sandbox's environment variables (the create's
+  // envs among them).
+  async envs() { return (await this.get('/envs')).json(); }
+
+  // download resolves to the file at path as a Blob.
+  async download(path) {
+    return (await this.get('/files', this.user ? {path, username: this.user} : {path})).blob();
+  }
+
+  // exec runs cmd with args and envs to its end, or until timeoutMs has
+  // passed, and resolves to {exitCode, stdout, stderr, error}.
+  async exec(cmd, args, envs, timeoutMs) {
+    const out = {exitCode: 0, stdout: '', stderr: '', error: ''};
+    const dec = {stdout: new TextDecoder(), stderr: new TextDecoder()};
+    const signal = AbortSignal.timeout(timeoutMs);
+    for await (const msg of this.stream('Start', {process: {cmd, args, envs}}, signal)) {
+      const ev = msg.event || {};
+      for (const fd of ['stdout', 'stderr']) {
+        if (ev.data && ev.data[fd]) out[fd] += dec[fd].decode(decodeBytes(ev.data[fd]), {stream: true});
+      }
+      if (ev.end) Object.assign(out, {exitCode: ev.end.exitCode || 0, error: ev.end.error || ''});
+    }
+    return out;
   }
 
   // unary calls process.Process/method with msg and returns the answer.

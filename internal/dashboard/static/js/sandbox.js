@@ -1,9 +1,11 @@
 // A sandbox's page: what it is, pause/resume/kill, CPU and memory charts,
-// its logs and lifecycle events (sandbox_panels.js), and a terminal.
+// its logs and lifecycle events (sandbox_panels.js), a desktop's screen
+// (screen.js) and a terminal.
 
 import {api} from './api.js';
 import {bytes, errorBox, h, replace, section, when} from './dom.js';
 import {chartsPanel, eventsPanel, logsPanel} from './sandbox_panels.js';
+import {screenPanel} from './screen.js';
 import {openTerminal} from './terminal.js';
 
 const REFRESH_MS = 5000;
@@ -102,10 +104,12 @@ export async function render(main, id) {
     const charts = chartsPanel(id);
     const logs = logsPanel(id);
     const events = eventsPanel(id);
+    const screen = screenPanel(sb);
+    closers.push(screen.close);
     replace(main,
       h('p', {}, h('a', {href: '#/sandboxes'}, '← Sandboxes')),
       h('div', {class: 'page-head'}, h('h1', {class: 'mono'}, id), h('span', {class: `state ${sb.state}`, id: 'sandbox-state'}, sb.state)),
-      actions(sb, draw, status), info(sb), charts.el, terminalPanel(sb, closers), logs.el, events.el);
+      actions(sb, draw, status), info(sb), charts.el, screen.el, terminalPanel(sb, closers), logs.el, events.el);
     // A state changed elsewhere (a timeout, another client) redraws the
     // page; a sandbox gone says so.
     const recheck = () => api('GET', `/sandboxes/${id}`).then(
