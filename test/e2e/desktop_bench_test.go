@@ -81,7 +81,7 @@ func (r desktopBenchResult) report(b *testing.B, rt string) {
 	}
 	b.Log(fmt.Sprintf("%s: create to first screenshot p50 %.0f ms vs base create to first command %.0f ms (%.1fx); "+
 		"with a pool of 3 desktops %.0f ms vs %.0f ms (%.1fx); screenshot p50 %.0f ms vs commands.run('true') %.0f ms (%.1fx); "+
-		"idle: %.1f%% of %d CPUs, %.0f MiB (%d samples); idle with the stream open: %.1f%%, %.0f MiB",
+		"idle: %.2f%% of %d CPUs, %.0f MiB (%d samples); idle with the stream open: %.2f%%, %.0f MiB",
 		rt, desk, base, desk/base, pdesk, pbase, pdesk/pbase, shot, run, shot/run,
 		r.Idle.CPUPct, r.Idle.CPUCount, r.Idle.MemMiB, r.Idle.Samples, r.IdleStreaming.CPUPct, r.IdleStreaming.MemMiB))
 }

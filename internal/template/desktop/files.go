@@ -66,6 +66,27 @@ const firefoxPolicies = `{
 }
 `
 
+// xvfbWrapper runs ahead of /usr/bin/Xvfb on PATH. A desktop copied from a
+// disk-only snapshot (every snapshot on runc) keeps the source's
+// /tmp/.X<n>-lock, and the pid in it may belong to some other process of
+// the copy, which Xvfb takes for a server already running: the SDK's
+// create then fails with "Could not start Xvfb". The wrapper removes a lock
+// whose process is not an Xvfb, then runs the real one in its place.
+const xvfbWrapper = `#!/bin/sh
+# warren: remove a stale X lock a snapshot carried over, then run Xvfb.
+for a in "$@"; do
+	case $a in :[0-9]*) d=${a#:}; break ;; esac
+done
+lock=/tmp/.X${d:-0}-lock
+if [ -n "${d:-}" ] && [ -f "$lock" ]; then
+	pid=$(tr -dc 0-9 <"$lock" 2>/dev/null)
+	if [ -z "$pid" ] || [ "$pid" = $$ ] || [ "$(cat /proc/"$pid"/comm 2>/dev/null)" != Xvfb ]; then
+		rm -f "$lock"
+	fi
+fi
+exec /usr/bin/Xvfb "$@"
+`
+
 // configFiles lists every file and link the build writes, in order; the
 // recipe hashes them, so editing one rebuilds the template.
 var configFiles = []rootFile{
@@ -74,6 +95,7 @@ var configFiles = []rootFile{
 	{name: "opt/noVNC", link: "/usr/share/novnc"},
 	{name: "etc/xdg/xfce4/xfconf/xfce-perchannel-xml/xfwm4.xml", mode: 0o644, data: []byte(xfwm4Config)},
 	{name: "etc/xdg/autostart/warren-no-blank.desktop", mode: 0o644, data: []byte(noBlankEntry)},
+	{name: "usr/local/bin/Xvfb", mode: 0o755, data: []byte(xvfbWrapper)},
 	// Debian's firefox-esr links its distribution directory here.
 	{name: "usr/share/firefox-esr/distribution/policies.json", mode: 0o644, data: []byte(firefoxPolicies)},
 }

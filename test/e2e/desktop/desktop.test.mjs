@@ -126,12 +126,27 @@ describe('@e2b/desktop', { concurrency: false, timeout: 15 * 60_000 }, () => {
     await desk.commands.run('cd /tmp/www && exec python3 -m http.server 8000', { background: true })
     await until('the page server', async () => (await desk.commands.run('curl -sf http://127.0.0.1:8000/')).exitCode === 0)
     await desk.launch('firefox-esr', 'http://127.0.0.1:8000/')
-    await until('a firefox window titled warren-desktop-page', async () => {
+    const titled = (title) => async () => {
       for (const w of await windowsOf('firefox')) {
-        if ((await desk.getWindowTitle(w)).includes('warren-desktop-page')) return true
+        if ((await desk.getWindowTitle(w)).includes(title)) return true
       }
       return false
-    }, 150_000)
+    }
+    await until('a firefox window titled warren-desktop-page', titled('warren-desktop-page'), 150_000)
+    // open() of a URL goes to the default browser, here the running one.
+    await desk.files.write('/tmp/www/second.html', '<!doctype html><title>warren-second-page</title><p>second')
+    // A Firefox that has just started may not take a remote open yet (it
+    // then shows "Failed to execute default Web Browser"): allow a retry.
+    await desk.wait(2000)
+    for (let attempt = 1; ; attempt++) {
+      await desk.open('http://127.0.0.1:8000/second.html')
+      try {
+        await until('the second page in firefox', titled('warren-second-page'), 20_000)
+        break
+      } catch (err) {
+        if (attempt === 3) throw err
+      }
+    }
   })
 
   test('pause and resume keep the open windows', { timeout: STEP_MS }, async () => {
@@ -150,7 +165,7 @@ describe('@e2b/desktop', { concurrency: false, timeout: 15 * 60_000 }, () => {
     // @e2b/desktop's create starts Xvfb and XFCE again: on runsc the
     // restored X server is already there and the SDK's checks pass on it;
     // runc's snapshots hold the disk only, so the copy starts afresh.
-    const copy = await Sandbox.create(snap.snapshotId, { timeoutMs: 5 * 60_000 })
+    const copy = await Sandbox.create(snap.snapshotId, { resolution: [WIDTH, HEIGHT], timeoutMs: 5 * 60_000 })
     try {
       const after = (await copy.getApplicationWindows('mousepad').catch(() => [])).filter(Boolean)
       assert.deepEqual(after, process.env.E2E_RUNTIME === 'runsc' ? before : [])
