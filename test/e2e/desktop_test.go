@@ -91,9 +91,23 @@ func TestDesktop(t *testing.T) {
 func (b *browser) watchStream(t *testing.T, cfg config, s *server, addr string, st desktopStream) {
 	b.do("opening the stream without the traffic token", chromedp.Navigate(st.URL))
 	b.until("the refusal without the token", `document.body.innerText.includes('traffic access token')`, 30*time.Second)
-	b.do("opening the stream with the traffic token", chromedp.Navigate(st.URL+"&e2b_traffic_token="+st.TrafficToken))
-	b.until("the token gone from the address", `!location.search.includes('e2b_traffic_token')`, 30*time.Second)
-	b.until("noVNC connected", `document.documentElement.classList.contains('noVNC_connected')`, 60*time.Second)
+	// Chromium drops requests in flight when the host's interfaces
+	// change (ERR_NETWORK_CHANGED), which sandboxes' veths starting and
+	// stopping elsewhere on the host do: open the stream again then.
+	for attempt := 1; ; attempt++ {
+		b.do("opening the stream with the traffic token", chromedp.Navigate(st.URL+"&e2b_traffic_token="+st.TrafficToken))
+		b.until("the token gone from the address", `!location.search.includes('e2b_traffic_token')`, 30*time.Second)
+		_, err := chromedp.Run(b.ctx, chromedp.Poll[bool](`document.documentElement.classList.contains('noVNC_connected')`,
+			chromedp.WithPollingTimeout(45*time.Second)))
+		if err == nil {
+			break
+		}
+		if attempt == 3 {
+			b.failure()
+			t.Fatalf("noVNC did not connect in %d attempts: %v", attempt, err)
+		}
+		t.Logf("noVNC did not connect (attempt %d): %v; opening it again", attempt, err)
+	}
 	b.until("the remote screen on the canvas", fmt.Sprintf(
 		`(() => { const c = document.querySelector('#noVNC_container canvas'); return !!c && c.width === %d && c.height === %d })()`,
 		st.Width, st.Height), 30*time.Second)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -154,7 +155,11 @@ func (p *proc) wait(ctx context.Context, retire func(*proc)) {
 	}
 	p.pumps.Wait()
 	for _, f := range p.outputs {
-		_ = f.Close()
+		if f == p.pty {
+			_ = f.Close()
+			continue
+		}
+		go discardUntilEOF(f)
 	}
 	if p.killer != nil {
 		p.killer.Stop()
@@ -172,6 +177,18 @@ func (p *proc) wait(ctx context.Context, retire func(*proc)) {
 	close(p.done)
 	p.out.finish(end)
 	retire(p)
+}
+
+// discardUntilEOF reads a pipe nobody listens to any more until its last
+// writer closes it. A child the process left running (a daemon started
+// with &, or what `xdg-open` hands a URL to) may still hold the pipe; had
+// envd closed its end, that child's next write would kill it with SIGPIPE.
+// A PTY is closed at once instead: its children get SIGHUP, as from a
+// terminal that went away.
+func discardUntilEOF(f *os.File) {
+	_ = f.SetReadDeadline(time.Time{})
+	_, _ = io.Copy(io.Discard, f)
+	_ = f.Close()
 }
 
 // writeStdin writes to the stdin pipe (or the PTY for a PTY process).

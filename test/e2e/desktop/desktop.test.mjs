@@ -123,7 +123,7 @@ describe('@e2b/desktop', { concurrency: false, timeout: 15 * 60_000 }, () => {
   test('the browser opens a page served from inside the sandbox', { timeout: 200_000 }, async () => {
     await desk.files.write('/tmp/www/index.html',
       '<!doctype html><title>warren-desktop-page</title><h1 style="font-size:80px">Served inside</h1>')
-    await desk.commands.run('cd /tmp/www && exec python3 -m http.server 8000', { background: true })
+    await desk.commands.run('cd /tmp/www && exec python3 -m http.server 8000', { background: true, timeoutMs: 0 })
     await until('the page server', async () => (await desk.commands.run('curl -sf http://127.0.0.1:8000/')).exitCode === 0)
     await desk.launch('firefox-esr', 'http://127.0.0.1:8000/')
     const titled = (title) => async () => {
@@ -135,18 +135,8 @@ describe('@e2b/desktop', { concurrency: false, timeout: 15 * 60_000 }, () => {
     await until('a firefox window titled warren-desktop-page', titled('warren-desktop-page'), 150_000)
     // open() of a URL goes to the default browser, here the running one.
     await desk.files.write('/tmp/www/second.html', '<!doctype html><title>warren-second-page</title><p>second')
-    // A Firefox that has just started may not take a remote open yet (it
-    // then shows "Failed to execute default Web Browser"): allow a retry.
-    await desk.wait(2000)
-    for (let attempt = 1; ; attempt++) {
-      await desk.open('http://127.0.0.1:8000/second.html')
-      try {
-        await until('the second page in firefox', titled('warren-second-page'), 20_000)
-        break
-      } catch (err) {
-        if (attempt === 3) throw err
-      }
-    }
+    await desk.open('http://127.0.0.1:8000/second.html')
+    await until('the second page in firefox', titled('warren-second-page'), 60_000)
   })
 
   test('pause and resume keep the open windows', { timeout: STEP_MS }, async () => {
