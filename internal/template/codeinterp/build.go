@@ -18,7 +18,7 @@ func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs str
 	tmp, rootfs, lock, logf := s.Dir, s.Rootfs(), s.Lock, s.Log
 	p := newProgress(opts.Progress)
 	p.Printf("building %s in %s (usually 2-4 minutes; log %s)", TemplateID, tmp, l.Log)
-	stop := p.Heartbeat(ctx, opts.heartbeat)
+	stop := p.Heartbeat(ctx, opts.Heartbeat)
 	defer stop()
 
 	installed, err := installPackages(ctx, baseRootfs, rootfs, l, r, lock, logf, p)

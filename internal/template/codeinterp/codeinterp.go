@@ -49,43 +49,7 @@ const TemplateID = "code-interpreter-v1"
 const prefix = "code-interpreter"
 
 // Options says where and how to build. The zero value uses base's defaults.
-type Options struct {
-	// CacheDir holds the templates directory. Default base.DefaultCacheDir.
-	CacheDir string
-	// Mirror is the Debian archive; it is passed on to base. Default
-	// base.DefaultMirror.
-	Mirror string
-	// Progress receives human-readable progress lines, base's included.
-	// Nil discards them.
-	Progress io.Writer
-
-	heartbeat time.Duration // tests shorten it
-}
-
-func (o Options) withDefaults() (Options, error) {
-	if o.CacheDir == "" {
-		o.CacheDir = base.DefaultCacheDir
-	}
-	abs, err := filepath.Abs(o.CacheDir)
-	if err != nil {
-		return o, fmt.Errorf("resolving cache dir: %w", err)
-	}
-	o.CacheDir = abs
-	if o.Mirror == "" {
-		o.Mirror = base.DefaultMirror
-	}
-	if o.Progress == nil {
-		o.Progress = io.Discard
-	}
-	if o.heartbeat <= 0 {
-		o.heartbeat = 15 * time.Second
-	}
-	return o, nil
-}
-
-func (o Options) base() base.Options {
-	return base.Options{CacheDir: o.CacheDir, Mirror: o.Mirror, Progress: o.Progress}
-}
+type Options = aptlayer.Options
 
 // layout names one recipe's cache entry and the template's own caches.
 type layout struct {
@@ -114,17 +78,17 @@ func newLayout(cacheDir, hash string) layout {
 // without the javascript and typescript kernels; the marker's DenoError
 // says why, and removing the cache entry makes the next Ensure retry.
 func Ensure(ctx context.Context, opts Options) (rootfs string, err error) {
-	opts, err = opts.withDefaults()
+	opts, err = opts.WithDefaults()
 	if err != nil {
 		return "", err
 	}
 	// base.Ensure is a cache hit after the first time; its recipe hash is
 	// part of ours, so a new base rebuilds this template too.
-	baseRootfs, err := base.Ensure(ctx, opts.base())
+	baseRootfs, err := base.Ensure(ctx, opts.Base())
 	if err != nil {
 		return "", fmt.Errorf("ensuring base template: %w", err)
 	}
-	_, bm, err := base.Inspect(opts.base())
+	_, bm, err := base.Inspect(opts.Base())
 	if err != nil {
 		return "", fmt.Errorf("reading base template marker: %w", err)
 	}
@@ -166,11 +130,11 @@ func Ensure(ctx context.Context, opts Options) (rootfs string, err error) {
 // current recipe, or an errdefs.ErrNotFound error when there is none (which
 // includes "the base template is not built yet"). It never builds.
 func Inspect(opts Options) (rootfs string, m *Marker, err error) {
-	opts, err = opts.withDefaults()
+	opts, err = opts.WithDefaults()
 	if err != nil {
 		return "", nil, err
 	}
-	_, bm, err := base.Inspect(opts.base())
+	_, bm, err := base.Inspect(opts.Base())
 	if err != nil {
 		return "", nil, err
 	}

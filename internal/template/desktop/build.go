@@ -26,7 +26,7 @@ func build(ctx context.Context, opts Options, r recipe, l layout, baseRootfs str
 	start := time.Now()
 	p := aptlayer.NewProgress(opts.Progress, prefix, stepNames)
 	p.Printf("building %s in %s (usually 4-8 minutes, about 210 MiB to download; log %s)", TemplateID, s.Dir, l.Log)
-	stop := p.Heartbeat(ctx, opts.heartbeat)
+	stop := p.Heartbeat(ctx, opts.Heartbeat)
 	defer stop()
 
 	installed, err := aptlayer.Layer{

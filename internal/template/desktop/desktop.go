@@ -40,43 +40,7 @@ const TemplateID = "desktop"
 const prefix = "desktop"
 
 // Options says where and how to build. The zero value uses base's defaults.
-type Options struct {
-	// CacheDir holds the templates directory. Default base.DefaultCacheDir.
-	CacheDir string
-	// Mirror is the Debian archive; it is passed on to base. Default
-	// base.DefaultMirror.
-	Mirror string
-	// Progress receives human-readable progress lines, base's included.
-	// Nil discards them.
-	Progress io.Writer
-
-	heartbeat time.Duration // tests shorten it
-}
-
-func (o Options) withDefaults() (Options, error) {
-	if o.CacheDir == "" {
-		o.CacheDir = base.DefaultCacheDir
-	}
-	abs, err := filepath.Abs(o.CacheDir)
-	if err != nil {
-		return o, fmt.Errorf("resolving cache dir: %w", err)
-	}
-	o.CacheDir = abs
-	if o.Mirror == "" {
-		o.Mirror = base.DefaultMirror
-	}
-	if o.Progress == nil {
-		o.Progress = io.Discard
-	}
-	if o.heartbeat <= 0 {
-		o.heartbeat = 15 * time.Second
-	}
-	return o, nil
-}
-
-func (o Options) base() base.Options {
-	return base.Options{CacheDir: o.CacheDir, Mirror: o.Mirror, Progress: o.Progress}
-}
+type Options = aptlayer.Options
 
 // layout names one recipe's cache entry and the template's apt caches.
 type layout struct {
@@ -100,13 +64,13 @@ func newLayout(cacheDir, hash string) layout {
 // and network access to the Debian mirror; a cache hit takes a few file
 // reads.
 func Ensure(ctx context.Context, opts Options) (rootfs string, err error) {
-	opts, err = opts.withDefaults()
+	opts, err = opts.WithDefaults()
 	if err != nil {
 		return "", err
 	}
 	// base.Ensure is a cache hit after the first time; its recipe hash is
 	// part of ours, so a new base rebuilds this template too.
-	baseRootfs, err := base.Ensure(ctx, opts.base())
+	baseRootfs, err := base.Ensure(ctx, opts.Base())
 	if err != nil {
 		return "", fmt.Errorf("ensuring base template: %w", err)
 	}
@@ -147,7 +111,7 @@ func Ensure(ctx context.Context, opts Options) (rootfs string, err error) {
 // current recipe, or an errdefs.ErrNotFound error when there is none (which
 // includes "the base template is not built yet"). It never builds.
 func Inspect(opts Options) (rootfs string, m *Marker, err error) {
-	opts, err = opts.withDefaults()
+	opts, err = opts.WithDefaults()
 	if err != nil {
 		return "", nil, err
 	}
@@ -168,7 +132,7 @@ func Inspect(opts Options) (rootfs string, m *Marker, err error) {
 // current is the recipe on top of the built base template, and its cache
 // entry.
 func current(opts Options) (recipe, layout, error) {
-	_, bm, err := base.Inspect(opts.base())
+	_, bm, err := base.Inspect(opts.Base())
 	if err != nil {
 		return recipe{}, layout{}, fmt.Errorf("reading base template marker: %w", err)
 	}
