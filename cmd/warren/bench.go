@@ -37,6 +37,9 @@ func benchCommand(c *bench.Config) *cobra.Command {
 	fs.StringVar(&c.DataDir, "data-dir", "", "the server's --data-dir, to measure the disk of paused sandboxes and forks")
 	fs.BoolVar(&c.Pause, "pause", true, "measure pause, resume and fork (BENCH_PAUSE_MB sets the sizes)")
 	fs.BoolVar(&c.OnlyPause, "only-pause", false, "measure only the baseline and pause, resume and fork")
+	fs.BoolVar(&c.OnlyResume, "only-resume", false, "measure only the baseline and pause, resume after a checkpoint, snapshots and a fork at 100 MiB and 1 GiB held (BENCH_RESUME_MB, BENCH_FORK_MB); pass --data-dir so runsc's resumes wait for the memory image")
+	fs.StringVar(&c.Label, "label", "", "name of this run in a saved report (e.g. before, after)")
+	fs.StringVar(&c.Save, "save", "", "with --only-resume: write the rows and the baseline's samples here as JSON, for `warren bench compare`")
 	fs.BoolVar(&c.Templates, "templates", true, "measure template builds and creates from a 1.1 GiB template")
 	fs.BoolVar(&c.OnlyTpl, "only-templates", false, "measure only the baseline and templates")
 	fs.IntVar(&c.Busy.Busy, "busy", 0, "measure only busy neighbours: a command in an idle sandbox and cold creates, quiet and then with this many sandboxes spinning every vCPU; any failure fails the run")
@@ -46,7 +49,25 @@ func benchCommand(c *bench.Config) *cobra.Command {
 	fs.DurationVar(&c.Density.IdleWindow, "idle-window", 30*time.Second, "with --density: how long idle CPU is measured at each step")
 	fs.IntVar(&c.Density.MemFloorMB, "mem-floor-mb", 2048, "with --density: stop creating when the host has less memory available")
 	fs.StringVar(&c.Density.Bridge, "bridge", "", "with --density: the server's --bridge, to check its ports, netns and nftables sets are reclaimed")
+	cmd.AddCommand(benchCompareCommand())
 	_ = cmd.MarkFlagDirname("node-dir")
+	_ = cmd.MarkFlagDirname("plot-dir")
+	return cmd
+}
+
+// benchCompareCommand is `warren bench compare BEFORE AFTER`: two saved
+// reports side by side, with a CDF picture per row.
+func benchCompareCommand() *cobra.Command {
+	var plotDir string
+	cmd := &cobra.Command{
+		Use:   "compare BEFORE.json AFTER.json",
+		Short: "print two saved reports (--save) side by side, each as ratios to its own baseline",
+		Args:  usageArgs(cobra.ExactArgs(2)),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return bench.Compare(args[0], args[1], plotDir)
+		},
+	}
+	cmd.Flags().StringVar(&plotDir, "plot-dir", "", "draw one CDF per row here (SVG and PNG): before, after and both baselines")
 	_ = cmd.MarkFlagDirname("plot-dir")
 	return cmd
 }

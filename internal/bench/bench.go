@@ -32,6 +32,14 @@ type Config struct {
 	OnlyPause bool
 	Templates bool
 	OnlyTpl   bool
+	// OnlyResume runs only the baseline and issue 34's pause, resume,
+	// snapshot and fork rows.
+	OnlyResume bool
+	// Label names the run in a saved report ("before", "after").
+	Label string
+	// Save, when set, is where the run's rows go as JSON, for
+	// `warren bench compare`.
+	Save string
 	// PlotDir, when set, is where the pictures go (SVG and PNG).
 	PlotDir string
 	// Density, when Max is set, runs only the density benchmark.
@@ -58,6 +66,9 @@ func Run(ctx context.Context, c *Config) error {
 	base, err := baselineRuncTrue(ctx, c)
 	if err != nil {
 		return err
+	}
+	if c.OnlyResume {
+		return report(c, base, func() (*Report, error) { return resumeBench(ctx, c, base) })
 	}
 	if c.OnlyPause || c.OnlyTpl {
 		fmt.Printf("baseline `runc run /bin/true`: p50 %.1f ms over %d runs\n", percentile(base, 50), len(base))
@@ -100,6 +111,20 @@ func Run(ctx context.Context, c *Config) error {
 	}
 	if c.Templates {
 		return templateBench(ctx, c, base)
+	}
+	return nil
+}
+
+// report runs one report's benchmark, prints it and saves it with --save.
+func report(c *Config, base []float64, run func() (*Report, error)) error {
+	fmt.Printf("baseline `runc run /bin/true`: p50 %.1f ms over %d runs\n", percentile(base, 50), len(base))
+	rep, err := run()
+	if err != nil {
+		return err
+	}
+	printReport(rep)
+	if c.Save != "" {
+		return saveReport(c.Save, rep)
 	}
 	return nil
 }
