@@ -160,7 +160,7 @@ func run(ctx context.Context, cfg *config) error {
 	defer stopReaper()
 	go r.Run(reaperCtx)
 
-	srv, err := envd.New(envd.Config{Reaper: r, ProcessRetention: cfg.retention, Logger: log.G(ctx), MemoryWake: memWake})
+	srv, err := envd.New(envd.Config{Reaper: r, ProcessRetention: cfg.retention, Logger: log.G(ctx), MemoryWake: memWake, RunDir: "/run/e2b"})
 	if err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ const Env = "WARREN_CRASH_AT"
 // Points are the crash points the code has, for tests that visit each.
 var Points = []string{
 	"create.backend", "create.recorded",
-	"pause.intent", "pause.acted",
+	"pause.intent", "pause.acted", "pause.checkpoint", "pause.checkpointed",
 	"resume.intent", "resume.started",
 	"snapshot.intent", "snapshot.taken",
 	"fork.snapshot",

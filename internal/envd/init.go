@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/envd/state"
@@ -52,9 +54,43 @@ func (s *Server) init(w http.ResponseWriter, r *http.Request) {
 		DefaultUser:    req.DefaultUser,
 		DefaultWorkdir: req.DefaultWorkdir,
 	})
+	if err := s.writeIDFiles(req.EnvVars); err != nil {
+		// As E2B's envd: the files are a convenience, the env has the ids.
+		log.G(r.Context()).Warn("writing the sandbox's id files", "err", err)
+	}
 	log.G(r.Context()).Info("initialized",
 		"envVars", len(req.EnvVars), "defaultUser", s.st.DefaultUserName(),
 		"defaultWorkdir", s.st.DefaultWorkdir(), "token", req.AccessToken != nil && *req.AccessToken != "")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusNoContent)
+}
+
+// idFiles are the variables each init writes into RunDir, as files named
+// after them with a leading dot.
+var idFiles = []string{"E2B_SANDBOX_ID", "E2B_TEMPLATE_ID"}
+
+// writeIDFiles writes the ids env names into the run dir, each replaced
+// whole (a reader sees the old id or the new one), so a fork or a sandbox
+// restored from a snapshot reads its own id there, not its source's.
+func (s *Server) writeIDFiles(env map[string]string) error {
+	if s.runDir == "" {
+		return nil
+	}
+	for _, name := range idFiles {
+		v, ok := env[name]
+		if !ok {
+			continue
+		}
+		if err := os.MkdirAll(s.runDir, 0o755); err != nil {
+			return err
+		}
+		path := filepath.Join(s.runDir, "."+name)
+		if err := os.WriteFile(path+".tmp", []byte(v), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(path+".tmp", path); err != nil {
+			return err
+		}
+	}
+	return nil
 }

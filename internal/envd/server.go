@@ -44,6 +44,10 @@ type Config struct {
 	// MemoryWake, when set, receives a value for each POST /memory/check:
 	// the host asks the OOM guard to look (nil: the endpoint is 404).
 	MemoryWake chan<- struct{}
+	// RunDir is where each init writes the sandbox's and template's ids
+	// (.E2B_SANDBOX_ID, .E2B_TEMPLATE_ID), as E2B's envd does in
+	// /run/e2b ("": nowhere).
+	RunDir string
 }
 
 // Validate reports a configuration that cannot work.
@@ -65,6 +69,7 @@ type Server struct {
 	logger  *slog.Logger
 	handler http.Handler
 	memWake chan<- struct{}
+	runDir  string
 }
 
 // New builds a Server from cfg.
@@ -81,7 +86,7 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ProcessRetention > 0 {
 		popts = append(popts, process.WithRetention(cfg.ProcessRetention))
 	}
-	s := &Server{st: st, procs: process.New(st, cfg.Reaper, popts...), fs: filesystem.New(st), logger: logger, memWake: cfg.MemoryWake}
+	s := &Server{st: st, procs: process.New(st, cfg.Reaper, popts...), fs: filesystem.New(st), logger: logger, memWake: cfg.MemoryWake, runDir: cfg.RunDir}
 	s.handler = s.routes()
 	return s, nil
 }

@@ -240,9 +240,10 @@ func (m *Manager) pauseLocked(ctx context.Context, e *entry, keepMemory bool) (r
 	switch {
 	case !keepMemory:
 		err = e.backend.Stop(ctx, e.sb.ID, runtime.StopOptions{})
-	case checkpoint && m.opts.CheckpointAfter <= 0:
-		err = e.backend.Stop(ctx, e.sb.ID, runtime.StopOptions{Checkpoint: true})
 	default:
+		// Frozen first, answered then: a checkpoint (at once with
+		// CheckpointAfter 0) follows in the background, holding e.mu,
+		// so a resume or kill that comes meanwhile waits for it.
 		err = e.backend.Pause(ctx, e.sb.ID)
 		if err == nil && checkpoint {
 			m.armCheckpoint(e)
@@ -382,7 +383,11 @@ func (m *Manager) armCheckpoint(e *entry) {
 }
 
 // checkpointPaused moves a sandbox that is still paused (frozen) to disk.
-// On failure it stays frozen, which a resume handles as well.
+// On failure it stays frozen, which a resume handles as well. The intent
+// (pausing, on a sandbox recorded paused) tells a restart after a crash
+// in the middle that the sandbox is paused whatever the runtime shows:
+// runsc thaws it to checkpoint it. The checkpoint is not cancelled by a
+// shutdown: a runsc checkpoint cut half way would lose the memory.
 func (m *Manager) checkpointPaused(ctx context.Context, id string) {
 	e, err := m.get(id)
 	if err != nil {
@@ -397,8 +402,18 @@ func (m *Manager) checkpointPaused(ctx context.Context, id string) {
 	if err != nil || inst.State != runtime.StatePaused {
 		return
 	}
+	if err := m.setIntent(ctx, e, store.IntentPausing); err != nil {
+		log.G(ctx).Warn("checkpointing paused sandbox; it stays frozen in memory", "sandbox", id, "err", err)
+		return
+	}
+	crashpoint.Hit("pause.checkpoint")
 	start := time.Now()
-	if err := e.backend.Stop(ctx, id, runtime.StopOptions{Checkpoint: true}); err != nil {
+	err = e.backend.Stop(context.WithoutCancel(ctx), id, runtime.StopOptions{Checkpoint: true})
+	if err == nil {
+		crashpoint.Hit("pause.checkpointed")
+	}
+	m.dropIntent(ctx, e)
+	if err != nil {
 		log.G(ctx).Warn("checkpointing paused sandbox; it stays frozen in memory", "sandbox", id, "err", err)
 		return
 	}

@@ -43,6 +43,7 @@ func TestMemoryAlertsWakeTheGuard(t *testing.T) {
 	if err := e.m.Pause(e.ctx, sb.ID, true); err != nil {
 		t.Fatal(err)
 	}
+	waitCheckpointed(t, e, sb.ID)
 	if e.b.AlertMemory(sb.ID) {
 		t.Fatal("a paused (stopped) sandbox's memory is still watched")
 	}

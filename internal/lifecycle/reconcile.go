@@ -123,6 +123,7 @@ func (m *Manager) reconcileOne(ctx context.Context, sb *store.Sandbox, inst *run
 //   - snapshotting: the sandbox goes back to the state it had (a runc
 //     copy froze it; a runsc snapshot may have left it stopped, with its
 //     memory image, which counts as paused).
+//   - pausing a paused sandbox (its background checkpoint): paused.
 //   - pausing, resuming, or none: the state the instance is in, a
 //     stopped one counting as paused; only a sandbox that was running with
 //     nothing under way and is found stopped has died and is forgotten.
@@ -135,7 +136,9 @@ func settledState(sb *store.Sandbox, inst *runtime.Instance) string {
 	}
 	switch inst.State {
 	case runtime.StateRunning:
-		if sb.Intent == store.IntentSnapshotting && sb.State == store.SandboxPaused {
+		// A paused sandbox that was being snapshotted or checkpointed:
+		// runsc thaws one to checkpoint it.
+		if (sb.Intent == store.IntentSnapshotting || sb.Intent == store.IntentPausing) && sb.State == store.SandboxPaused {
 			return store.SandboxPaused
 		}
 		return store.SandboxRunning

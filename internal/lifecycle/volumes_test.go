@@ -143,11 +143,12 @@ func TestResumeMountsAgain(t *testing.T) {
 	if got := e.b.Mounts(sb.ID); !slices.Equal(got, want) {
 		t.Fatalf("mounts after resume %v, want %v", got, want)
 	}
-	// Checkpointed at once (CheckpointAfter 0): the restore mounts it from
+	// Checkpointed right after (CheckpointAfter 0): the restore mounts it from
 	// where it is now too.
 	if err := e.m.Pause(e.ctx, sb.ID, true); err != nil {
 		t.Fatal(err)
 	}
+	waitCheckpointed(t, e, sb.ID)
 	moved = vols.move(t, "vol0")
 	if _, _, err := e.m.Connect(e.ctx, sb.ID, time.Minute, true); err != nil {
 		t.Fatal(err)

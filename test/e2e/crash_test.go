@@ -8,10 +8,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/warren-sandbox/warren/pkg/warren"
 )
 
 // crashCase is one crash point and what a restart must make of it.
@@ -19,6 +22,9 @@ type crashCase struct {
 	point string
 	// paused: the sandbox is paused (with its memory) before the request.
 	paused bool
+	// memory: a process started before the request must still run after
+	// the restart (and a resume): the sandbox's memory survived.
+	memory bool
 	// op sends the request that reaches the point; the server dies in it.
 	op func(s *server, id string)
 	// want is the sandbox's state after the restart: "running", "paused"
@@ -53,6 +59,9 @@ var crashCases = []crashCase{
 	{point: "create.recorded", op: createReq, want: "running"},
 	{point: "pause.intent", op: pauseReq, want: "running"},
 	{point: "pause.acted", op: pauseReq, want: "paused"},
+	// In the checkpoint that follows a pause's answer (--checkpoint-after=0).
+	{point: "pause.checkpoint", op: pauseReq, want: "paused", memory: true, runtimes: []string{"runsc"}},
+	{point: "pause.checkpointed", op: pauseReq, want: "paused", memory: true, runtimes: []string{"runsc"}},
 	{point: "resume.intent", paused: true, op: resumeReq, want: "paused"},
 	{point: "resume.started", paused: true, op: resumeReq, want: "running"},
 	{point: "snapshot.intent", op: snapshotReq, want: "running"},
@@ -73,10 +82,18 @@ var crashCases = []crashCase{
 func TestCrashRecovery(t *testing.T) {
 	cfg := loadConfig(t)
 	bin := crashBinary(t, cfg)
+	first := 100
+	if v := os.Getenv("WARREN_E2E_CRASH_INDEX"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("WARREN_E2E_CRASH_INDEX=%q: %v", v, err)
+		}
+		first = n
+	}
 	for i, rt := range cfg.runtimes {
 		t.Run(rt, func(t *testing.T) {
 			h := &crashHarness{cfg: cfg, o: serverOpts{
-				index: 100 + i, runtime: rt, dataDir: t.TempDir(), apiKey: newAPIKey(t), bin: bin,
+				index: first + i, runtime: rt, dataDir: t.TempDir(), apiKey: newAPIKey(t), bin: bin,
 				args: crashArgs(cfg, "--checkpoint-after=0"),
 			}}
 			for _, tc := range crashCases {
@@ -166,6 +183,9 @@ func (h *crashHarness) run(t *testing.T, tc crashCase) {
 	if tc.op != nil && tc.point != "oci.create.attached" && !strings.HasPrefix(tc.point, "create.") {
 		id = s.createSandbox(t, `{"templateID":"base","timeout":600}`)
 		s.uploadFile(t, id, "/home/user/kept.txt", "kept:"+tc.point)
+		if tc.memory {
+			prepareParked(t.Context(), t, h.connect(t, s, id))
+		}
 		if tc.paused {
 			s.mustCall(t, "POST", "/sandboxes/"+id+"/pause", "", http.StatusNoContent)
 		}
@@ -217,6 +237,19 @@ func (h *crashHarness) checkAlive(t *testing.T, s *server, id string, tc crashCa
 			t.Errorf("file after the restart = %q", got)
 		}
 	}
+	if tc.memory {
+		checkParked(t.Context(), t, h.connect(t, s, id), true)
+	}
+}
+
+// connect returns the Go SDK's handle on running sandbox id.
+func (h *crashHarness) connect(t *testing.T, s *server, id string) *warren.Sandbox {
+	t.Helper()
+	sb, err := goClient(t, h.cfg, s).Connect(t.Context(), id, 10*time.Minute)
+	if err != nil {
+		t.Fatalf("connecting to %s: %v", id, err)
+	}
+	return sb
 }
 
 func (h *crashHarness) deleteSnapshots(t *testing.T, s *server) {

@@ -54,6 +54,8 @@ func TestBrokenCheckpoint(t *testing.T) {
 	id := s.createSandbox(t, `{"templateID":"base","timeout":600}`)
 	s.uploadFile(t, id, "/home/user/kept.txt", "on disk")
 	s.mustCall(t, "POST", "/sandboxes/"+id+"/pause", `{}`, http.StatusNoContent)
+	// The pause answers once frozen; the checkpoint follows.
+	waitFor(t, time.Minute, func() bool { return runscCheckpointed(o.dataDir, id) }, "no checkpoint a minute after the pause")
 	img := filepath.Join(o.dataDir, "sandboxes", "runsc", id, "checkpoint", "checkpoint.img")
 	if err := os.WriteFile(img, []byte("not a checkpoint"), 0o600); err != nil {
 		t.Fatal(err)
@@ -68,6 +70,16 @@ func TestBrokenCheckpoint(t *testing.T) {
 	}
 	s.mustCall(t, "DELETE", "/sandboxes/"+id, "", http.StatusNoContent)
 	s.checkHostFree(t, "runsc", "we2e62", []string{id})
+}
+
+// runscCheckpointed reports whether runsc sandbox id's instance record says
+// its memory image is complete.
+func runscCheckpointed(dataDir, id string) bool {
+	var rec struct {
+		Checkpointed bool `json:"checkpointed"`
+	}
+	data, err := os.ReadFile(filepath.Join(dataDir, "sandboxes", "runsc", id, "instance.json"))
+	return err == nil && json.Unmarshal(data, &rec) == nil && rec.Checkpointed
 }
 
 // TestCheckpointAfterDelay: a paused runsc sandbox stays frozen in memory

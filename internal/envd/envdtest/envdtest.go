@@ -46,13 +46,15 @@ type Env struct {
 	Users  users.DB
 	// Home is tester's home directory, SBHome sbuser's.
 	Home, SBHome string
+	// RunDir stands for the sandbox's /run/e2b.
+	RunDir string
 }
 
 // New starts an envd whose default user is tester.
 func New(t testing.TB) *Env {
 	t.Helper()
 	dir := t.TempDir()
-	e := &Env{Home: filepath.Join(dir, "home", TestUser), SBHome: filepath.Join(dir, "home", SBUser)}
+	e := &Env{Home: filepath.Join(dir, "home", TestUser), SBHome: filepath.Join(dir, "home", SBUser), RunDir: filepath.Join(dir, "run", "e2b")}
 	e.Users = writeAccounts(t, dir, e.Home, e.SBHome)
 
 	r := reaper.New(false)
@@ -60,7 +62,7 @@ func New(t testing.TB) *Env {
 	go r.Run(ctx)
 	srv, err := envd.New(envd.Config{
 		Users: e.Users, Reaper: r, ProcessRetention: time.Minute,
-		Logger: slog.New(slog.DiscardHandler),
+		Logger: slog.New(slog.DiscardHandler), RunDir: e.RunDir,
 	})
 	if err != nil {
 		t.Fatalf("envd.New: %v", err)
