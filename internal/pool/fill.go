@@ -12,8 +12,9 @@ import (
 
 // Run keeps the pools filled until ctx ends, then destroys what they
 // hold; every boot it started has ended when it returns. Up to p.slots
-// refills boot at once, most in the background: at the lowest priority,
-// more at once only use more of the idle CPU (see the package comment).
+// refills boot at once in the background: at the lowest priority, more at
+// once only use more of the idle CPU; besides them, up to p.fgSlots in
+// the foreground (see the package comment).
 func (p *Pools) Run(ctx context.Context) {
 	if p == nil {
 		return
@@ -21,7 +22,6 @@ func (p *Pools) Run(ctx context.Context) {
 	defer p.drain(context.WithoutCancel(ctx), func(key) bool { return true })
 	var wg sync.WaitGroup
 	defer wg.Wait() // before the drain: a boot in flight ends in a pool
-	slots := make(chan struct{}, p.slots)
 	p.prewarm(ctx, true)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -33,28 +33,22 @@ func (p *Pools) Run(ctx context.Context) {
 		case <-tick.C:
 		}
 		// Refills first: a claim's poke must not wait on the store.
-		p.fill(ctx, &wg, slots)
+		p.fill(ctx, &wg)
 		p.drain(ctx, func(k key) bool { return p.stale(ctx, k) })
 		p.prewarm(ctx, false) // again: a rebuild drained the last build's
-		p.fill(ctx, &wg, slots)
+		p.fill(ctx, &wg)
 	}
 }
 
 // fill starts boots for the keys short of their target while a slot is
 // free, and destroys what targets that fell left over.
-func (p *Pools) fill(ctx context.Context, wg *sync.WaitGroup, slots chan struct{}) {
+func (p *Pools) fill(ctx context.Context, wg *sync.WaitGroup) {
 	for ctx.Err() == nil {
-		select {
-		case slots <- struct{}{}:
-		default: // all busy: the one that ends pokes the loop
-			return
-		}
 		k, fg, ok, surplus := p.wanting()
 		for _, w := range surplus {
 			p.machine.DestroyPooled(ctx, w.backend, w.id)
 		}
-		if !ok {
-			<-slots
+		if !ok { // nothing short, or no slot: a boot that ends pokes the loop
 			return
 		}
 		wg.Add(1)
@@ -62,7 +56,6 @@ func (p *Pools) fill(ctx context.Context, wg *sync.WaitGroup, slots chan struct{
 			defer wg.Done()
 			err := p.warmOne(ctx, k, fg)
 			p.booted(k, fg, err)
-			<-slots
 			p.poke()
 			if err != nil && ctx.Err() == nil {
 				log.G(ctx).Warn("warming a pooled sandbox", "template", k.Template, "err", err)
@@ -72,11 +65,13 @@ func (p *Pools) fill(ctx context.Context, wg *sync.WaitGroup, slots chan struct{
 }
 
 // wanting returns a key whose pool, with the sandboxes booting for it, is
-// short of its target, if the memory budget has room for one more (it
-// counts ready sandboxes: boots in flight may pass it by p.slots), and
-// counts one more booting for it; fg says it boots in the foreground.
-// An urgent key comes first (the emptiest), then an empty one. Sandboxes
-// above a target that fell are taken out and returned, for destroying.
+// short of its target, if a slot is free and the memory budget has room
+// for one more (it counts ready sandboxes: boots in flight may pass it),
+// and counts one more booting for it; fg says it boots in the foreground.
+// An urgent key comes first and takes a foreground slot while one is free
+// (background ones may all be held by boots a cold create starves), then
+// an empty key. Sandboxes above a target that fell are taken out and
+// returned, for destroying.
 func (p *Pools) wanting() (k key, fg, ok bool, surplus []surplusSandbox) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -89,17 +84,20 @@ func (p *Pools) wanting() (k key, fg, ok bool, surplus []surplusSandbox) {
 			ps.ready = ps.ready[:t]
 		}
 	}
-	if p.budgetMB > 0 && p.heldMB() >= p.budgetMB {
+	canFG, canBG := p.fg < p.fgSlots, p.bg < p.slots
+	if (!canFG && !canBG) || (p.budgetMB > 0 && p.heldMB() >= p.budgetMB) {
 		return key{}, false, false, surplus
 	}
 	// rank orders the keys short of their target: 0 urgent, 1 empty,
-	// 2 the rest; -1 not short.
+	// 2 the rest; -1 not short, or no slot for it.
 	rank := func(ps *state) int {
 		switch {
 		case !now.After(ps.retryAt) || len(ps.ready)+ps.booting >= p.target(ps, now):
 			return -1
 		case ps.urgent(now):
 			return 0
+		case !canBG:
+			return -1
 		case len(ps.ready)+ps.booting == 0:
 			return 1
 		}
@@ -118,8 +116,10 @@ func (p *Pools) wanting() (k key, fg, ok bool, surplus []surplusSandbox) {
 		return key{}, false, false, surplus
 	}
 	best.booting++
-	if fg = bestRank == 0 && p.fg < p.fgSlots; fg {
+	if fg = bestRank == 0 && canFG; fg {
 		p.fg++
+	} else {
+		p.bg++
 	}
 	return k, fg, true, surplus
 }
@@ -138,6 +138,8 @@ func (p *Pools) booted(k key, fg bool, err error) {
 	defer p.mu.Unlock()
 	if fg {
 		p.fg--
+	} else {
+		p.bg--
 	}
 	if ps := p.byKey[k]; ps != nil {
 		// A drained key made again counted nothing of this boot.

@@ -28,14 +28,14 @@ import (
 // user, the record, the timer. Each pooled sandbox serves one create and
 // dies with it, so nothing of one claim can reach another.
 //
-// Refills start as soon as a claim takes a sandbox, several at once (twice
-// the CPUs: a boot spends part of its time waiting). They boot in the
-// background (runtime.Spec.Background: the lowest CPU priority on the
-// host), so they use only CPU that creates and running sandboxes leave
-// idle, except those of a pool that has just missed and is still empty:
-// up to one per CPU of them boot in the foreground, since a create is
-// waiting on them and a cold create beside them would starve them. A
-// booted one waits in the foreground.
+// Refills start as soon as a claim takes a sandbox, up to one per CPU at
+// once in the background (runtime.Spec.Background: the lowest CPU
+// priority on the host), so they use only CPU that creates and running
+// sandboxes leave idle. A pool that has just missed and is still empty
+// has its refills first and, besides those, up to one per CPU in the
+// foreground: creates are waiting on them, and the cold create of the
+// miss would starve background ones (it would, too, the background boots
+// already holding the slots). A booted one waits in the foreground.
 //
 // A pool's size follows demand, between Options.Min and Options.Max: the
 // larger of the key's create rate (a moving average over about 10 s)
@@ -122,13 +122,14 @@ type Pools struct {
 	budgetMB  int
 	templates []string
 
-	// slots bounds the boots at once, fgSlots those in the foreground.
+	// slots bounds the boots in the background at once, fgSlots those in
+	// the foreground.
 	slots, fgSlots int
 	now            func() time.Time // time.Now; a fake clock in tests
 
-	mu    sync.Mutex
-	byKey map[key]*state
-	fg    int // boots in the foreground now
+	mu     sync.Mutex
+	byKey  map[key]*state
+	bg, fg int // boots in the background, in the foreground, now
 
 	wake chan struct{}
 }
@@ -160,7 +161,7 @@ func New(m Machine, opts Options) *Pools {
 	}
 	cpus := max(1, goruntime.NumCPU())
 	return &Pools{machine: m, st: opts.Store, min: min(opts.Min, opts.Max), max: opts.Max, budgetMB: opts.MemoryMB,
-		templates: opts.Templates, slots: 2 * cpus, fgSlots: cpus, now: time.Now,
+		templates: opts.Templates, slots: cpus, fgSlots: cpus, now: time.Now,
 		byKey: map[key]*state{}, wake: make(chan struct{}, 1)}
 }
 
@@ -228,7 +229,7 @@ func (ps *state) held(now time.Time) int {
 // urgent: the key's pool missed within surgeWindow and is still empty, so
 // a create may be waiting on its next refill.
 func (ps *state) urgent(now time.Time) bool {
-	return len(ps.ready) == 0 && !ps.missAt.IsZero() && now.Sub(ps.missAt) < surgeWindow
+	return !ps.missAt.IsZero() && now.Sub(ps.missAt) < surgeWindow
 }
 
 // target is how many ready sandboxes the key wants: enough for the creates

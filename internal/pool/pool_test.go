@@ -277,7 +277,7 @@ func TestMissRaisesTarget(t *testing.T) {
 	now := time.Now()
 	p := New(nil, Options{Min: 1, Max: 8})
 	p.now = func() time.Time { return now }
-	p.fgSlots = 2
+	p.slots, p.fgSlots = 3, 2
 	tpl := &store.Template{ID: "ci", RootfsPath: "/r"}
 	sb := &store.Sandbox{TemplateID: "ci", Backend: "fake", CPUCount: 1, MemoryMB: 128, Network: netpolicy.Default()}
 	idle := p.state(key{Template: "other", Backend: "fake"}, netpolicy.Default())
