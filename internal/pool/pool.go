@@ -31,11 +31,11 @@ import (
 // Refills start as soon as a claim takes a sandbox, up to one per CPU at
 // once in the background (runtime.Spec.Background: the lowest CPU
 // priority on the host), so they use only CPU that creates and running
-// sandboxes leave idle. A pool that has just missed and is still empty
-// has its refills first and, besides those, up to one per CPU in the
-// foreground: creates are waiting on them, and the cold create of the
-// miss would starve background ones (it would, too, the background boots
-// already holding the slots). A booted one waits in the foreground.
+// sandboxes leave idle. A pool that missed within surgeWindow has its
+// refills first and, besides those, up to one per CPU in the foreground:
+// creates are coming faster than idle CPU refills it, and the cold create
+// of the miss would starve background boots (the very ones holding the
+// background slots). A booted one waits in the foreground.
 //
 // A pool's size follows demand, between Options.Min and Options.Max: the
 // larger of the key's create rate (a moving average over about 10 s)
@@ -144,8 +144,8 @@ const (
 	// poolRetry is how long a key waits after a failed boot.
 	poolRetry = 5 * time.Second
 	// surgeWindow is how far back a miss counts creates to raise the
-	// pool's peak, and how long after a miss an empty pool's refills boot
-	// in the foreground.
+	// pool's peak, and how long after a miss its refills boot in the
+	// foreground.
 	surgeWindow = 30 * time.Second
 	// surgeHold is how long a peak holds after the last create (over a
 	// quiet minute, so a burst that follows one finds the pool full);
@@ -226,8 +226,8 @@ func (ps *state) held(now time.Time) int {
 	return ps.peak >> halvings
 }
 
-// urgent: the key's pool missed within surgeWindow and is still empty, so
-// a create may be waiting on its next refill.
+// urgent: the key's pool missed within surgeWindow, so creates come
+// faster than refills in the background have kept up with.
 func (ps *state) urgent(now time.Time) bool {
 	return !ps.missAt.IsZero() && now.Sub(ps.missAt) < surgeWindow
 }
