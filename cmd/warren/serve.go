@@ -153,7 +153,7 @@ func serveFlagsSandboxes(fs *pflag.FlagSet, c *server.Config) {
 
 // serveFlagsPools: the warm pools.
 func serveFlagsPools(fs *pflag.FlagSet, c *server.Config) {
-	fs.IntVar(&c.PoolSize, "pool-size", 8, "the most sandboxes kept booted ahead for one template (and settings) that creates ask for, claimed by the next create; 0: no pools")
+	fs.IntVar(&c.PoolSize, "pool-size", 24, "the most sandboxes kept booted ahead for one template (and settings) that creates ask for, claimed by the next create; 0: no pools")
 	fs.IntVar(&c.PoolMin, "pool-min", 1, "the fewest sandboxes a pool keeps while creates still ask for its template (within --pool-size)")
 	fs.Func("pool-templates", "comma-separated templates whose pools (for creates with default settings) are filled from the start and kept at --pool-min even when idle (default \"base,code-interpreter-v1\"; \"\": none)", func(v string) error {
 		c.PoolTemplates = splitList(v)

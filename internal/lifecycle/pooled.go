@@ -64,8 +64,10 @@ func (m *Manager) PoolRecord(tpl *store.Template) (*store.Sandbox, bool) {
 // BootPooled boots a sandbox for a pool: the instance a create from tpl
 // with sb's runtime, resources and policy would start, without envd's
 // /init, under a new id it sets in sb. It needs the host's room for one
-// more sandbox but no start turn. memMB is the host memory it holds.
-func (m *Manager) BootPooled(ctx context.Context, sb *store.Sandbox, tpl *store.Template) (_ *runtime.Instance, memMB int, _ error) {
+// more sandbox but no start turn. It boots in the background unless
+// foreground (a pool that a create has just found empty). memMB is the
+// host memory it holds.
+func (m *Manager) BootPooled(ctx context.Context, sb *store.Sandbox, tpl *store.Template, foreground bool) (_ *runtime.Instance, memMB int, _ error) {
 	backend, ok := m.opts.Backends[sb.Backend]
 	if !ok {
 		return nil, 0, fmt.Errorf("runtime %q is not run here", sb.Backend)
@@ -79,7 +81,7 @@ func (m *Manager) BootPooled(ctx context.Context, sb *store.Sandbox, tpl *store.
 		return nil, 0, err
 	}
 	spec := m.templateSpec(sb, tpl, backend)
-	spec.Background = true
+	spec.Background = !foreground
 	inst, err := backend.Create(ctx, spec)
 	if err != nil {
 		return nil, 0, err
@@ -88,7 +90,7 @@ func (m *Manager) BootPooled(ctx context.Context, sb *store.Sandbox, tpl *store.
 	if err == nil {
 		err = m.quietGuard(ctx, backend, inst)
 	}
-	if err == nil {
+	if err == nil && !foreground {
 		// Booted: the background priority has done its work, and the
 		// claim, which must be quick, finds nothing left to change.
 		err = backend.Foreground(ctx, sb.ID)

@@ -56,7 +56,8 @@ func waitPool(t *testing.T, p *pool.Pools, n int) {
 }
 
 // TestPoolClaim: a template's first create is a miss and starts its pool;
-// the next one takes the pooled sandbox (booted in the background), whose
+// the next one takes the pooled sandbox (booted in the foreground: the
+// pool had just missed), whose
 // envd is initialised only then, with that create's own env vars and
 // token; the pool refills; the pooled sandbox is in no list before it is
 // claimed; a create with other settings does not take it; a rebuilt
@@ -80,8 +81,8 @@ func TestPoolClaim(t *testing.T) {
 	}
 
 	second := e.create(t, sandbox.CreateRequest{Secure: true, EnvVars: map[string]string{"CLAIM": "2"}})
-	if booted, now := e.b.Background(second.ID); !booted || now || second.ID == first.ID {
-		t.Fatalf("second create %s: booted in the background %v, waits there %v; want the pooled sandbox, in the foreground", second.ID, booted, now)
+	if booted, now := e.b.Background(second.ID); booted || now || second.ID == first.ID {
+		t.Fatalf("second create %s: booted in the background %v, waits there %v; want the pooled sandbox, booted in the foreground", second.ID, booted, now)
 	}
 	calls := e.envd.calls()
 	last := calls[len(calls)-1]
@@ -170,8 +171,9 @@ func TestPoolClaimSkipsTheQueue(t *testing.T) {
 
 // TestBootPooled: a pool's boot needs the host's memory for one more
 // sandbox (but not a start turn), so a pool never takes the last memory a
-// create would need; it starts in the background without envd's /init,
-// and DestroyPooled removes it.
+// create would need; it starts without envd's /init, in the background
+// unless asked for the foreground, ends in the foreground either way, and
+// DestroyPooled removes it.
 func TestBootPooled(t *testing.T) {
 	t.Parallel()
 	var availMB atomic.Int64
@@ -183,12 +185,14 @@ func TestBootPooled(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		name    string
-		availMB int64
-		wantErr error
+		name       string
+		availMB    int64
+		foreground bool
+		wantErr    error
 	}{
 		{name: "no memory left", availMB: 64, wantErr: errdefs.ErrResourceExhausted},
 		{name: "room", availMB: 1 << 20},
+		{name: "room, in the foreground", availMB: 1 << 20, foreground: true},
 	}
 	for _, tc := range tests {
 		availMB.Store(tc.availMB)
@@ -197,7 +201,7 @@ func TestBootPooled(t *testing.T) {
 			t.Fatal("PoolRecord: the default runtime is not run here")
 		}
 		sb.ID = ""
-		inst, _, err := e.m.BootPooled(e.ctx, sb, tpl)
+		inst, _, err := e.m.BootPooled(e.ctx, sb, tpl, tc.foreground)
 		if !errors.Is(err, tc.wantErr) {
 			t.Fatalf("%s: BootPooled = %v, want %v", tc.name, err, tc.wantErr)
 		}
@@ -207,8 +211,8 @@ func TestBootPooled(t *testing.T) {
 			}
 			continue
 		}
-		if booted, _ := e.b.Background(sb.ID); !booted || inst == nil || len(e.envd.calls()) != 0 {
-			t.Fatalf("%s: booted in the background %v, instance %v, %d /init calls", tc.name, booted, inst, len(e.envd.calls()))
+		if booted, now := e.b.Background(sb.ID); booted == tc.foreground || now || inst == nil || len(e.envd.calls()) != 0 {
+			t.Fatalf("%s: booted in the background %v, still there %v, instance %v, %d /init calls", tc.name, booted, now, inst, len(e.envd.calls()))
 		}
 		e.m.DestroyPooled(e.ctx, sb.Backend, sb.ID)
 		if n := e.instances(t); n != 0 {
