@@ -17,20 +17,23 @@ import (
 
 // Claimer hands a create a sandbox booted ahead for it (the pools room,
 // internal/pool): one made as sb, from tpl, would be, envd not yet
-// initialised. It records the demand whether or not it has one.
+// initialised. It records the demand whether or not it has one. It may
+// wait a while for one about to be ready, until ctx ends at the latest;
+// a create it serves takes no start turn, so the wait must be shorter
+// than a cold boot's.
 type Claimer interface {
-	Claim(sb *store.Sandbox, tpl *store.Template) (id string, inst *runtime.Instance, ok bool)
+	Claim(ctx context.Context, sb *store.Sandbox, tpl *store.Template) (id string, inst *runtime.Instance, ok bool)
 }
 
 // ClaimFrom makes creates from a template (not from a snapshot) ask c
 // first; set before serving.
 func (m *Manager) ClaimFrom(c Claimer) { m.claimer = c }
 
-// claimWarm gives sb a pooled sandbox if the claimer has one ready: true
-// when sb is now live. A pooled sandbox that fails its initialisation is
+// claimWarm gives sb a pooled sandbox if the claimer has one ready or
+// about to be: true when sb is now live. A pooled sandbox that fails its initialisation is
 // destroyed and the create goes on cold.
 func (m *Manager) claimWarm(ctx context.Context, sb *store.Sandbox, tpl *store.Template, backend runtime.Backend) bool {
-	id, inst, ok := m.claimer.Claim(sb, tpl)
+	id, inst, ok := m.claimer.Claim(ctx, sb, tpl)
 	if !ok {
 		return false
 	}

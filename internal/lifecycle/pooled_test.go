@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/pool"
+	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/testutil"
@@ -219,4 +221,131 @@ func TestBootPooled(t *testing.T) {
 			t.Fatalf("%s: %d instances after DestroyPooled", tc.name, n)
 		}
 	}
+}
+
+// TestPoolClaimWaitsForRefill: a create that finds its pool empty while
+// a refill boots in the foreground (the pool had missed) waits for it
+// instead of booting cold: it has not returned while every boot is held.
+// When the refill is ready the create gets it, initialised as any claimed
+// pooled sandbox; when the refill fails it goes on cold; when its request
+// is cancelled it ends with the context's error and the refill, ready
+// later, stays in the pool for the next create.
+func TestPoolClaimWaitsForRefill(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		fail   bool // the held boots fail
+		cancel bool // the waiting create's request is cancelled
+	}{
+		{name: "refill ready"},
+		{name: "refill fails", fail: true},
+		{name: "cancelled", cancel: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			p, _ := runPools(t, e, pool.Options{Min: 1, Max: 1})
+			e.create(t, sandbox.CreateRequest{}) // a miss: refills boot in the foreground, their time measured
+			waitPool(t, p, 1)
+			gate := holdBoots(e, tc.fail)
+			e.create(t, sandbox.CreateRequest{}) // a hit: its refill is held
+			testutil.Eventually(t, 5*time.Second, func() error {
+				if n := len(gate.held()); n == 0 {
+					return errors.New("no refill booting")
+				}
+				return nil
+			})
+			ctx, cancel := context.WithCancel(e.ctx)
+			defer cancel()
+			type result struct {
+				sb  *store.Sandbox
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				sb, err := e.m.Create(ctx, sandbox.CreateRequest{TemplateID: "base", Timeout: time.Minute})
+				done <- result{sb, err}
+			}()
+			select {
+			case r := <-done:
+				t.Fatalf("a miss while a refill boots returned at once (%+v, %v): it booted cold", r.sb, r.err)
+			case <-time.After(200 * time.Millisecond):
+			}
+			if tc.cancel {
+				cancel()
+				if r := <-done; !errors.Is(r.err, context.Canceled) {
+					t.Fatalf("cancelled while waiting: %v, want the context's error", r.err)
+				}
+			}
+			refill := gate.held()[0]
+			gate.open()
+			if tc.cancel {
+				waitPool(t, p, 1) // the refill the cancelled create would have had
+				return
+			}
+			r := <-done
+			if r.err != nil {
+				t.Fatalf("create after its refill %s: %v", map[bool]string{true: "failed", false: "was ready"}[tc.fail], r.err)
+			}
+			if got := r.sb.ID == refill; got == tc.fail {
+				t.Fatalf("create got %s, the held refill was %s: took the refill %v, want %v", r.sb.ID, refill, got, !tc.fail)
+			}
+			calls := e.envd.calls()
+			if last := calls[len(calls)-1]; len(calls) != 3 || last.AccessToken != r.sb.EnvdAccessToken {
+				t.Fatalf("%d /init calls, the last %+v; want one per create, the last this one's", len(calls), last)
+			}
+			if got, err := e.m.Get(e.ctx, r.sb.ID); err != nil || got.State != store.SandboxRunning {
+				t.Fatalf("the waiting create's sandbox: %+v, %v", got, err)
+			}
+		})
+	}
+}
+
+// bootGate holds every backend Create from holdBoots until open; the held
+// ones then fail if fail.
+type bootGate struct {
+	mu     sync.Mutex
+	ch     chan struct{}
+	ids    []string
+	closed bool
+}
+
+func holdBoots(e *env, fail bool) *bootGate {
+	g := &bootGate{ch: make(chan struct{})}
+	e.b.SetHook(func(ctx context.Context, op fake.Op, id string) error {
+		if op != fake.OpCreate {
+			return nil
+		}
+		g.mu.Lock()
+		if g.closed {
+			g.mu.Unlock()
+			return nil
+		}
+		g.ids = append(g.ids, id)
+		g.mu.Unlock()
+		select {
+		case <-g.ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if fail {
+			return errors.New("held boot failed")
+		}
+		return nil
+	})
+	return g
+}
+
+func (g *bootGate) held() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.ids...)
+}
+
+func (g *bootGate) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	close(g.ch)
 }

@@ -92,7 +92,7 @@ func (p *Pools) wanting() (k key, fg, ok bool, surplus []surplusSandbox) {
 	// 2 the rest; -1 not short, or no slot for it.
 	rank := func(ps *state) int {
 		switch {
-		case !now.After(ps.retryAt) || len(ps.ready)+ps.booting >= p.target(ps, now):
+		case !now.After(ps.retryAt) || len(ps.ready)+ps.booting-len(ps.waiters) >= p.target(ps, now):
 			return -1
 		case ps.urgent(now):
 			return 0
@@ -121,6 +121,7 @@ func (p *Pools) wanting() (k key, fg, ok bool, surplus []surplusSandbox) {
 	} else {
 		p.bg++
 	}
+	best.starts = append(best.starts, bootStart{at: now, fg: fg})
 	return k, fg, true, surplus
 }
 
@@ -147,6 +148,7 @@ func (p *Pools) booted(k key, fg bool, err error) {
 		if err != nil {
 			ps.retryAt = p.now().Add(poolRetry)
 		}
+		ps.booted(fg)
 	}
 }
 
@@ -204,6 +206,7 @@ func (p *Pools) drain(ctx context.Context, stale func(key) bool) {
 		var ws []*warmSandbox
 		if ps := p.byKey[k]; ps != nil {
 			ws = ps.ready
+			ps.release(0)
 		}
 		delete(p.byKey, k)
 		p.mu.Unlock()
@@ -256,8 +259,11 @@ func (p *Pools) keep(ctx context.Context, k key, w *warmSandbox, took time.Durat
 	} else {
 		ps.boot, ps.memMB = (3*ps.boot+took)/4, (3*ps.memMB+w.memMB)/4
 	}
-	ps.ready = append(ps.ready, w)
-	log.G(ctx).Info("pooled sandbox ready", "sandbox", w.id, "template", k.Template, "took", took.Round(time.Millisecond),
+	waited := ps.handOver(w)
+	if !waited {
+		ps.ready = append(ps.ready, w)
+	}
+	log.G(ctx).Info("pooled sandbox ready", "waiter", waited, "sandbox", w.id, "template", k.Template, "took", took.Round(time.Millisecond),
 		"ready", len(ps.ready), "target", p.target(ps, p.now()), "memMB", w.memMB, "hits", ps.hits, "misses", ps.misses)
 	return true
 }

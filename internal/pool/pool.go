@@ -35,7 +35,8 @@ import (
 // refills first and, besides those, up to one per CPU in the foreground:
 // creates are coming faster than idle CPU refills it, and the cold create
 // of the miss would starve background boots (the very ones holding the
-// background slots). A booted one waits in the foreground.
+// background slots). A booted one waits in the foreground. A create that
+// misses may wait for a refill already booting (wait.go).
 //
 // A pool's size follows demand, between Options.Min and Options.Max: the
 // larger of the key's create rate (a moving average over about 10 s)
@@ -107,9 +108,11 @@ type state struct {
 	lastCreate time.Time
 	missAt     time.Time // the last claim that found the pool empty
 	boot       time.Duration
-	memMB      int       // a ready sandbox's memory, a moving average
-	booting    int       // sandboxes booting for the pool now
-	retryAt    time.Time // after a failed boot, no other before this
+	memMB      int         // a ready sandbox's memory, a moving average
+	booting    int         // sandboxes booting for the pool now
+	starts     []bootStart // when each of them started, oldest first
+	waiters    []*waiter   // creates waiting for them, oldest first
+	retryAt    time.Time   // after a failed boot, no other before this
 	hits       int64
 	misses     int64
 }
@@ -126,6 +129,7 @@ type Pools struct {
 	// the foreground.
 	slots, fgSlots int
 	now            func() time.Time // time.Now; a fake clock in tests
+	noWait         bool             // no create waits for a refill (tests compare)
 
 	mu     sync.Mutex
 	byKey  map[key]*state
@@ -261,31 +265,37 @@ func keyFor(sb *store.Sandbox, tpl *store.Template) key {
 		CPU: sb.CPUCount, Mem: sb.MemoryMB, Disk: sb.DiskMB, Network: string(net)}
 }
 
-// Claim hands a create whose record is sb, from tpl, a pooled sandbox of
-// the same key if one is ready, and records the demand either way: the
-// manager's lifecycle.Claimer. The sandbox is the caller's from then on.
-func (p *Pools) Claim(sb *store.Sandbox, tpl *store.Template) (id string, inst *runtime.Instance, ok bool) {
+// claim records a create whose record is sb, from tpl, and takes a ready
+// sandbox of its key, or else returns a waiter for a refill (waitable),
+// or neither: the create goes cold.
+func (p *Pools) claim(sb *store.Sandbox, tpl *store.Template) (*warmSandbox, *waiter) {
 	if len(sb.VolumeMounts) > 0 {
 		// A running sandbox cannot gain a mount; nor is this demand a
 		// pool could ever meet.
-		return "", nil, false
+		return nil, nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	defer p.poke()
-	ps := p.state(keyFor(sb, tpl), sb.Network)
+	k := keyFor(sb, tpl)
+	ps := p.state(k, sb.Network)
 	now := p.now()
 	ps.lastUsed = now
 	ps.decay(now, 1)
 	ps.arrive(now)
 	if len(ps.ready) == 0 {
 		ps.miss(now, p.max)
-		return "", nil, false
+		if deadline, ok := p.waitable(ps, now); ok {
+			wt := &waiter{k: k, ps: ps, got: make(chan *warmSandbox, 1), deadline: deadline}
+			ps.waiters = append(ps.waiters, wt)
+			return nil, wt
+		}
+		return nil, nil
 	}
 	ps.hits++
 	w := ps.ready[0]
 	ps.ready = ps.ready[1:]
-	return w.id, w.inst, true
+	return w, nil
 }
 
 // state returns k's pool, made if new; callers hold p.mu.

@@ -141,16 +141,16 @@ func TestRunFillsClaimsAndDrains(t *testing.T) {
 	// A running sandbox cannot gain a mount: never claimed, nor counted.
 	withVolume := *sb
 	withVolume.VolumeMounts = []store.VolumeMount{{VolumeID: "v1", Name: "data", Path: "/mnt/data"}}
-	if _, _, ok := p.Claim(&withVolume, tpl); ok {
+	if _, _, ok := p.Claim(context.Background(), &withVolume, tpl); ok {
 		t.Fatal("a create with a volume mount took a pooled sandbox")
 	}
-	id, _, ok := p.Claim(sb, tpl)
+	id, _, ok := p.Claim(context.Background(), sb, tpl)
 	if !ok || id == "" {
 		t.Fatal("a claim of the pre-warmed key found nothing")
 	}
 	other := *sb
 	other.CPUCount = 2
-	if _, _, ok := p.Claim(&other, tpl); ok {
+	if _, _, ok := p.Claim(context.Background(), &other, tpl); ok {
 		t.Fatal("a claim of other settings took a pooled sandbox")
 	}
 	time.Sleep(300 * time.Millisecond) // refills fail meanwhile
@@ -287,7 +287,7 @@ func TestMissRaisesTarget(t *testing.T) {
 	ps.boot = 4 * time.Second
 	ps.seen = []time.Time{now.Add(-40 * time.Second), now.Add(-20 * time.Second), now.Add(-10 * time.Second)}
 	p.mu.Unlock()
-	if _, _, ok := p.Claim(sb, tpl); ok {
+	if _, _, ok := p.Claim(context.Background(), sb, tpl); ok {
 		t.Fatal("a claim of an empty pool took a sandbox")
 	}
 	// Two creates in the window, this one, and one more.
