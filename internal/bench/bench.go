@@ -32,6 +32,11 @@ type Config struct {
 	OnlyPause bool
 	Templates bool
 	OnlyTpl   bool
+	// Pools runs the warm pools' rows (backtoback.go); OnlyPools only
+	// those and the baseline.
+	Pools     PoolsConfig
+	PoolsRows bool
+	OnlyPools bool
 	// PlotDir, when set, is where the pictures go (SVG and PNG).
 	PlotDir string
 	// Density, when Max is set, runs only the density benchmark.
@@ -59,8 +64,11 @@ func Run(ctx context.Context, c *Config) error {
 	if err != nil {
 		return err
 	}
-	if c.OnlyPause || c.OnlyTpl {
+	if c.OnlyPause || c.OnlyTpl || c.OnlyPools {
 		fmt.Printf("baseline `runc run /bin/true`: p50 %.1f ms over %d runs\n", percentile(base, 50), len(base))
+		if c.OnlyPools {
+			return runPools(ctx, c, base)
+		}
 		if c.OnlyTpl {
 			return templateBench(ctx, c, base)
 		}
@@ -90,6 +98,11 @@ func Run(ctx context.Context, c *Config) error {
 	printCodeInterpreterBench(base, ci)
 	if c.PlotDir != "" {
 		if err := plotTTI(c, base, tti); err != nil {
+			return err
+		}
+	}
+	if c.PoolsRows {
+		if err := runPools(ctx, c, base); err != nil {
 			return err
 		}
 	}
