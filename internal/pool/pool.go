@@ -45,8 +45,9 @@ import (
 // within one boot time or a second, which only sandboxes already booted
 // can serve), raised at once by a miss to the creates of the last
 // surgeWindow plus one. It holds for surgeHold after the key's last
-// create, then halves every surgeHalf: an idle pool is back at Min within
-// about four minutes. All pools together stay within Options.MemoryMB of
+// create, or after the pool stopped booting toward it if that is later,
+// then halves every surgeHalf: an idle pool is back at Min within about
+// four minutes of being full. All pools together stay within Options.MemoryMB of
 // host memory, measured on each pooled sandbox once it is ready.
 
 // Machine is the sandbox manager as the pools use it.
@@ -104,8 +105,8 @@ type state struct {
 	rateAt     time.Time   // when rate was last brought up to date
 	recent     []time.Time // creates within the last boot time
 	seen       []time.Time // creates within the last surgeWindow
-	peak       int         // the burst or miss demand, as of lastCreate
-	lastCreate time.Time
+	peak       int         // the burst or miss demand, as of holdFrom
+	holdFrom   time.Time   // the last create, or the pool's last boot toward its peak
 	missAt     time.Time // the last claim that found the pool empty
 	boot       time.Duration
 	memMB      int         // a ready sandbox's memory, a moving average
@@ -195,7 +196,7 @@ func (ps *state) arrive(now time.Time) {
 	ps.recent = append(since(ps.recent, now.Add(-max(ps.bootTime(), time.Second))), now)
 	ps.seen = append(since(ps.seen, now.Add(-surgeWindow)), now)
 	ps.peak = max(ps.held(now), len(ps.recent))
-	ps.lastCreate = now
+	ps.holdFrom = now
 }
 
 // miss raises the key's peak at once, a claim at now having found the
@@ -217,9 +218,16 @@ func since(ts []time.Time, cut time.Time) []time.Time {
 }
 
 // held is the key's peak at now: whole for surgeHold after the last
-// create, then halved every surgeHalf.
+// create, then halved every surgeHalf. While the pool is still booting
+// toward its peak the hold starts again: on a loaded host a burst's cold
+// creates and the refills after it can take minutes, and a quiet minute
+// counted from the burst's arrival would have ended before the pool was
+// ever full.
 func (ps *state) held(now time.Time) int {
-	idle := now.Sub(ps.lastCreate) - surgeHold
+	if ps.booting > 0 && len(ps.ready) < ps.peak && !now.After(ps.holdFrom.Add(surgeHold)) {
+		ps.holdFrom = now
+	}
+	idle := now.Sub(ps.holdFrom) - surgeHold
 	if ps.peak == 0 || idle <= 0 {
 		return ps.peak
 	}

@@ -306,3 +306,24 @@ func TestWaitForRefill(t *testing.T) {
 		})
 	}
 }
+
+// TestPeakHoldsWhileFilling: on a loaded host (boots of 20 s, the burst's
+// cold creates still running a minute after it), refilling 20 takes
+// minutes; the peak holds while the pool boots toward it, so the pool
+// ends full rather than decaying halfway, and then, with no creates,
+// shrinks back to its floor within a few minutes.
+func TestPeakHoldsWhileFilling(t *testing.T) {
+	s := newSim(t, Options{Min: 1, Max: 24}, 20*time.Second)
+	s.run(time.Minute, false)
+	s.burst(20)
+	s.run(time.Minute, true)
+	s.run(3*time.Minute, false)
+	if got := s.ready(); got < 19 {
+		t.Errorf("4 minutes after a burst of 20 on a slow host: %d ready, want the peak (at least 19)", got)
+	}
+	s.run(5*time.Minute, false)
+	s.fill()
+	if got := s.ready(); got != 1 {
+		t.Errorf("5 minutes later, no creates: %d ready, want the floor 1", got)
+	}
+}
