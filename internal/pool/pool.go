@@ -97,25 +97,25 @@ type warmSandbox struct {
 
 // state is one key's pool.
 type state struct {
-	ready      []*warmSandbox
-	policy     netpolicy.Policy
-	pinned     bool // Options.Templates: never emptied for idleness
-	lastUsed   time.Time
-	rate       float64     // creates per second, decaying with rateWindow
-	rateAt     time.Time   // when rate was last brought up to date
-	recent     []time.Time // creates within the last boot time
-	seen       []time.Time // creates within the last surgeWindow
-	peak       int         // the burst or miss demand, as of holdFrom
-	holdFrom   time.Time   // the last create, or the pool's last boot toward its peak
-	missAt     time.Time // the last claim that found the pool empty
-	boot       time.Duration
-	memMB      int         // a ready sandbox's memory, a moving average
-	booting    int         // sandboxes booting for the pool now
-	starts     []bootStart // when each of them started, oldest first
-	waiters    []*waiter   // creates waiting for them, oldest first
-	retryAt    time.Time   // after a failed boot, no other before this
-	hits       int64
-	misses     int64
+	ready    []*warmSandbox
+	policy   netpolicy.Policy
+	pinned   bool // Options.Templates: never emptied for idleness
+	lastUsed time.Time
+	rate     float64     // creates per second, decaying with rateWindow
+	rateAt   time.Time   // when rate was last brought up to date
+	recent   []time.Time // creates within the last boot time
+	seen     []time.Time // creates within the last surgeWindow
+	peak     int         // the burst or miss demand, as of holdFrom
+	holdFrom time.Time   // the last create, or the pool's last boot toward its peak
+	missAt   time.Time   // the last claim that found the pool empty
+	boot     time.Duration
+	memMB    int         // a ready sandbox's memory, a moving average
+	booting  int         // sandboxes booting for the pool now
+	starts   []bootStart // when each of them started, oldest first
+	waiters  []*waiter   // creates waiting for them, oldest first
+	retryAt  time.Time   // after a failed boot, no other before this
+	hits     int64
+	misses   int64
 }
 
 // Pools are the warm pools of one machine.
