@@ -3,7 +3,7 @@
 # against a server of BEFORE_BIN (a warren binary built from an older
 # commit, with its envd and interpreter beside it) and against bin/warren,
 # each on a fresh data dir, one after the other, then prints both with
-# `warren bench compare` (each as ratios to the baseline of its own run)
+# `warren bench --compare` (each as ratios to the baseline of its own run)
 # and draws one CDF per row into BENCH_PLOT_DIR (default docs/img).
 # The harness is always this tree's bin/warren; only the server differs.
 # Usage: scripts/bench-compare.sh BEFORE_BIN [runtime...]   (default: runsc runc)
@@ -54,5 +54,5 @@ for rt in "${runtimes[@]}"; do
 		[ "${status:-0}" = 0 ] || { echo "bench failed ($status); server log: $out/$name-$rt-$label.serve.log" >&2; exit 1; }
 	done
 	echo "## $rt: before and after"
-	./bin/warren bench compare "$out/$name-$rt-before.json" "$out/$name-$rt-after.json" --plot-dir "${BENCH_PLOT_DIR:-docs/img}"
+	./bin/warren bench --compare "$out/$name-$rt-before.json,$out/$name-$rt-after.json" --plot-dir "${BENCH_PLOT_DIR:-docs/img}"
 done

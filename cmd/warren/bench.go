@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"time"
 
@@ -12,14 +13,24 @@ import (
 // benchCommand is `warren bench`: it measures a running server (see
 // docs/benchmarks.md).
 func benchCommand(c *bench.Config) *cobra.Command {
+	var compare []string
 	cmd := &cobra.Command{
 		Use:     "bench [flags]",
 		Short:   "measure a running server against a runc baseline",
 		GroupID: "server",
 		Args:    usageArgs(cobra.NoArgs),
-		RunE:    func(cmd *cobra.Command, _ []string) error { return bench.Run(cmd.Context(), c) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(compare) > 0 {
+				if len(compare) != 2 {
+					return fmt.Errorf("--compare takes two saved reports, BEFORE.json,AFTER.json")
+				}
+				return bench.Compare(compare[0], compare[1], c.PlotDir)
+			}
+			return bench.Run(cmd.Context(), c)
+		},
 	}
 	fs := cmd.Flags()
+	fs.StringSliceVar(&compare, "compare", nil, "BEFORE.json,AFTER.json: print two reports saved with --save side by side, each as ratios to its own baseline (with --plot-dir, a CDF per row); measures nothing")
 	fs.StringVar(&c.URL, "api-url", os.Getenv("E2B_API_URL"), "server URL (E2B_API_URL)")
 	fs.StringVar(&c.APIKey, "api-key", os.Getenv("E2B_API_KEY"), "API key (E2B_API_KEY)")
 	fs.StringVar(&c.NodeDir, "node-dir", "test/e2e", "directory with node_modules/e2b and bench/tti.mjs")
@@ -39,7 +50,12 @@ func benchCommand(c *bench.Config) *cobra.Command {
 	fs.BoolVar(&c.OnlyPause, "only-pause", false, "measure only the baseline and pause, resume and fork")
 	fs.BoolVar(&c.OnlyResume, "only-resume", false, "measure only the baseline and pause, resume after a checkpoint, snapshots and a fork at 100 MiB and 1 GiB held (BENCH_RESUME_MB, BENCH_FORK_MB); pass --data-dir so runsc's resumes wait for the memory image")
 	fs.StringVar(&c.Label, "label", "", "name of this run in a saved report (e.g. before, after)")
-	fs.StringVar(&c.Save, "save", "", "with --only-resume: write the rows and the baseline's samples here as JSON, for `warren bench compare`")
+	fs.StringVar(&c.Save, "save", "", "with --only-resume or --only-pools: write the rows and the baseline's samples here as JSON, for `warren bench --compare`")
+	fs.BoolVar(&c.PoolsRows, "pools", true, "measure the warm pools: creates back to back (base, code interpreter) and a burst of interpreter creates after a quiet minute, twice")
+	fs.BoolVar(&c.OnlyPools, "only-pools", false, "measure only the baseline and the warm pools' rows")
+	fs.IntVar(&c.Pools.N, "pools-n", 20, "with --pools: creates per row")
+	fs.IntVar(&c.Pools.Skip, "pools-skip", 5, "with --pools: back-to-back creates left out at the start (the pool's warm-up)")
+	fs.DurationVar(&c.Pools.Quiet, "pools-quiet", time.Minute, "with --pools: the quiet before each burst")
 	fs.BoolVar(&c.Templates, "templates", true, "measure template builds and creates from a 1.1 GiB template")
 	fs.BoolVar(&c.OnlyTpl, "only-templates", false, "measure only the baseline and templates")
 	fs.IntVar(&c.Busy.Busy, "busy", 0, "measure only busy neighbours: a command in an idle sandbox and cold creates, quiet and then with this many sandboxes spinning every vCPU; any failure fails the run")
@@ -49,25 +65,7 @@ func benchCommand(c *bench.Config) *cobra.Command {
 	fs.DurationVar(&c.Density.IdleWindow, "idle-window", 30*time.Second, "with --density: how long idle CPU is measured at each step")
 	fs.IntVar(&c.Density.MemFloorMB, "mem-floor-mb", 2048, "with --density: stop creating when the host has less memory available")
 	fs.StringVar(&c.Density.Bridge, "bridge", "", "with --density: the server's --bridge, to check its ports, netns and nftables sets are reclaimed")
-	cmd.AddCommand(benchCompareCommand())
 	_ = cmd.MarkFlagDirname("node-dir")
-	_ = cmd.MarkFlagDirname("plot-dir")
-	return cmd
-}
-
-// benchCompareCommand is `warren bench compare BEFORE AFTER`: two saved
-// reports side by side, with a CDF picture per row.
-func benchCompareCommand() *cobra.Command {
-	var plotDir string
-	cmd := &cobra.Command{
-		Use:   "compare BEFORE.json AFTER.json",
-		Short: "print two saved reports (--save) side by side, each as ratios to its own baseline",
-		Args:  usageArgs(cobra.ExactArgs(2)),
-		RunE: func(_ *cobra.Command, args []string) error {
-			return bench.Compare(args[0], args[1], plotDir)
-		},
-	}
-	cmd.Flags().StringVar(&plotDir, "plot-dir", "", "draw one CDF per row here (SVG and PNG): before, after and both baselines")
 	_ = cmd.MarkFlagDirname("plot-dir")
 	return cmd
 }

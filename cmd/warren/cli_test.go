@@ -76,7 +76,7 @@ func defaultServe() server.Config {
 		CPUCount: 2, MemoryMB: 512, MaxCPUCount: goruntime.NumCPU(), MaxMemoryMB: 8192, DiskMB: 4096, VolumeSizeMB: 1024,
 		TeamQuotas: server.Quotas{Sandboxes: 100, Builds: 4}, StartWait: admission.DefaultMaxWait,
 		StartQueue: admission.DefaultMaxQueue, StartPressure: admission.DefaultHighPressure,
-		PoolSize: 8, PoolMin: 1, PoolTemplates: []string{"base", "code-interpreter-v1"}, PoolMemoryMB: 2048,
+		PoolSize: 24, PoolMin: 1, PoolTemplates: []string{"base", "code-interpreter-v1"}, PoolMemoryMB: 2048,
 		MetricsRetention: time.Hour, MetricsSandboxLimit: telemetry.DefaultSandboxLimit,
 		UsageRetention: usage.DefaultRetention, EventsRetention: 7 * 24 * time.Hour,
 	}

@@ -142,7 +142,7 @@ func serveFlagsSandboxes(fs *pflag.FlagSet, c *server.Config) {
 	fs.IntVar(&c.TeamQuotas.Builds, "team-max-builds", 4, "template builds a team may run at once (0: no limit)")
 	fs.IntVar(&c.VolumeSizeMB, "volume-size-mb", 1024, "size limit of each new volume in MB: a full volume gives ENOSPC inside the sandbox (on one machine its image is sparse: unused space costs no disk)")
 	fs.IntVar(&c.TeamQuotas.VolumeMB, "team-max-volume-mb", 0, "total size limit in MB of a team's volumes (0: no limit)")
-	fs.DurationVar(&c.StartWait, "start-wait", admission.DefaultMaxWait, "how long a cold create, resume or fork waits for its turn while the machine is busy before it is refused (503, Retry-After); a request's own deadline, when sooner, ends the wait too")
+	fs.DurationVar(&c.StartWait, "start-wait", admission.DefaultMaxWait, "how long a cold create, resume or fork waits for its turn while the machine is busy and no start ends before it is refused (503, Retry-After); while turns keep coming it waits as long as its request does")
 	fs.IntVar(&c.StartSlots, "start-slots", 0, "cold creates, resumes and forks that start at once; more wait their turn, fairly between teams (0: two per CPU)")
 	fs.IntVar(&c.StartQueue, "start-queue", admission.DefaultMaxQueue, "starts that may wait at once; past it a start is refused at once (503, Retry-After)")
 	fs.Float64Var(&c.StartPressure, "start-pressure", admission.DefaultHighPressure, "while warren's own sandboxes waited for a CPU this share (%) of the last 10 s (PSI cpu some avg10 of their cgroups), starts go one at a time, so running sandboxes keep their CPU; 0: never")
@@ -153,7 +153,7 @@ func serveFlagsSandboxes(fs *pflag.FlagSet, c *server.Config) {
 
 // serveFlagsPools: the warm pools.
 func serveFlagsPools(fs *pflag.FlagSet, c *server.Config) {
-	fs.IntVar(&c.PoolSize, "pool-size", 8, "the most sandboxes kept booted ahead for one template (and settings) that creates ask for, claimed by the next create; 0: no pools")
+	fs.IntVar(&c.PoolSize, "pool-size", 24, "the most sandboxes kept booted ahead for one template (and settings) that creates ask for, claimed by the next create; 0: no pools")
 	fs.IntVar(&c.PoolMin, "pool-min", 1, "the fewest sandboxes a pool keeps while creates still ask for its template (within --pool-size)")
 	fs.Func("pool-templates", "comma-separated templates whose pools (for creates with default settings) are filled from the start and kept at --pool-min even when idle (default \"base,code-interpreter-v1\"; \"\": none)", func(v string) error {
 		c.PoolTemplates = splitList(v)

@@ -1,8 +1,11 @@
 // Package admission makes the work that brings a sandbox up on this
 // machine (a cold create, a resume, a fork) wait its turn while the
 // machine is busy, instead of refusing it. A busy minute makes such work
-// slower, not failed: it is refused only when it has waited its whole
-// bound, or when the queue itself is full.
+// slower, not failed: it is refused only when the queue has not moved
+// (no turn ended or began) for its whole bound, so the work could not be
+// done, or when the queue itself is full. While turns keep coming it
+// waits as long as its request does (a burst of cold creates on a small
+// machine takes a few turns' time; the SDKs give a request 60 s).
 //
 // The queue runs a few starts at once (Options.Slots, two per CPU by
 // default) and only one while warren's own sandboxes are short of CPU
@@ -36,8 +39,9 @@ type Options struct {
 	// CPU they want (default: twice the host's CPUs, since a boot spends
 	// part of its time waiting on the disk and on its own processes).
 	Slots int
-	// MaxWait bounds how long a start waits for its turn; a request's
-	// own deadline, when sooner, bounds it too.
+	// MaxWait bounds how long a start waits for its turn while the queue
+	// does not move (no turn ends or begins); a request's own deadline
+	// bounds the wait in all.
 	MaxWait time.Duration
 	// MaxQueue bounds how many starts wait at once; past it a start is
 	// refused without waiting.
@@ -59,7 +63,7 @@ type Outcome string
 // The outcomes Observe is told of.
 const (
 	Admitted  Outcome = "admitted"  // its turn came
-	TimedOut  Outcome = "timed_out" // waited its whole bound: refused
+	TimedOut  Outcome = "timed_out" // the queue did not move for its whole bound: refused
 	Full      Outcome = "full"      // the queue was full: refused at once
 	Cancelled Outcome = "cancelled" // the request went away while waiting
 )
@@ -75,6 +79,7 @@ type Queue struct {
 	ring    []string             // teams with waiters, in serving order
 	counts  map[Outcome]uint64
 	waited  time.Duration // total wait of admitted starts that waited
+	moved   time.Time     // when a turn last ended or began
 }
 
 type waiter struct {
@@ -103,8 +108,8 @@ func New(opts Options) *Queue {
 
 // Acquire waits for a turn to run op (create, resume, fork) for team and
 // returns the func that ends it. It fails with ErrResourceExhausted when
-// the turn did not come within the bound or the queue is full, and with
-// the context's error when ctx ends first.
+// the queue did not move for the bound or is full, and with the
+// context's error when ctx ends first.
 func (q *Queue) Acquire(ctx context.Context, op, team string) (release func(), err error) {
 	q.mu.Lock()
 	if q.waiting == 0 && q.running < q.slots() {
@@ -122,17 +127,7 @@ func (q *Queue) Acquire(ctx context.Context, op, team string) (release func(), e
 	q.enqueue(w)
 	q.mu.Unlock()
 
-	timer := time.NewTimer(q.opts.MaxWait)
-	defer timer.Stop()
-	var outcome Outcome
-	select {
-	case <-w.ready:
-		outcome = Admitted
-	case <-timer.C:
-		outcome = TimedOut
-	case <-ctx.Done():
-		outcome = Cancelled
-	}
+	outcome := q.await(ctx, w)
 	waited := time.Since(w.since)
 	q.mu.Lock()
 	if outcome != Admitted && w.granted {
@@ -152,8 +147,38 @@ func (q *Queue) Acquire(ctx context.Context, op, team string) (release func(), e
 	case Cancelled:
 		return nil, fmt.Errorf("waiting for a turn to %s: %w", op, ctx.Err())
 	}
-	return nil, errdefs.New(errdefs.ErrWaitTimedOut, fmt.Sprintf("the machine is busy: this %s waited %s for its turn and did not get it; try again later",
-		op, waited.Round(time.Second)))
+	return nil, errdefs.New(errdefs.ErrWaitTimedOut, fmt.Sprintf("the machine is busy: this %s waited %s for its turn and no start ended for %s; try again later",
+		op, waited.Round(time.Second), q.opts.MaxWait.Round(time.Second)))
+}
+
+// await waits for w's turn, ctx's end, or MaxWait without the queue
+// moving.
+func (q *Queue) await(ctx context.Context, w *waiter) Outcome {
+	timer := time.NewTimer(q.opts.MaxWait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-w.ready:
+			return Admitted
+		case <-ctx.Done():
+			return Cancelled
+		case <-timer.C:
+		}
+		q.mu.Lock()
+		still := time.Since(maxTime(q.moved, w.since))
+		q.mu.Unlock()
+		if still >= q.opts.MaxWait {
+			return TimedOut
+		}
+		timer.Reset(q.opts.MaxWait - still)
+	}
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
 
 // releaser returns the func that ends a turn, once however often called.
@@ -164,6 +189,7 @@ func (q *Queue) releaser() func() {
 			q.mu.Lock()
 			defer q.mu.Unlock()
 			q.running--
+			q.moved = time.Now()
 			q.dispatch()
 		})
 	}

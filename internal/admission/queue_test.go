@@ -180,3 +180,41 @@ func TestReleaseOnce(t *testing.T) {
 		t.Fatalf("running %d after a double release", st.Running)
 	}
 }
+
+// TestWaitsWhileTheQueueMoves: a start behind many others waits past
+// MaxWait as long as turns keep ending (a burst of cold creates on a
+// small machine), and is admitted, not refused; each turn here lasts a
+// tenth of the bound.
+func TestWaitsWhileTheQueueMoves(t *testing.T) {
+	const bound, hold, n = 500 * time.Millisecond, 50 * time.Millisecond, 15
+	q := New(Options{Slots: 1, MaxWait: bound})
+	held, err := q.Acquire(t.Context(), "create", "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			done, err := q.Acquire(t.Context(), "create", "x")
+			if err == nil {
+				time.Sleep(hold)
+				done()
+			}
+			errs <- err
+		}()
+		waitFor(t, "the waiter", func() bool { return q.Stats().Waiting == i+1 })
+	}
+	began := time.Now()
+	held()
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatalf("a start refused while the queue moved: %v", err)
+		}
+	}
+	if took := time.Since(began); took < bound {
+		t.Fatalf("the queue drained in %v, within the bound %v: nothing waited past it", took, bound)
+	}
+	if st := q.Stats(); st.TimedOut != 0 || st.Admitted != n {
+		t.Fatalf("at the end: %+v", st)
+	}
+}

@@ -38,8 +38,13 @@ type Config struct {
 	// Label names the run in a saved report ("before", "after").
 	Label string
 	// Save, when set, is where the run's rows go as JSON, for
-	// `warren bench compare`.
+	// `warren bench --compare`.
 	Save string
+	// Pools runs the warm pools' rows (backtoback.go); OnlyPools only
+	// those and the baseline.
+	Pools     PoolsConfig
+	PoolsRows bool
+	OnlyPools bool
 	// PlotDir, when set, is where the pictures go (SVG and PNG).
 	PlotDir string
 	// Density, when Max is set, runs only the density benchmark.
@@ -70,8 +75,11 @@ func Run(ctx context.Context, c *Config) error {
 	if c.OnlyResume {
 		return report(c, base, func() (*Report, error) { return resumeBench(ctx, c, base) })
 	}
-	if c.OnlyPause || c.OnlyTpl {
+	if c.OnlyPause || c.OnlyTpl || c.OnlyPools {
 		fmt.Printf("baseline `runc run /bin/true`: p50 %.1f ms over %d runs\n", percentile(base, 50), len(base))
+		if c.OnlyPools {
+			return runPools(ctx, c, base)
+		}
 		if c.OnlyTpl {
 			return templateBench(ctx, c, base)
 		}
@@ -101,6 +109,11 @@ func Run(ctx context.Context, c *Config) error {
 	printCodeInterpreterBench(base, ci)
 	if c.PlotDir != "" {
 		if err := plotTTI(c, base, tti); err != nil {
+			return err
+		}
+	}
+	if c.PoolsRows {
+		if err := runPools(ctx, c, base); err != nil {
 			return err
 		}
 	}

@@ -28,7 +28,7 @@ type Row struct {
 
 // Report is a run's rows next to the baseline measured in the same run,
 // saved with --save so that two runs (before and after a change) can be
-// compared and drawn by `warren bench compare`.
+// compared and drawn by `warren bench --compare`.
 type Report struct {
 	Label    string    `json:"label"`
 	Runtime  string    `json:"runtime"`

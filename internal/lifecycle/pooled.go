@@ -17,20 +17,23 @@ import (
 
 // Claimer hands a create a sandbox booted ahead for it (the pools room,
 // internal/pool): one made as sb, from tpl, would be, envd not yet
-// initialised. It records the demand whether or not it has one.
+// initialised. It records the demand whether or not it has one. It may
+// wait a while for one about to be ready, until ctx ends at the latest;
+// a create it serves takes no start turn, so the wait must be shorter
+// than a cold boot's.
 type Claimer interface {
-	Claim(sb *store.Sandbox, tpl *store.Template) (id string, inst *runtime.Instance, ok bool)
+	Claim(ctx context.Context, sb *store.Sandbox, tpl *store.Template) (id string, inst *runtime.Instance, ok bool)
 }
 
 // ClaimFrom makes creates from a template (not from a snapshot) ask c
 // first; set before serving.
 func (m *Manager) ClaimFrom(c Claimer) { m.claimer = c }
 
-// claimWarm gives sb a pooled sandbox if the claimer has one ready: true
-// when sb is now live. A pooled sandbox that fails its initialisation is
+// claimWarm gives sb a pooled sandbox if the claimer has one ready or
+// about to be: true when sb is now live. A pooled sandbox that fails its initialisation is
 // destroyed and the create goes on cold.
 func (m *Manager) claimWarm(ctx context.Context, sb *store.Sandbox, tpl *store.Template, backend runtime.Backend) bool {
-	id, inst, ok := m.claimer.Claim(sb, tpl)
+	id, inst, ok := m.claimer.Claim(ctx, sb, tpl)
 	if !ok {
 		return false
 	}
@@ -64,8 +67,10 @@ func (m *Manager) PoolRecord(tpl *store.Template) (*store.Sandbox, bool) {
 // BootPooled boots a sandbox for a pool: the instance a create from tpl
 // with sb's runtime, resources and policy would start, without envd's
 // /init, under a new id it sets in sb. It needs the host's room for one
-// more sandbox but no start turn. memMB is the host memory it holds.
-func (m *Manager) BootPooled(ctx context.Context, sb *store.Sandbox, tpl *store.Template) (_ *runtime.Instance, memMB int, _ error) {
+// more sandbox but no start turn. It boots in the background unless
+// foreground (a pool that a create has just found empty). memMB is the
+// host memory it holds.
+func (m *Manager) BootPooled(ctx context.Context, sb *store.Sandbox, tpl *store.Template, foreground bool) (_ *runtime.Instance, memMB int, _ error) {
 	backend, ok := m.opts.Backends[sb.Backend]
 	if !ok {
 		return nil, 0, fmt.Errorf("runtime %q is not run here", sb.Backend)
@@ -79,7 +84,7 @@ func (m *Manager) BootPooled(ctx context.Context, sb *store.Sandbox, tpl *store.
 		return nil, 0, err
 	}
 	spec := m.templateSpec(sb, tpl, backend)
-	spec.Background = true
+	spec.Background = !foreground
 	inst, err := backend.Create(ctx, spec)
 	if err != nil {
 		return nil, 0, err
@@ -88,7 +93,7 @@ func (m *Manager) BootPooled(ctx context.Context, sb *store.Sandbox, tpl *store.
 	if err == nil {
 		err = m.quietGuard(ctx, backend, inst)
 	}
-	if err == nil {
+	if err == nil && !foreground {
 		// Booted: the background priority has done its work, and the
 		// claim, which must be quick, finds nothing left to change.
 		err = backend.Foreground(ctx, sb.ID)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/netpolicy"
 	"github.com/warren-sandbox/warren/internal/pool"
+	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 	"github.com/warren-sandbox/warren/internal/testutil"
@@ -56,7 +59,8 @@ func waitPool(t *testing.T, p *pool.Pools, n int) {
 }
 
 // TestPoolClaim: a template's first create is a miss and starts its pool;
-// the next one takes the pooled sandbox (booted in the background), whose
+// the next one takes the pooled sandbox (booted in the foreground: the
+// pool had just missed), whose
 // envd is initialised only then, with that create's own env vars and
 // token; the pool refills; the pooled sandbox is in no list before it is
 // claimed; a create with other settings does not take it; a rebuilt
@@ -80,8 +84,8 @@ func TestPoolClaim(t *testing.T) {
 	}
 
 	second := e.create(t, sandbox.CreateRequest{Secure: true, EnvVars: map[string]string{"CLAIM": "2"}})
-	if booted, now := e.b.Background(second.ID); !booted || now || second.ID == first.ID {
-		t.Fatalf("second create %s: booted in the background %v, waits there %v; want the pooled sandbox, in the foreground", second.ID, booted, now)
+	if booted, now := e.b.Background(second.ID); booted || now || second.ID == first.ID {
+		t.Fatalf("second create %s: booted in the background %v, waits there %v; want the pooled sandbox, booted in the foreground", second.ID, booted, now)
 	}
 	calls := e.envd.calls()
 	last := calls[len(calls)-1]
@@ -170,8 +174,9 @@ func TestPoolClaimSkipsTheQueue(t *testing.T) {
 
 // TestBootPooled: a pool's boot needs the host's memory for one more
 // sandbox (but not a start turn), so a pool never takes the last memory a
-// create would need; it starts in the background without envd's /init,
-// and DestroyPooled removes it.
+// create would need; it starts without envd's /init, in the background
+// unless asked for the foreground, ends in the foreground either way, and
+// DestroyPooled removes it.
 func TestBootPooled(t *testing.T) {
 	t.Parallel()
 	var availMB atomic.Int64
@@ -183,12 +188,14 @@ func TestBootPooled(t *testing.T) {
 		t.Fatal(err)
 	}
 	tests := []struct {
-		name    string
-		availMB int64
-		wantErr error
+		name       string
+		availMB    int64
+		foreground bool
+		wantErr    error
 	}{
 		{name: "no memory left", availMB: 64, wantErr: errdefs.ErrResourceExhausted},
 		{name: "room", availMB: 1 << 20},
+		{name: "room, in the foreground", availMB: 1 << 20, foreground: true},
 	}
 	for _, tc := range tests {
 		availMB.Store(tc.availMB)
@@ -197,7 +204,7 @@ func TestBootPooled(t *testing.T) {
 			t.Fatal("PoolRecord: the default runtime is not run here")
 		}
 		sb.ID = ""
-		inst, _, err := e.m.BootPooled(e.ctx, sb, tpl)
+		inst, _, err := e.m.BootPooled(e.ctx, sb, tpl, tc.foreground)
 		if !errors.Is(err, tc.wantErr) {
 			t.Fatalf("%s: BootPooled = %v, want %v", tc.name, err, tc.wantErr)
 		}
@@ -207,12 +214,139 @@ func TestBootPooled(t *testing.T) {
 			}
 			continue
 		}
-		if booted, _ := e.b.Background(sb.ID); !booted || inst == nil || len(e.envd.calls()) != 0 {
-			t.Fatalf("%s: booted in the background %v, instance %v, %d /init calls", tc.name, booted, inst, len(e.envd.calls()))
+		if booted, now := e.b.Background(sb.ID); booted == tc.foreground || now || inst == nil || len(e.envd.calls()) != 0 {
+			t.Fatalf("%s: booted in the background %v, still there %v, instance %v, %d /init calls", tc.name, booted, now, inst, len(e.envd.calls()))
 		}
 		e.m.DestroyPooled(e.ctx, sb.Backend, sb.ID)
 		if n := e.instances(t); n != 0 {
 			t.Fatalf("%s: %d instances after DestroyPooled", tc.name, n)
 		}
 	}
+}
+
+// TestPoolClaimWaitsForRefill: a create that finds its pool empty while
+// a refill boots in the foreground (the pool had missed) waits for it
+// instead of booting cold: it has not returned while every boot is held.
+// When the refill is ready the create gets it, initialised as any claimed
+// pooled sandbox; when the refill fails it goes on cold; when its request
+// is cancelled it ends with the context's error and the refill, ready
+// later, stays in the pool for the next create.
+func TestPoolClaimWaitsForRefill(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		fail   bool // the held boots fail
+		cancel bool // the waiting create's request is cancelled
+	}{
+		{name: "refill ready"},
+		{name: "refill fails", fail: true},
+		{name: "cancelled", cancel: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			p, _ := runPools(t, e, pool.Options{Min: 1, Max: 1})
+			e.create(t, sandbox.CreateRequest{}) // a miss: refills boot in the foreground, their time measured
+			waitPool(t, p, 1)
+			gate := holdBoots(e, tc.fail)
+			e.create(t, sandbox.CreateRequest{}) // a hit: its refill is held
+			testutil.Eventually(t, 5*time.Second, func() error {
+				if n := len(gate.held()); n == 0 {
+					return errors.New("no refill booting")
+				}
+				return nil
+			})
+			ctx, cancel := context.WithCancel(e.ctx)
+			defer cancel()
+			type result struct {
+				sb  *store.Sandbox
+				err error
+			}
+			done := make(chan result, 1)
+			go func() {
+				sb, err := e.m.Create(ctx, sandbox.CreateRequest{TemplateID: "base", Timeout: time.Minute})
+				done <- result{sb, err}
+			}()
+			select {
+			case r := <-done:
+				t.Fatalf("a miss while a refill boots returned at once (%+v, %v): it booted cold", r.sb, r.err)
+			case <-time.After(200 * time.Millisecond):
+			}
+			if tc.cancel {
+				cancel()
+				if r := <-done; !errors.Is(r.err, context.Canceled) {
+					t.Fatalf("cancelled while waiting: %v, want the context's error", r.err)
+				}
+			}
+			gate.open()
+			refills := gate.held() // the one the create waits for, and those the miss added
+			if tc.cancel {
+				waitPool(t, p, 1) // the refill the cancelled create would have had
+				return
+			}
+			r := <-done
+			if r.err != nil {
+				t.Fatalf("create after its refill %s: %v", map[bool]string{true: "failed", false: "was ready"}[tc.fail], r.err)
+			}
+			if got := slices.Contains(refills, r.sb.ID); got == tc.fail {
+				t.Fatalf("create got %s, the held refills were %v: took one %v, want %v", r.sb.ID, refills, got, !tc.fail)
+			}
+			calls := e.envd.calls()
+			if last := calls[len(calls)-1]; len(calls) != 3 || last.AccessToken != r.sb.EnvdAccessToken {
+				t.Fatalf("%d /init calls, the last %+v; want one per create, the last this one's", len(calls), last)
+			}
+			if got, err := e.m.Get(e.ctx, r.sb.ID); err != nil || got.State != store.SandboxRunning {
+				t.Fatalf("the waiting create's sandbox: %+v, %v", got, err)
+			}
+		})
+	}
+}
+
+// bootGate holds every backend Create from holdBoots until open; the held
+// ones then fail if fail.
+type bootGate struct {
+	mu     sync.Mutex
+	ch     chan struct{}
+	ids    []string
+	closed bool
+}
+
+func holdBoots(e *env, fail bool) *bootGate {
+	g := &bootGate{ch: make(chan struct{})}
+	e.b.SetHook(func(ctx context.Context, op fake.Op, id string) error {
+		if op != fake.OpCreate {
+			return nil
+		}
+		g.mu.Lock()
+		if g.closed {
+			g.mu.Unlock()
+			return nil
+		}
+		g.ids = append(g.ids, id)
+		g.mu.Unlock()
+		select {
+		case <-g.ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if fail {
+			return errors.New("held boot failed")
+		}
+		return nil
+	})
+	return g
+}
+
+func (g *bootGate) held() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]string(nil), g.ids...)
+}
+
+func (g *bootGate) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.closed = true
+	close(g.ch)
 }

@@ -2,7 +2,6 @@ package pool
 
 import (
 	"context"
-	goruntime "runtime"
 	"sync"
 	"time"
 
@@ -12,9 +11,10 @@ import (
 )
 
 // Run keeps the pools filled until ctx ends, then destroys what they
-// hold; every boot it started has ended when it returns. Refills boot in
-// the background, up to one per CPU at a time: at the lowest priority,
-// more at once only use more of the idle CPU.
+// hold; every boot it started has ended when it returns. Up to p.slots
+// refills boot at once in the background: at the lowest priority, more at
+// once only use more of the idle CPU; besides them, up to p.fgSlots in
+// the foreground (see the package comment).
 func (p *Pools) Run(ctx context.Context) {
 	if p == nil {
 		return
@@ -22,7 +22,6 @@ func (p *Pools) Run(ctx context.Context) {
 	defer p.drain(context.WithoutCancel(ctx), func(key) bool { return true })
 	var wg sync.WaitGroup
 	defer wg.Wait() // before the drain: a boot in flight ends in a pool
-	slots := make(chan struct{}, goruntime.NumCPU())
 	p.prewarm(ctx, true)
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -33,35 +32,30 @@ func (p *Pools) Run(ctx context.Context) {
 		case <-p.wake:
 		case <-tick.C:
 		}
+		// Refills first: a claim's poke must not wait on the store.
+		p.fill(ctx, &wg)
 		p.drain(ctx, func(k key) bool { return p.stale(ctx, k) })
 		p.prewarm(ctx, false) // again: a rebuild drained the last build's
-		p.fill(ctx, &wg, slots)
+		p.fill(ctx, &wg)
 	}
 }
 
 // fill starts boots for the keys short of their target while a slot is
 // free, and destroys what targets that fell left over.
-func (p *Pools) fill(ctx context.Context, wg *sync.WaitGroup, slots chan struct{}) {
+func (p *Pools) fill(ctx context.Context, wg *sync.WaitGroup) {
 	for ctx.Err() == nil {
-		select {
-		case slots <- struct{}{}:
-		default: // all busy: the one that ends pokes the loop
-			return
-		}
-		k, ok, surplus := p.wanting()
+		k, fg, ok, surplus := p.wanting()
 		for _, w := range surplus {
 			p.machine.DestroyPooled(ctx, w.backend, w.id)
 		}
-		if !ok {
-			<-slots
+		if !ok { // nothing short, or no slot: a boot that ends pokes the loop
 			return
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := p.warmOne(ctx, k)
-			p.booted(k, err)
-			<-slots
+			err := p.warmOne(ctx, k, fg)
+			p.booted(k, fg, err)
 			p.poke()
 			if err != nil && ctx.Err() == nil {
 				log.G(ctx).Warn("warming a pooled sandbox", "template", k.Template, "err", err)
@@ -71,14 +65,17 @@ func (p *Pools) fill(ctx context.Context, wg *sync.WaitGroup, slots chan struct{
 }
 
 // wanting returns a key whose pool, with the sandboxes booting for it, is
-// short of its target, an empty one first, if the memory budget has room
-// for one more (it counts ready sandboxes: boots in flight may pass it by
-// one per CPU), and counts one more booting for it. Sandboxes above a
-// target that fell are taken out and returned, for destroying.
-func (p *Pools) wanting() (k key, ok bool, surplus []surplusSandbox) {
+// short of its target, if a slot is free and the memory budget has room
+// for one more (it counts ready sandboxes: boots in flight may pass it),
+// and counts one more booting for it; fg says it boots in the foreground.
+// An urgent key comes first and takes a foreground slot while one is free
+// (background ones may all be held by boots a cold create starves), then
+// an empty key. Sandboxes above a target that fell are taken out and
+// returned, for destroying.
+func (p *Pools) wanting() (k key, fg, ok bool, surplus []surplusSandbox) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := time.Now()
+	now := p.now()
 	for pk, ps := range p.byKey {
 		if t := p.target(ps, now); len(ps.ready) > t {
 			for _, w := range ps.ready[t:] {
@@ -87,21 +84,45 @@ func (p *Pools) wanting() (k key, ok bool, surplus []surplusSandbox) {
 			ps.ready = ps.ready[:t]
 		}
 	}
-	if p.budgetMB > 0 && p.heldMB() >= p.budgetMB {
-		return key{}, false, surplus
+	canFG, canBG := p.fg < p.fgSlots, p.bg < p.slots
+	if (!canFG && !canBG) || (p.budgetMB > 0 && p.heldMB() >= p.budgetMB) {
+		return key{}, false, false, surplus
 	}
-	short := func(ps *state) bool {
-		return now.After(ps.retryAt) && len(ps.ready)+ps.booting < p.target(ps, now)
-	}
-	for _, emptyFirst := range []bool{true, false} {
-		for pk, ps := range p.byKey {
-			if short(ps) && (!emptyFirst || len(ps.ready)+ps.booting == 0) {
-				ps.booting++
-				return pk, true, surplus
-			}
+	// rank orders the keys short of their target: 0 urgent, 1 empty,
+	// 2 the rest; -1 not short, or no slot for it.
+	rank := func(ps *state) int {
+		switch {
+		case !now.After(ps.retryAt) || len(ps.ready)+ps.booting-len(ps.waiters) >= p.target(ps, now):
+			return -1
+		case ps.urgent(now):
+			return 0
+		case !canBG:
+			return -1
+		case len(ps.ready)+ps.booting == 0:
+			return 1
 		}
+		return 2
 	}
-	return key{}, false, surplus
+	var best *state
+	bestRank := -1
+	for pk, ps := range p.byKey {
+		r := rank(ps)
+		if r < 0 || (best != nil && (r > bestRank || (r == bestRank && ps.booting >= best.booting))) {
+			continue
+		}
+		k, best, bestRank = pk, ps, r
+	}
+	if best == nil {
+		return key{}, false, false, surplus
+	}
+	best.booting++
+	if fg = bestRank == 0 && canFG; fg {
+		p.fg++
+	} else {
+		p.bg++
+	}
+	best.starts = append(best.starts, bootStart{at: now, fg: fg})
+	return k, fg, true, surplus
 }
 
 // surplusSandbox is a pooled sandbox a fallen target left over, with the
@@ -113,15 +134,21 @@ type surplusSandbox struct {
 
 // booted ends a boot that wanting counted; after a failure the key waits
 // a while before the next.
-func (p *Pools) booted(k key, err error) {
+func (p *Pools) booted(k key, fg bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if fg {
+		p.fg--
+	} else {
+		p.bg--
+	}
 	if ps := p.byKey[k]; ps != nil {
 		// A drained key made again counted nothing of this boot.
 		ps.booting = max(0, ps.booting-1)
 		if err != nil {
-			ps.retryAt = time.Now().Add(poolRetry)
+			ps.retryAt = p.now().Add(poolRetry)
 		}
+		ps.booted(fg)
 	}
 }
 
@@ -143,7 +170,7 @@ func (p *Pools) prewarm(ctx context.Context, first bool) {
 		}
 		p.mu.Lock()
 		ps := p.state(keyFor(sb, tpl), sb.Network)
-		ps.pinned, ps.lastUsed = true, time.Now()
+		ps.pinned, ps.lastUsed = true, p.now()
 		p.mu.Unlock()
 	}
 }
@@ -153,7 +180,7 @@ func (p *Pools) prewarm(ctx context.Context, first bool) {
 func (p *Pools) stale(ctx context.Context, k key) bool {
 	p.mu.Lock()
 	ps := p.byKey[k]
-	idle := ps == nil || (!ps.pinned && time.Since(ps.lastUsed) > poolIdle)
+	idle := ps == nil || (!ps.pinned && p.now().Sub(ps.lastUsed) > poolIdle)
 	p.mu.Unlock()
 	if idle {
 		return true
@@ -179,6 +206,7 @@ func (p *Pools) drain(ctx context.Context, stale func(key) bool) {
 		var ws []*warmSandbox
 		if ps := p.byKey[k]; ps != nil {
 			ws = ps.ready
+			ps.release(0)
 		}
 		delete(p.byKey, k)
 		p.mu.Unlock()
@@ -189,8 +217,9 @@ func (p *Pools) drain(ctx context.Context, stale func(key) bool) {
 }
 
 // warmOne boots one sandbox for k's pool: the instance a create from the
-// template with k's settings would start, without envd's /init.
-func (p *Pools) warmOne(ctx context.Context, k key) error {
+// template with k's settings would start, without envd's /init; in the
+// foreground when fg.
+func (p *Pools) warmOne(ctx context.Context, k key, fg bool) error {
 	tpl, err := p.st.GetTemplate(ctx, k.Template)
 	if err != nil {
 		return err
@@ -204,12 +233,12 @@ func (p *Pools) warmOne(ctx context.Context, k key) error {
 		sb.Network = ps.policy.Clone()
 	}
 	p.mu.Unlock()
-	start := time.Now()
-	inst, memMB, err := p.machine.BootPooled(ctx, sb, tpl)
+	start := p.now()
+	inst, memMB, err := p.machine.BootPooled(ctx, sb, tpl, fg)
 	if err != nil {
 		return err
 	}
-	took := time.Since(start)
+	took := p.now().Sub(start)
 	if !p.keep(ctx, k, &warmSandbox{id: sb.ID, inst: inst, memMB: memMB}, took) {
 		// Drained meanwhile: destroyed here, within the boot Run awaits.
 		p.machine.DestroyPooled(context.WithoutCancel(ctx), k.Backend, sb.ID)
@@ -226,12 +255,15 @@ func (p *Pools) keep(ctx context.Context, k key, w *warmSandbox, took time.Durat
 		return false
 	}
 	if ps.boot == 0 {
-		ps.boot = took
+		ps.boot, ps.memMB = took, w.memMB
 	} else {
-		ps.boot = (3*ps.boot + took) / 4
+		ps.boot, ps.memMB = (3*ps.boot+took)/4, (3*ps.memMB+w.memMB)/4
 	}
-	ps.ready = append(ps.ready, w)
-	log.G(ctx).Info("pooled sandbox ready", "sandbox", w.id, "template", k.Template, "took", took.Round(time.Millisecond),
-		"ready", len(ps.ready), "target", p.target(ps, time.Now()), "memMB", w.memMB, "hits", ps.hits, "misses", ps.misses)
+	waited := ps.handOver(w)
+	if !waited {
+		ps.ready = append(ps.ready, w)
+	}
+	log.G(ctx).Info("pooled sandbox ready", "waiter", waited, "sandbox", w.id, "template", k.Template, "took", took.Round(time.Millisecond),
+		"ready", len(ps.ready), "target", p.target(ps, p.now()), "memMB", w.memMB, "hits", ps.hits, "misses", ps.misses)
 	return true
 }

@@ -19,12 +19,14 @@ import (
 // machine stands in for the manager: boots are ids in a set, a boot fails
 // with fail and waits for gate when they are set.
 type machine struct {
-	mu        sync.Mutex
-	live      map[string]bool
-	n         int
-	fail      error
-	gate      chan struct{}
-	destroyed int
+	mu         sync.Mutex
+	live       map[string]bool
+	n          int
+	fail       error
+	gate       chan struct{}
+	destroyed  int
+	foreground int // boots asked for in the foreground
+	gated      int // boots that have waited for gate
 }
 
 func newMachine() *machine { return &machine{live: map[string]bool{}} }
@@ -33,9 +35,15 @@ func (m *machine) PoolRecord(tpl *store.Template) (*store.Sandbox, bool) {
 	return &store.Sandbox{TemplateID: tpl.ID, Backend: "fake", CPUCount: 1, MemoryMB: 128, Network: netpolicy.Default()}, true
 }
 
-func (m *machine) BootPooled(ctx context.Context, sb *store.Sandbox, tpl *store.Template) (*runtime.Instance, int, error) {
+func (m *machine) BootPooled(ctx context.Context, sb *store.Sandbox, tpl *store.Template, foreground bool) (*runtime.Instance, int, error) {
 	m.mu.Lock()
 	fail, gate := m.fail, m.gate
+	if foreground {
+		m.foreground++
+	}
+	if gate != nil {
+		m.gated++
+	}
 	m.mu.Unlock()
 	if gate != nil {
 		<-gate
@@ -133,16 +141,16 @@ func TestRunFillsClaimsAndDrains(t *testing.T) {
 	// A running sandbox cannot gain a mount: never claimed, nor counted.
 	withVolume := *sb
 	withVolume.VolumeMounts = []store.VolumeMount{{VolumeID: "v1", Name: "data", Path: "/mnt/data"}}
-	if _, _, ok := p.Claim(&withVolume, tpl); ok {
+	if _, _, ok := p.Claim(context.Background(), &withVolume, tpl); ok {
 		t.Fatal("a create with a volume mount took a pooled sandbox")
 	}
-	id, _, ok := p.Claim(sb, tpl)
+	id, _, ok := p.Claim(context.Background(), sb, tpl)
 	if !ok || id == "" {
 		t.Fatal("a claim of the pre-warmed key found nothing")
 	}
 	other := *sb
 	other.CPUCount = 2
-	if _, _, ok := p.Claim(&other, tpl); ok {
+	if _, _, ok := p.Claim(context.Background(), &other, tpl); ok {
 		t.Fatal("a claim of other settings took a pooled sandbox")
 	}
 	time.Sleep(300 * time.Millisecond) // refills fail meanwhile
@@ -172,15 +180,11 @@ func TestBootOfADrainedKey(t *testing.T) {
 	gate := make(chan struct{})
 	m.set(nil, gate)
 	p, stop := start(t, m, Options{Min: 1, Max: 1, Templates: []string{"base"}})
+	// Inside the boot: past warmOne's look at the template.
 	eventually(t, "no boot started", func() bool {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		for _, ps := range p.byKey {
-			if ps.booting > 0 {
-				return true
-			}
-		}
-		return false
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.gated > 0
 	})
 	tpl, _ := p.st.GetTemplate(context.Background(), "base")
 	tpl.RootfsPath = t.TempDir() // a rebuild
@@ -197,8 +201,9 @@ func TestBootOfADrainedKey(t *testing.T) {
 }
 
 // TestPoolTarget: a pool's size follows its key's create rate times the
-// boot time and the largest recent burst, between the floor and the
-// ceiling, and decays when creates stop; the memory budget stops refills.
+// boot time and its peak (the largest recent burst), between the floor
+// and the ceiling, and decays when creates stop; the memory budget stops
+// refills and bounds the target.
 func TestPoolTarget(t *testing.T) {
 	p := New(nil, Options{Min: 1, Max: 8, MemoryMB: 100})
 	ps := &state{boot: 2 * time.Second}
@@ -218,33 +223,94 @@ func TestPoolTarget(t *testing.T) {
 		t.Errorf("30 minutes later: target %d, want the floor", got)
 	}
 
-	p.max = 50
+	p.max, p.budgetMB = 50, 0
 	ps = &state{boot: time.Second}
 	for i := range 20 {
 		ps.arrive(now.Add(time.Duration(i) * time.Millisecond))
 	}
-	ps.arrive(now.Add(5 * time.Second)) // alone: the burst stays 20
-	if got := p.target(ps, now.Add(5*time.Second)); got != 20 {
-		t.Errorf("after a burst of 20 within a boot: target %d, want 20", got)
+	last := now.Add(5 * time.Second)
+	ps.arrive(last) // alone: the peak stays 20
+	for _, tc := range []struct {
+		after time.Duration
+		want  int
+	}{
+		{0, 20},
+		{time.Minute, 20},             // a quiet minute: held
+		{surgeHold + surgeHalf/2, 10}, // then halved
+		{surgeHold + 2*surgeHalf, 2},  // and again
+		{4 * time.Minute, 1},          // back at the floor within minutes
+		{poolIdle + time.Minute, 1},   // and there it stays
+	} {
+		if got := p.target(ps, last.Add(tc.after)); got != tc.want {
+			t.Errorf("%v after a burst of 20 within a boot: target %d, want %d", tc.after, got, tc.want)
+		}
 	}
-	if got := p.target(ps, now.Add(poolIdle+time.Minute)); got != 1 {
-		t.Errorf("a burst older than poolIdle: target %d, want the floor", got)
+	p.budgetMB = 200
+	ps.memMB = 40
+	if got := p.target(ps, last); got != 5 {
+		t.Errorf("a peak of 20 of 40 MiB each in a 200 MiB budget: target %d, want 5", got)
 	}
-	p.max = 8
+	p.max, p.budgetMB = 8, 100
 
 	k := key{Template: "t", Backend: "fake"}
 	p.byKey[k] = &state{rate: 1, rateAt: time.Now(), boot: 2 * time.Second,
 		ready: []*warmSandbox{{memMB: 60}, {memMB: 60}}}
-	if _, ok, _ := p.wanting(); ok {
+	if _, _, ok, _ := p.wanting(); ok {
 		t.Error("refilling past the memory budget")
 	}
 	p.budgetMB = 1000
-	if got, ok, _ := p.wanting(); !ok || got != k {
-		t.Errorf("wanting = %v, %v; want the key short of its target", got, ok)
+	if got, fg, ok, _ := p.wanting(); !ok || got != k || fg {
+		t.Errorf("wanting = %v, foreground %v, %v; want the key short of its target, in the background", got, fg, ok)
 	}
 	p.byKey[k].rate = 0
 	p.min = 0
-	if _, ok, surplus := p.wanting(); ok || len(surplus) != 2 || len(p.byKey[k].ready) != 0 || surplus[0].backend != "fake" {
+	if _, _, ok, surplus := p.wanting(); ok || len(surplus) != 2 || len(p.byKey[k].ready) != 0 || surplus[0].backend != "fake" {
 		t.Errorf("a pool whose demand went: ok %v, %d surplus, %d left", ok, len(surplus), len(p.byKey[k].ready))
+	}
+}
+
+// TestMissRaisesTarget: a claim that finds the pool empty raises its
+// target at once to the creates of the last surgeWindow plus one (within
+// the ceiling), and the refills it asks for boot in the foreground, at
+// most one per CPU, the urgent key before the others.
+func TestMissRaisesTarget(t *testing.T) {
+	now := time.Now()
+	p := New(nil, Options{Min: 1, Max: 8})
+	p.now = func() time.Time { return now }
+	p.slots, p.fgSlots = 3, 2
+	tpl := &store.Template{ID: "ci", RootfsPath: "/r"}
+	sb := &store.Sandbox{TemplateID: "ci", Backend: "fake", CPUCount: 1, MemoryMB: 128, Network: netpolicy.Default()}
+	idle := p.state(key{Template: "other", Backend: "fake"}, netpolicy.Default())
+	idle.pinned = true // wants its floor of 1: short, empty
+	p.mu.Lock()
+	ps := p.state(keyFor(sb, tpl), sb.Network)
+	ps.boot = 4 * time.Second
+	ps.seen = []time.Time{now.Add(-40 * time.Second), now.Add(-20 * time.Second), now.Add(-10 * time.Second)}
+	p.mu.Unlock()
+	if _, _, ok := p.Claim(context.Background(), sb, tpl); ok {
+		t.Fatal("a claim of an empty pool took a sandbox")
+	}
+	// Two creates in the window, this one, and one more.
+	if got := p.target(ps, now); got != 4 {
+		t.Fatalf("after a miss: target %d, want 4", got)
+	}
+	var fgs, bgs []bool
+	for range 5 {
+		k, fg, ok, _ := p.wanting()
+		if !ok {
+			break
+		}
+		if k.Template == "ci" {
+			fgs = append(fgs, fg)
+		} else {
+			bgs = append(bgs, fg)
+		}
+	}
+	if fmt.Sprint(fgs) != "[true true false false]" || fmt.Sprint(bgs) != "[false]" {
+		t.Fatalf("boots after a miss: the missed key's foreground %v, the other's %v; want [true true false false] and [false]", fgs, bgs)
+	}
+	p.booted(keyFor(sb, tpl), true, nil)
+	if p.fg != 1 {
+		t.Fatalf("%d foreground boots counted after one ended, want 1", p.fg)
 	}
 }
