@@ -5,24 +5,11 @@
 // BENCH_FORKS copies of a sandbox holding the first size. The last paused
 // sandbox and the forks are left running for the Go side to measure their
 // disk; it kills them. Prints one JSON object.
-import { Sandbox } from 'e2b'
+import { holding, killAll } from './holding.mjs'
 
 const sizes = (process.env.BENCH_PAUSE_MB || '100').split(',').map(Number)
 const cycles = Number(process.env.BENCH_PAUSE_CYCLES || 5)
 const forkN = Number(process.env.BENCH_FORKS || 10)
-
-async function holding(mb) {
-  const sbx = await Sandbox.create({ timeoutMs: 600_000 })
-  await sbx.commands.run(
-    `python3 -c "b = bytearray(b'x') * (${mb} << 20); open('/tmp/ready', 'w').close(); import time; time.sleep(1e6)"`,
-    { background: true, timeoutMs: 0 })
-  for (let i = 0; i < 600; i++) {
-    if (await sbx.files.exists('/tmp/ready')) return sbx
-    await new Promise((r) => setTimeout(r, 100))
-  }
-  await sbx.kill()
-  throw new Error(`no process holding ${mb} MiB after 60 s (on runsc, envd's OOM guard keeps a sixth of the sandbox's memory free)`)
-}
 
 const out = { sizes: [], fork: null, keep: {} }
 let current = null // the sandbox being measured
@@ -30,8 +17,7 @@ try {
   await measure()
 } catch (e) {
   // The Go side cleans up only after a run that printed its result.
-  const ids = [current?.sandboxId, out.keep.paused, ...(out.fork?.ids ?? [])].filter(Boolean)
-  await Promise.allSettled(ids.map((id) => Sandbox.kill(id)))
+  await killAll([current?.sandboxId, out.keep.paused, ...(out.fork?.ids ?? [])])
   throw e
 }
 console.log(JSON.stringify(out))

@@ -14,27 +14,14 @@ import { readFile } from 'node:fs/promises'
 
 import { Sandbox } from 'e2b'
 
+import { holding, killAll, sleep } from './holding.mjs'
+
 const sizes = (process.env.BENCH_RESUME_MB || '100,1024').split(',').map(Number)
 const cycles = Number(process.env.BENCH_CYCLES || 5)
 const snapshots = Number(process.env.BENCH_SNAPSHOTS || 3)
 const forkN = Number(process.env.BENCH_FORKS || 10)
 const forkMB = Number(process.env.BENCH_FORK_MB || sizes[sizes.length - 1])
 const recordDir = process.env.BENCH_RECORD_DIR || ''
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
-
-async function holding(mb) {
-  const sbx = await Sandbox.create({ timeoutMs: 900_000 })
-  await sbx.commands.run(
-    `python3 -c "b = bytearray(b'x') * (${mb} << 20); open('/tmp/ready', 'w').close(); import time; time.sleep(1e6)"`,
-    { background: true, timeoutMs: 0 })
-  for (let i = 0; i < 1200; i++) {
-    if (await sbx.files.exists('/tmp/ready')) return sbx
-    await sleep(100)
-  }
-  await sbx.kill()
-  throw new Error(`no process holding ${mb} MiB after 120 s (the server's --default-memory must leave room)`)
-}
 
 // checkpointed waits until the runtime's record of id says its memory is
 // on disk; false without a record dir (runc, or a frozen pause).
@@ -55,15 +42,14 @@ let current = null
 try {
   await measure()
 } catch (e) {
-  const ids = [current?.sandboxId, ...out.keep].filter(Boolean)
-  await Promise.allSettled(ids.map((id) => Sandbox.kill(id)))
+  await killAll([current?.sandboxId, ...out.keep])
   throw e
 }
 console.log(JSON.stringify(out))
 
 async function measure() {
   for (const mb of sizes) {
-    const sbx = (current = await holding(mb))
+    const sbx = (current = await holding(mb, 900_000))
     const row = { mb, pause: [], checkpoint: [], resumeCmd: [], snapshot: [] }
     for (let i = 0; i < cycles; i++) {
       let t = performance.now()
