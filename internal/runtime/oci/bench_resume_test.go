@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -12,16 +13,25 @@ import (
 	"github.com/warren-sandbox/warren/internal/testutil"
 )
 
-// restoreModes are the two ways runsc restores, compared in one run.
+// restoreModes are the ways runsc checkpoints and restores, compared in
+// one run: eager (the whole image read before the restore returns, zero
+// pages kept), background without leaving zero pages out, and what warren
+// does.
 var restoreModes = []struct {
-	name  string
-	eager bool
-}{{"eager", true}, {"background", false}}
+	name string
+	tune func(*env)
+}{
+	{"eager", func(e *env) { e.b.cli.mem = memoryFlags{} }},
+	{"background-zeropages", func(e *env) {
+		e.b.cli.mem.checkpoint = slices.DeleteFunc(e.b.cli.mem.checkpoint, func(f string) bool { return f == "--exclude-committed-zero-pages" })
+	}},
+	{"background", func(*env) {}},
+}
 
 // BenchmarkResume measures, on runsc, a pause that saves the memory (Stop
 // with a checkpoint) and a resume (Start, then the first answer of the
-// sandbox's testinit) of a sandbox holding 100 MiB and 1 GiB, with eager
-// and with background restores, next to `runc run` of a static binary
+// sandbox's testinit) of a sandbox holding 100 MiB and 1 GiB in each of
+// restoreModes, next to `runc run` of a static binary
 // that exits at once (the baseline of docs/benchmarks.md).
 //
 //	sudo go test -run '^$' -bench Resume -benchtime 5x ./internal/runtime/oci/
@@ -30,13 +40,14 @@ func BenchmarkResume(b *testing.B) {
 	b.Run("baseline/runc", func(b *testing.B) { benchBaseline(b, Runc, testutil.RequiresRunc(b)) })
 	for _, mode := range restoreModes {
 		for _, mb := range []int{100, 1024} {
-			b.Run(fmt.Sprintf("%s/%dMiB", mode.name, mb), func(b *testing.B) { benchResume(b, mode.eager, mb) })
+			b.Run(fmt.Sprintf("%s/%dMiB", mode.name, mb), func(b *testing.B) { benchResume(b, mode.tune, mb) })
 		}
 	}
 }
 
-func benchResume(b *testing.B, eager bool, mb int) {
-	e := newEnv(b, Runsc, requiresStaticRunsc(b), func(o *Options) { o.EagerRestore = eager })
+func benchResume(b *testing.B, tune func(*env), mb int) {
+	e := newEnv(b, Runsc, requiresStaticRunsc(b))
+	tune(e)
 	fx := runtimetest.NewFixture(b)
 	ctx := b.Context()
 	id := runtimetest.NewID()
@@ -69,21 +80,22 @@ func benchResume(b *testing.B, eager bool, mb int) {
 
 // BenchmarkFork measures, on runsc, a snapshot of a sandbox holding 100
 // MiB or 1 GiB and 10 sandboxes started from it one after another (as a
-// fork does), each to its first answer, with eager and background
-// restores. Each op is one snapshot and 10 forks.
+// fork does), each to its first answer, in each of restoreModes. Each op
+// is one snapshot and 10 forks.
 //
 //	sudo go test -run '^$' -bench Fork -benchtime 1x ./internal/runtime/oci/
 func BenchmarkFork(b *testing.B) {
 	testutil.RequiresRoot(b)
 	for _, mode := range restoreModes {
 		for _, mb := range []int{100, 1024} {
-			b.Run(fmt.Sprintf("%s/%dMiB", mode.name, mb), func(b *testing.B) { benchFork(b, mode.eager, mb, 10) })
+			b.Run(fmt.Sprintf("%s/%dMiB", mode.name, mb), func(b *testing.B) { benchFork(b, mode.tune, mb, 10) })
 		}
 	}
 }
 
-func benchFork(b *testing.B, eager bool, mb, count int) {
-	e := newEnv(b, Runsc, requiresStaticRunsc(b), func(o *Options) { o.EagerRestore = eager })
+func benchFork(b *testing.B, tune func(*env), mb, count int) {
+	e := newEnv(b, Runsc, requiresStaticRunsc(b))
+	tune(e)
 	fx := runtimetest.NewFixture(b)
 	ctx := b.Context()
 	id := runtimetest.NewID()

@@ -40,9 +40,8 @@ type env struct {
 
 // newEnv builds a network manager and backend for rt in fresh temp dirs.
 // Everything is torn down when t ends: sandboxes left by a failed test, the
-// bridge and nftables tables, and the test's cgroup parent. tune, if any,
-// change the backend's options.
-func newEnv(t testing.TB, rt, binary string, tune ...func(*Options)) *env {
+// bridge and nftables tables, and the test's cgroup parent.
+func newEnv(t testing.TB, rt, binary string) *env {
 	t.Helper()
 	ctx := context.Background()
 	nm, err := network.New(ctx, testNetwork(t))
@@ -67,9 +66,6 @@ func newEnv(t testing.TB, rt, binary string, tune ...func(*Options)) *env {
 		// Every conformance case runs on sandbox disks of their own, so
 		// snapshots, stops and restores cover the quota's paths too.
 		DiskQuota: true,
-	}
-	for _, f := range tune {
-		f(&opts)
 	}
 	b, err := New(ctx, opts)
 	if err != nil {
