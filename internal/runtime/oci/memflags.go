@@ -10,15 +10,18 @@ import (
 // memoryFlags are the flags runsc's checkpoint and restore subcommands get
 // so that a resume does not wait for all of the sandbox's memory:
 //
-//   - checkpoint --exclude-committed-zero-pages: pages holding only zeros
-//     are recorded as such, not written (a freed heap, a zeroed buffer), so
-//     there is less to write and to read back;
 //   - checkpoint --compression=none: the pages go uncompressed to a pages
 //     file of their own, which background loading needs (the default of
 //     the runsc warren pins, said anyway: older ones compressed);
 //   - restore --background: the restore returns once the kernel's state is
 //     loaded and the sandbox runs while its Sentry loads the pages, those
 //     the sandbox touches ahead of the rest.
+//
+// checkpoint --exclude-committed-zero-pages is left out: gVisor then
+// compares every committed page with zeros and records each one apart,
+// which made a pause of 100 MiB of written memory 1.8x slower and of 1 GiB
+// 5x (docs/notes-34-resume.md), for a smaller image only where much of the
+// memory is zeros.
 //
 // runsc's restore command opens the image's files and hands their
 // descriptors to the Sentry, which reads the pages through them: the files
@@ -35,7 +38,6 @@ type memoryFlags struct {
 
 // wanted are the flags memoryFlags uses, per subcommand.
 var wantedMemoryFlags = []struct{ sub, name, arg string }{
-	{"checkpoint", "exclude-committed-zero-pages", "--exclude-committed-zero-pages"},
 	{"checkpoint", "compression", "--compression=none"},
 	{"restore", "background", "--background"},
 }

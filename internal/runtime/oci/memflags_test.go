@@ -42,11 +42,11 @@ func TestProbeMemoryFlags(t *testing.T) {
 	}{
 		{name: "current runsc", opts: Options{Runtime: Runsc},
 			checkpoint: current, restore: []string{"background", "direct", "image-path"},
-			wantCkpt:    []string{"--exclude-committed-zero-pages", "--compression=none"},
+			wantCkpt:    []string{"--compression=none"},
 			wantRestore: []string{"--background"}},
 		{name: "runsc without background loading", opts: Options{Runtime: Runsc},
 			checkpoint: []string{"image-path", "leave-running"}, restore: []string{"image-path", "detach"},
-			wantMissing: []string{"checkpoint -exclude-committed-zero-pages", "checkpoint -compression", "restore -background"}},
+			wantMissing: []string{"checkpoint -compression", "restore -background"}},
 		{name: "eager restores asked for", opts: Options{Runtime: Runsc, EagerRestore: true},
 			checkpoint: current, restore: []string{"background"}},
 		{name: "runc", opts: Options{Runtime: Runc},

@@ -42,10 +42,9 @@ type Options struct {
 	// --debug-log=/tmp/runsc/), after the backend's own.
 	RunscFlags []string
 	// EagerRestore makes runsc read a sandbox's whole memory image before
-	// a restore returns and keep zero pages in checkpoints, as warren did
-	// before restores loaded pages in the background (see memflags.go):
-	// for comparison, or for an image disk too slow to page from while the
-	// sandbox runs.
+	// a restore returns, as warren did before restores loaded pages in the
+	// background (see memflags.go): for comparison, or for an image disk
+	// too slow to page from while the sandbox runs.
 	EagerRestore bool
 }
 
