@@ -66,12 +66,17 @@ func (b *Backend) Start(ctx context.Context, id string, opts runtime.StartOption
 			return nil, err
 		}
 	}
-	if err := os.RemoveAll(img); err != nil {
-		log.G(ctx).Warn("removing used memory image", "sandbox", id, "err", err)
-	}
+	// The record first: a crash before it leaves an image that is stale
+	// (the sandbox ran on) but still recorded, which Recover clears; one
+	// after it, only a stale file that the next Start or Destroy removes.
 	rec.Stopped, rec.Checkpointed = false, false
 	if err := writeRecord(dir, rec); err != nil {
 		return nil, err
+	}
+	// Pages still loading in the background are read through descriptors
+	// the Sentry holds (memflags.go), so the files may go now.
+	if err := os.RemoveAll(img); err != nil {
+		log.G(ctx).Warn("removing used memory image", "sandbox", id, "err", err)
 	}
 	return rec.instance(runtime.StateRunning, pid), nil
 }
