@@ -77,7 +77,7 @@ func (c *cli) restore(ctx context.Context, id, bundle, imageDir, pidFile string,
 		IO:             fileIO{logFile},
 		Detach:         true,
 		PidFile:        pidFile,
-		ExtraArgs:      c.mem.restore,
+		ExtraArgs:      c.mem.restoreArgs(imageDir),
 	}
 	if _, err := c.rc.Restore(warrenCall(ctx, false), id, bundle, opts); err != nil {
 		return fmt.Errorf("%s restore: %w", c.rc.Command, err)
