@@ -31,6 +31,8 @@ func (b *Backend) Recover(ctx context.Context) error {
 	}
 	for _, id := range ids {
 		rec, err := b.record(id)
+		// A used image whose removal (dropImage) a crash cut short.
+		_ = os.RemoveAll(filepath.Join(b.dir(id), imageDir+usedSuffix))
 		switch {
 		case errors.Is(err, errdefs.ErrNotFound):
 			log.G(ctx).Warn("destroying what an interrupted create or destroy left", "sandbox", id, "backend", b.name)
