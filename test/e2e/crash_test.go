@@ -73,10 +73,14 @@ var crashCases = []crashCase{
 func TestCrashRecovery(t *testing.T) {
 	cfg := loadConfig(t)
 	bin := crashBinary(t, cfg)
+	first := 100
+	if os.Getenv("WARREN_E2E_INDEX") != "" {
+		first = cfg.firstIndex // a run that picked its indexes keeps to them
+	}
 	for i, rt := range cfg.runtimes {
 		t.Run(rt, func(t *testing.T) {
 			h := &crashHarness{cfg: cfg, o: serverOpts{
-				index: 100 + i, runtime: rt, dataDir: t.TempDir(), apiKey: newAPIKey(t), bin: bin,
+				index: first + i, runtime: rt, dataDir: t.TempDir(), apiKey: newAPIKey(t), bin: bin,
 				args: crashArgs(cfg, "--checkpoint-after=0"),
 			}}
 			for _, tc := range crashCases {
