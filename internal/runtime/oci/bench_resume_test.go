@@ -14,19 +14,20 @@ import (
 )
 
 // restoreModes are the ways runsc checkpoints and restores, compared in
-// one run: eager (the whole image read before the restore returns), what
-// warren does (the flags New found: background loading), and that with
-// zero pages left out of the checkpoint.
+// one run: eager (the whole image read before the restore returns),
+// background loading through the page cache, and what warren does (the
+// flags New found: background loading with O_DIRECT reads). Zero pages
+// left out of the checkpoint were measured and dropped (memflags.go).
 var restoreModes = []struct {
 	name string
 	mem  func(found memoryFlags) memoryFlags
 }{
 	{"eager", func(memoryFlags) memoryFlags { return memoryFlags{} }},
-	{"warren", func(f memoryFlags) memoryFlags { return f }},
-	{"zeropages", func(f memoryFlags) memoryFlags {
-		f.checkpoint = append(slices.Clone(f.checkpoint), "--exclude-committed-zero-pages")
+	{"background", func(f memoryFlags) memoryFlags {
+		f.direct = false
 		return f
 	}},
+	{"warren", func(f memoryFlags) memoryFlags { return f }},
 }
 
 // modeSandbox is a sandbox holding memory that is always checkpointed and
