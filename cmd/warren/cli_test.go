@@ -110,6 +110,7 @@ func TestServeFlags(t *testing.T) {
 		}},
 		{"desktop", []string{"--desktop"}, func(c *server.Config) { c.Desktop = true }},
 		{"no desktop", []string{"--desktop=false"}, func(*server.Config) {}},
+		{"eager restores", []string{"--runsc-eager-restore"}, func(c *server.Config) { c.RunscEagerRestore = true }},
 		{"lists", []string{"--registry-allow", "192.168.1.1/16,127.0.0.0/8", "--egress-allow=127.0.0.0/8", "--webhook-allow", "127.0.0.1/8", "--runsc-flag", "--debug", "--runsc-flag=--debug-log=/x/", "--pool-templates", ""}, func(c *server.Config) {
 			c.RegistryAllow, c.EgressAllow, c.WebhookAllow = []netip.Prefix{lan, loop}, []netip.Prefix{loop}, []netip.Prefix{loop}
 			c.RunscFlags, c.PoolTemplates = []string{"--debug", "--debug-log=/x/"}, nil

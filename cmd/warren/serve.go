@@ -121,6 +121,7 @@ func serveFlagsPlaces(fs *pflag.FlagSet, c *server.Config) {
 		c.RunscFlags = append(c.RunscFlags, v)
 		return nil
 	})
+	fs.BoolVar(&c.RunscEagerRestore, "runsc-eager-restore", false, "runsc: read a paused sandbox's whole memory image before it resumes instead of loading pages in the background; for comparing the two")
 	fs.BoolVar(&c.OOMGuardPoll, "oom-guard-poll", false, "runsc: let envd's OOM guard poll memory (every 50 ms) instead of waiting for the host's memory alerts; for comparing the two")
 	fs.Func("egress-allow", "an internal range (CIDR) a sandbox's allowed domains may resolve to, e.g. a service on the LAN; repeatable (default: none, as for --registry-allow)", cidrList(&c.EgressAllow))
 	fs.IntVar(&c.MaxConnections, "max-connections", 4096, "most connections the listener holds open at once; more wait in the kernel's backlog (0: no cap)")

@@ -39,6 +39,7 @@ func openOCI(name string) func(context.Context, *Config, string, *network.Manage
 			Network:      netMgr,
 			DiskQuota:    cfg.DiskQuota,
 			RunscFlags:   cfg.RunscFlags,
+			EagerRestore: cfg.RunscEagerRestore,
 		})
 	}
 }

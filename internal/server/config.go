@@ -91,6 +91,9 @@ type Config struct {
 	OOMGuardPoll bool
 	// RunscFlags are more global flags for runsc (--runsc-flag).
 	RunscFlags []string
+	// RunscEagerRestore turns off background page loading on restore
+	// (--runsc-eager-restore, for comparisons; oci.Options.EagerRestore).
+	RunscEagerRestore bool
 	// PoolSize is the most sandboxes kept booted ahead per template and
 	// settings that creates asked for (--pool-size; 0: no pools), PoolMin
 	// the fewest, PoolMemoryMB the host memory all pools may hold.

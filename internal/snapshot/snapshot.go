@@ -168,13 +168,24 @@ func (r *Room) Fork(ctx context.Context, id string, count int, timeout time.Dura
 		AnyTeam:           true, // the source's own snapshot
 	}
 	out := make([]sandbox.ForkResult, count)
+	next := make(chan int, count)
 	for i := range out {
-		sb, err := r.m.CreateFrom(ctx, req, tpl, snap)
-		if sb != nil {
-			sb.Alias = src.Alias
-		}
-		out[i] = sandbox.ForkResult{Sandbox: sb, Err: err}
+		next <- i
 	}
+	close(next)
+	var wg sync.WaitGroup
+	for range forkWorkers(count, snap.MemoryMB) {
+		wg.Go(func() {
+			for i := range next {
+				sb, err := r.m.CreateFrom(ctx, req, tpl, snap)
+				if sb != nil {
+					sb.Alias = src.Alias
+				}
+				out[i] = sandbox.ForkResult{Sandbox: sb, Err: err}
+			}
+		})
+	}
+	wg.Wait()
 	return out, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -83,12 +82,8 @@ func TestCrashRecovery(t *testing.T) {
 	cfg := loadConfig(t)
 	bin := crashBinary(t, cfg)
 	first := 100
-	if v := os.Getenv("WARREN_E2E_CRASH_INDEX"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			t.Fatalf("WARREN_E2E_CRASH_INDEX=%q: %v", v, err)
-		}
-		first = n
+	if os.Getenv("WARREN_E2E_INDEX") != "" {
+		first = cfg.firstIndex // a run that picked its indexes keeps to them
 	}
 	for i, rt := range cfg.runtimes {
 		t.Run(rt, func(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
+	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/network"
 	"github.com/warren-sandbox/warren/internal/runtime"
 )
@@ -72,6 +73,11 @@ func New(ctx context.Context, opts Options) (*Backend, error) {
 		net:  opts.Network,
 		cg:   cg,
 		swap: cg.swapAccounting(),
+	}
+	b.cli.mem = probeMemoryFlags(ctx, opts, bin)
+	if len(b.cli.mem.missing) > 0 {
+		log.G(ctx).Warn("this runsc lacks flags warren uses for a fast resume",
+			"runsc", bin, "missing", b.cli.mem.missing)
 	}
 	if err := b.prepareDirs(); err != nil {
 		return nil, err

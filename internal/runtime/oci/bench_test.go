@@ -67,6 +67,16 @@ func benchWarren(b *testing.B, rt, binary string) {
 }
 
 func benchBaseline(b *testing.B, rt, binary string) {
+	run := baselineRun(b, rt, binary)
+	b.ResetTimer()
+	for range b.N {
+		run()
+	}
+}
+
+// baselineRun prepares the baseline's bundle and returns one `<rt> run`
+// of it.
+func baselineRun(b *testing.B, rt, binary string) func() {
 	fx := runtimetest.NewFixture(b)
 	bundle := b.TempDir()
 	rootfs := filepath.Join(bundle, "rootfs")
@@ -87,8 +97,7 @@ func benchBaseline(b *testing.B, rt, binary string) {
 	if rt == Runsc {
 		args = append(args, "--platform=systrap", "--network=none")
 	}
-	b.ResetTimer()
-	for range b.N {
+	return func() {
 		cmd := exec.Command(binary, append(args, "run", "--bundle", bundle, runtimetest.NewID())...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("%s run: %v: %s", rt, err, out)

@@ -23,6 +23,8 @@ type cli struct {
 	// guard orders runsc's lock files with deletes; nil for runc, whose
 	// reads make no files.
 	guard *rootGuard
+	// mem are the checkpoint and restore flags of memflags.go (runsc).
+	mem memoryFlags
 }
 
 // newCLI drives binary with the runtime root and extra global flags.
@@ -66,13 +68,16 @@ func (c *cli) run(ctx context.Context, id, bundle, pidFile string, logFile *os.F
 }
 
 // restore creates container id from bundle and restores the memory image in
-// imageDir into it, detached, with the output handling of run.
+// imageDir into it, detached, with the output handling of run. With
+// --background (memflags.go) the pages may still be loading when it
+// returns.
 func (c *cli) restore(ctx context.Context, id, bundle, imageDir, pidFile string, logFile *os.File) error {
 	opts := &gorunc.RestoreOpts{
 		CheckpointOpts: gorunc.CheckpointOpts{ImagePath: imageDir},
 		IO:             fileIO{logFile},
 		Detach:         true,
 		PidFile:        pidFile,
+		ExtraArgs:      c.mem.restoreArgs(imageDir),
 	}
 	if _, err := c.rc.Restore(warrenCall(ctx, false), id, bundle, opts); err != nil {
 		return fmt.Errorf("%s restore: %w", c.rc.Command, err)
@@ -132,7 +137,8 @@ func (c *cli) resume(ctx context.Context, id string) error {
 
 // checkpoint saves container id's memory into img (runsc stops it).
 func (c *cli) checkpoint(ctx context.Context, id, img string) error {
-	if err := c.rc.Checkpoint(warrenCall(ctx, false), id, &gorunc.CheckpointOpts{ImagePath: img}); err != nil {
+	opts := &gorunc.CheckpointOpts{ImagePath: img, ExtraArgs: c.mem.checkpoint}
+	if err := c.rc.Checkpoint(warrenCall(ctx, false), id, opts); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", id, err)
 	}
 	return nil

@@ -34,6 +34,7 @@ func TestCLI(t *testing.T) {
 		name       string
 		out, err   string
 		code       int
+		mem        memoryFlags // what probeMemoryFlags found
 		call       func(c *cli) error
 		wantArgs   string
 		wantNice   string
@@ -75,16 +76,24 @@ func TestCLI(t *testing.T) {
 			wantArgs: "--root /r --flag=1 pause a", wantNice: "0", wantErrSub: "unable to freeze"},
 		{name: "checkpoint", call: func(c *cli) error { return c.checkpoint(t.Context(), "a", "/img") },
 			wantArgs: "--root /r --flag=1 checkpoint --image-path /img a", wantNice: "0"},
+		{name: "checkpoint for a fast resume", mem: memoryFlags{checkpoint: []string{"--compression=none"}},
+			call:     func(c *cli) error { return c.checkpoint(t.Context(), "a", "/img") },
+			wantArgs: "--root /r --flag=1 checkpoint --image-path /img --compression=none a", wantNice: "0"},
 		{name: "run in the background",
 			call:     func(c *cli) error { return c.run(t.Context(), "a", "/b", "/p", os.Stderr, true) },
 			wantArgs: "--root /r --flag=1 run --bundle /b --pid-file /p --detach a", wantNice: "19"},
 		{name: "restore",
 			call:     func(c *cli) error { return c.restore(t.Context(), "a", "/b", "/img", "/p", os.Stderr) },
 			wantArgs: "--root /r --flag=1 restore --image-path /img --detach --pid-file /p --bundle /b a", wantNice: "0"},
+		{name: "restore loading pages in the background", mem: memoryFlags{restore: []string{"--background"}},
+			call:     func(c *cli) error { return c.restore(t.Context(), "a", "/b", "/img", "/p", os.Stderr) },
+			wantArgs: "--root /r --flag=1 restore --image-path /img --detach --pid-file /p --background --bundle /b a", wantNice: "0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin, record := fakeRuntime(t, tc.out, tc.err, tc.code)
-			err := tc.call(newCLI(bin, "/r", []string{"--flag=1"}, nil))
+			c := newCLI(bin, "/r", []string{"--flag=1"}, nil)
+			c.mem = tc.mem
+			err := tc.call(c)
 			switch {
 			case tc.wantErr != nil && !errors.Is(err, tc.wantErr):
 				t.Errorf("err = %v, want %v", err, tc.wantErr)

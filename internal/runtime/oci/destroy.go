@@ -69,6 +69,20 @@ func (b *Backend) deleteContainer(ctx context.Context, id string) error {
 	return errors.Join(err, b.cg.remove(b.cgroupPath(id)))
 }
 
+// forgotten reports whether runsc keeps no state for container id (Stop or
+// Destroy deleted it, or the host rebooted): the sandbox is then stopped,
+// and deleting it would find nothing, so a Start can skip both runsc
+// commands (`state`, `delete`), each a whole start of the runsc binary and
+// together 80-300 ms of a resume on a loaded 2-core host. runc: never
+// (it is asked, as before).
+func (b *Backend) forgotten(id string) bool {
+	if b.cli.guard == nil {
+		return false
+	}
+	_, err := os.Lstat(b.cli.guard.stateFile(id))
+	return errors.Is(err, os.ErrNotExist)
+}
+
 // killTimeout bounds waiting for killed sandbox processes to leave the cgroup.
 const killTimeout = 5 * time.Second
 

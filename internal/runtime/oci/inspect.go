@@ -18,6 +18,11 @@ func (b *Backend) Inspect(ctx context.Context, id string) (*runtime.Instance, er
 	if err != nil {
 		return nil, err
 	}
+	if b.forgotten(id) {
+		// What `runsc state` would say, without starting runsc: a paused
+		// sandbox on disk is inspected on every resume.
+		return rec.instance(runtime.StateStopped, 0), nil
+	}
 	st, err := b.cli.state(ctx, id)
 	if errors.Is(err, errdefs.ErrNotFound) {
 		// The runtime forgot it (host reboot, runtime state wiped): the

@@ -41,6 +41,11 @@ type Options struct {
 	// RunscFlags are extra global flags for runsc (e.g. --debug,
 	// --debug-log=/tmp/runsc/), after the backend's own.
 	RunscFlags []string
+	// EagerRestore makes runsc read a sandbox's whole memory image before
+	// a restore returns, as warren did before restores loaded pages in the
+	// background (see memflags.go): for comparison, or for an image disk
+	// too slow to page from while the sandbox runs.
+	EagerRestore bool
 }
 
 // DefaultResources are the limits of a sandbox whose Spec leaves them zero.

@@ -15,8 +15,10 @@ import (
 // instance record is a Create that never finished or a Destroy that did
 // not: either way nobody can use it, so it is destroyed (container, cgroup,
 // mounts, disk image, network). A record with a layer on the move is a
-// Snapshot that stopped half way: finishMove settles it. runsc lock files
-// that lost their container (see rootGuard) are removed first.
+// Snapshot that stopped half way: finishMove settles it; a stopped one the
+// runtime runs was started just before the crash: settleStarted settles
+// it. runsc lock files that lost their container (see rootGuard) are
+// removed first.
 func (b *Backend) Recover(ctx context.Context) error {
 	if b.cli != nil {
 		if err := b.cli.guard.sweep(); err != nil {
@@ -29,6 +31,8 @@ func (b *Backend) Recover(ctx context.Context) error {
 	}
 	for _, id := range ids {
 		rec, err := b.record(id)
+		// A used image whose removal (dropImage) a crash cut short.
+		_ = os.RemoveAll(filepath.Join(b.dir(id), imageDir+usedSuffix))
 		switch {
 		case errors.Is(err, errdefs.ErrNotFound):
 			log.G(ctx).Warn("destroying what an interrupted create or destroy left", "sandbox", id, "backend", b.name)
@@ -42,6 +46,10 @@ func (b *Backend) Recover(ctx context.Context) error {
 		case rec.Moving != "":
 			if err := b.finishMove(rec); err != nil {
 				return fmt.Errorf("recovering the snapshot of %s: %w", id, err)
+			}
+		case rec.Stopped && b.cli != nil:
+			if err := b.settleStarted(ctx, rec); err != nil {
+				log.G(ctx).Warn("settling the record of a sandbox started before a crash", "sandbox", id, "err", err)
 			}
 		}
 	}
@@ -79,4 +87,29 @@ func (b *Backend) finishMove(rec *record) error {
 	}
 	rec.Moving = ""
 	return writeRecord(dir, rec)
+}
+
+// settleStarted clears the stopped mark of a sandbox whose start or
+// restore (Start, or a snapshot's restore) succeeded just before the
+// process died, when the runtime runs it. Its memory image is stale from
+// the moment it ran on, so it goes: were the sandbox to die later, it must
+// show as failed, not as an image to restore over a disk that moved on.
+func (b *Backend) settleStarted(ctx context.Context, rec *record) error {
+	st, err := b.cli.state(ctx, rec.ID)
+	if errors.Is(err, errdefs.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if (st.Status != "running" && st.Status != "paused") || !alive(st.Pid) {
+		return nil
+	}
+	log.G(ctx).Info("sandbox was started before a crash; recording it as running", "sandbox", rec.ID, "backend", b.name)
+	dir := b.dir(rec.ID)
+	rec.Stopped, rec.Checkpointed = false, false
+	if err := writeRecord(dir, rec); err != nil {
+		return err
+	}
+	return os.RemoveAll(filepath.Join(dir, imageDir))
 }

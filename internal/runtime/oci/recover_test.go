@@ -2,6 +2,7 @@ package oci
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,6 +79,62 @@ func TestRecoverSettlesMove(t *testing.T) {
 				if _, err := os.Stat(filepath.Join(dir, workDir, "work")); !os.IsNotExist(err) {
 					t.Fatal("the old work dir was kept for the new writable layer")
 				}
+			}
+		})
+	}
+}
+
+// TestRecoverSettlesStarted: a record still saying stopped (with an image)
+// for a sandbox the runtime runs is a start or restore that finished just
+// before a crash: it is recorded as running and its stale image goes. A
+// sandbox the runtime does not run keeps its record and image.
+func TestRecoverSettlesStarted(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		state       string // the runtime's answer to `state`
+		code        int
+		wantSettled bool
+	}{
+		{"running", fmt.Sprintf(`{"id":"x","pid":%d,"status":"running"}`, os.Getpid()), 0, true},
+		{"paused", fmt.Sprintf(`{"id":"x","pid":%d,"status":"paused"}`, os.Getpid()), 0, true},
+		{"running but its init is gone", `{"id":"x","pid":999999999,"status":"running"}`, 0, false},
+		{"stopped", `{"id":"x","pid":0,"status":"stopped"}`, 0, false},
+		{"unknown to the runtime", "", 1, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errOut := ""
+			if tc.code != 0 {
+				errOut = "container does not exist"
+			}
+			bin, _ := fakeRuntime(t, tc.state, errOut, tc.code)
+			b := &Backend{name: Runsc, opts: Options{StateRoot: t.TempDir()}, cli: newCLI(bin, "/r", nil, nil)}
+			id := "sb0000000000000000002"
+			dir := b.dir(id)
+			img := filepath.Join(dir, imageDir)
+			if err := os.MkdirAll(img, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(img, "checkpoint.img"), []byte("state"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			rec := &record{ID: id, Backend: Runsc, Layers: []string{"/templates/base"}, Stopped: true, Checkpointed: true}
+			if err := writeRecord(dir, rec); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Recover(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			got, err := readRecord(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, statErr := os.Stat(img)
+			if tc.wantSettled {
+				if got.Stopped || got.Checkpointed || !os.IsNotExist(statErr) {
+					t.Errorf("record %+v, image: %v; want running, without its stale image", got, statErr)
+				}
+			} else if !got.Stopped || !got.Checkpointed || statErr != nil {
+				t.Errorf("record %+v, image: %v; want it stopped with its image", got, statErr)
 			}
 		})
 	}

@@ -50,12 +50,17 @@ func (g *rootGuard) forget(id string) error {
 	return g.removeOrphan(id)
 }
 
+// stateFile is where runsc keeps container id's state.
+func (g *rootGuard) stateFile(id string) string {
+	return filepath.Join(g.dir, id+"_sandbox:"+id+".state")
+}
+
 func (g *rootGuard) removeOrphan(id string) error {
-	base := filepath.Join(g.dir, id+"_sandbox:"+id)
-	if _, err := os.Lstat(base + ".state"); err == nil {
+	state := g.stateFile(id)
+	if _, err := os.Lstat(state); err == nil {
 		return nil
 	}
-	if err := os.Remove(base + ".lock"); err != nil && !os.IsNotExist(err) {
+	if err := os.Remove(strings.TrimSuffix(state, ".state") + ".lock"); err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("removing runsc lock file of %s: %w", id, err)
 	}
 	return nil

@@ -20,14 +20,7 @@ func (b *Backend) Start(ctx context.Context, id string, opts runtime.StartOption
 	}
 	unlock := b.locks.lock(id)
 	defer unlock()
-	inst, err := b.Inspect(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if inst.State != runtime.StateStopped {
-		return nil, fmt.Errorf("starting sandbox %s: it is %s: %w", id, inst.State, errdefs.ErrFailedPrecondition)
-	}
-	rec, err := b.record(id)
+	rec, err := b.stoppedRecord(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -36,11 +29,6 @@ func (b *Backend) Start(ctx context.Context, id string, opts runtime.StartOption
 		if err := remount(dir, rec, opts.Mounts); err != nil {
 			return nil, fmt.Errorf("starting sandbox %s: %w", id, err)
 		}
-	}
-	// Whatever is left of the old container (an init that died on its
-	// own, a runtime record) goes before the new one takes the id.
-	if err := b.deleteContainer(ctx, id); err != nil {
-		return nil, fmt.Errorf("starting sandbox %s: clearing the old container: %w", id, err)
 	}
 	if ok, err := mounted(dir); err != nil {
 		return nil, err
@@ -66,12 +54,61 @@ func (b *Backend) Start(ctx context.Context, id string, opts runtime.StartOption
 			return nil, err
 		}
 	}
-	if err := os.RemoveAll(img); err != nil {
-		log.G(ctx).Warn("removing used memory image", "sandbox", id, "err", err)
-	}
+	// The record first: a crash before it leaves an image that is stale
+	// (the sandbox ran on) but still recorded, which Recover clears; one
+	// after it, only a stale file that the next Start or Destroy removes.
 	rec.Stopped, rec.Checkpointed = false, false
 	if err := writeRecord(dir, rec); err != nil {
 		return nil, err
 	}
+	// Pages still loading in the background are read through descriptors
+	// the Sentry holds (memflags.go), so the files may go now.
+	dropImage(ctx, id, img)
 	return rec.instance(runtime.StateRunning, pid), nil
+}
+
+// stoppedRecord is the record of sandbox id if it is stopped, with
+// whatever is left of its old container (an init that died on its own, a
+// runtime record, a cgroup) gone, so a new one can take the id.
+func (b *Backend) stoppedRecord(ctx context.Context, id string) (*record, error) {
+	if !b.forgotten(id) {
+		inst, err := b.Inspect(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if inst.State != runtime.StateStopped {
+			return nil, fmt.Errorf("starting sandbox %s: it is %s: %w", id, inst.State, errdefs.ErrFailedPrecondition)
+		}
+		if err := b.deleteContainer(ctx, id); err != nil {
+			return nil, fmt.Errorf("starting sandbox %s: clearing the old container: %w", id, err)
+		}
+	} else if err := b.cg.remove(b.cgroupPath(id)); err != nil {
+		return nil, fmt.Errorf("starting sandbox %s: clearing the old cgroup: %w", id, err)
+	}
+	return b.record(id)
+}
+
+// usedSuffix marks a used memory image on its way out.
+const usedSuffix = ".used"
+
+// dropImage removes a restored sandbox's used image without making the
+// caller wait: unlinking a pages file of 1 GiB whose pages sit in the
+// page cache took 50-150 ms. The image is renamed aside first (one
+// rename), so the next checkpoint writes a new one at img while the old
+// one goes; Destroy removes a leftover with the state dir.
+func dropImage(ctx context.Context, id, img string) {
+	used := img + usedSuffix
+	if _, err := os.Lstat(used); err == nil || os.Rename(img, used) != nil {
+		// The previous one is still going (or the rename failed): no
+		// waiting on it, and this one goes the slow way.
+		if err := os.RemoveAll(img); err != nil {
+			log.G(ctx).Warn("removing used memory image", "sandbox", id, "err", err)
+		}
+		return
+	}
+	go func() {
+		if err := os.RemoveAll(used); err != nil {
+			log.G(ctx).Warn("removing used memory image", "sandbox", id, "err", err)
+		}
+	}()
 }
