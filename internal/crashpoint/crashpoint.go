@@ -20,6 +20,6 @@ var Points = []string{
 	"fork.snapshot",
 	"kill.intent", "kill.destroyed",
 	"oci.create.attached", "oci.destroy.container",
-	"oci.snapshot.checkpointed", "oci.snapshot.moved",
+	"oci.snapshot.checkpointed", "oci.snapshot.moved", "oci.stop.checkpointing",
 	"build.run", "build.copy",
 }

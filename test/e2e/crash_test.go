@@ -61,6 +61,8 @@ var crashCases = []crashCase{
 	// In the checkpoint that follows a pause's answer (--checkpoint-after=0).
 	{point: "pause.checkpoint", op: pauseReq, want: "paused", memory: true, runtimes: []string{"runsc"}},
 	{point: "pause.checkpointed", op: pauseReq, want: "paused", memory: true, runtimes: []string{"runsc"}},
+	// Inside the runsc backend's Stop, its record marked checkpointing.
+	{point: "oci.stop.checkpointing", op: pauseReq, want: "paused", memory: true, runtimes: []string{"runsc"}},
 	{point: "resume.intent", paused: true, op: resumeReq, want: "paused"},
 	{point: "resume.started", paused: true, op: resumeReq, want: "running"},
 	{point: "snapshot.intent", op: snapshotReq, want: "running"},

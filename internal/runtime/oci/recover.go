@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
@@ -17,8 +18,9 @@ import (
 // mounts, disk image, network). A record with a layer on the move is a
 // Snapshot that stopped half way: finishMove settles it; a stopped one the
 // runtime runs was started just before the crash: settleStarted settles
-// it. runsc lock files that lost their container (see rootGuard) are
-// removed first.
+// it; one marked checkpointing was being checkpointed: settleCheckpoint
+// settles it. runsc lock files that lost their container (see rootGuard)
+// are removed first.
 func (b *Backend) Recover(ctx context.Context) error {
 	if b.cli != nil {
 		if err := b.cli.guard.sweep(); err != nil {
@@ -50,6 +52,10 @@ func (b *Backend) Recover(ctx context.Context) error {
 		case rec.Stopped && b.cli != nil:
 			if err := b.settleStarted(ctx, rec); err != nil {
 				log.G(ctx).Warn("settling the record of a sandbox started before a crash", "sandbox", id, "err", err)
+			}
+		case rec.Checkpointing && b.cli != nil:
+			if err := b.settleCheckpoint(ctx, rec); err != nil {
+				log.G(ctx).Warn("settling a checkpoint under way at a crash", "sandbox", id, "err", err)
 			}
 		}
 	}
@@ -87,6 +93,49 @@ func (b *Backend) finishMove(rec *record) error {
 	}
 	rec.Moving = ""
 	return writeRecord(dir, rec)
+}
+
+// checkpointWait bounds how long Recover waits for a checkpoint that was
+// under way when the process died (a var for tests).
+var checkpointWait = 30 * time.Second
+
+// settleCheckpoint settles a sandbox Stop was checkpointing when the
+// process died. The checkpoint is runsc's
+// sandbox's own work, which carries on without us and ends the sandbox
+// once the image is whole, so a sandbox that has ended (or that runsc no
+// longer knows) left a whole image: recorded as stopped with it, a resume
+// restores it instead of booting afresh and losing the processes. One
+// still running after checkpointWait kept its processes; its partial image
+// goes.
+func (b *Backend) settleCheckpoint(ctx context.Context, rec *record) error {
+	dir := b.dir(rec.ID)
+	deadline := time.Now().Add(checkpointWait)
+	for {
+		st, err := b.cli.state(ctx, rec.ID)
+		gone := errors.Is(err, errdefs.ErrNotFound)
+		if err != nil && !gone {
+			return err
+		}
+		if gone || st.Status == "stopped" || !alive(st.Pid) {
+			log.G(ctx).Info("a checkpoint finished after a crash; recording the sandbox as stopped with its memory image", "sandbox", rec.ID)
+			rec.Stopped, rec.Checkpointed, rec.Checkpointing = true, true, false
+			return writeRecord(dir, rec)
+		}
+		// Still frozen: the checkpoint, which thaws first, never began.
+		if st.Status == "paused" || time.Now().After(deadline) {
+			log.G(ctx).Warn("a checkpoint under way at a crash did not end the sandbox; it keeps its processes and the partial image goes", "sandbox", rec.ID, "status", st.Status)
+			rec.Checkpointing = false
+			if err := writeRecord(dir, rec); err != nil {
+				return err
+			}
+			return os.RemoveAll(filepath.Join(dir, imageDir))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // settleStarted clears the stopped mark of a sandbox whose start or

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // TestRecoverSettlesMove: a snapshot that died moving the writable layer
@@ -135,6 +136,66 @@ func TestRecoverSettlesStarted(t *testing.T) {
 				}
 			} else if !got.Stopped || !got.Checkpointed || statErr != nil {
 				t.Errorf("record %+v, image: %v; want it stopped with its image", got, statErr)
+			}
+		})
+	}
+}
+
+// TestRecoverSettlesCheckpoint: a checkpoint under way when warren died
+// is runsc's own work and ends the sandbox once the image is whole; the
+// record then says so, and a restart restores instead of booting afresh.
+// A sandbox that runs on kept its processes and loses the partial image.
+func TestRecoverSettlesCheckpoint(t *testing.T) {
+	defer func(d time.Duration) { checkpointWait = d }(checkpointWait)
+	checkpointWait = 300 * time.Millisecond
+	for _, tc := range []struct {
+		name      string
+		state     string
+		code      int
+		wantImage bool
+	}{
+		{"the sandbox ended", `{"id":"x","pid":0,"status":"stopped"}`, 0, true},
+		{"runsc forgot it", "", 1, true},
+		{"its init is gone", `{"id":"x","pid":999999999,"status":"running"}`, 0, true},
+		{"it runs on", fmt.Sprintf(`{"id":"x","pid":%d,"status":"running"}`, os.Getpid()), 0, false},
+		{"still frozen: it never began", fmt.Sprintf(`{"id":"x","pid":%d,"status":"paused"}`, os.Getpid()), 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			errOut := ""
+			if tc.code != 0 {
+				errOut = "container does not exist"
+			}
+			bin, _ := fakeRuntime(t, tc.state, errOut, tc.code)
+			b := &Backend{name: Runsc, opts: Options{StateRoot: t.TempDir()}, cli: newCLI(bin, "/r", nil, nil)}
+			id := "sb0000000000000000003"
+			dir := b.dir(id)
+			img := filepath.Join(dir, imageDir)
+			if err := os.MkdirAll(img, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(img, "checkpoint.img"), []byte("state"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := writeRecord(dir, &record{ID: id, Backend: Runsc, Layers: []string{"/templates/base"}, Checkpointing: true}); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Recover(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			got, err := readRecord(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, statErr := os.Stat(img)
+			if got.Checkpointing {
+				t.Errorf("record %+v still says checkpointing", got)
+			}
+			if tc.wantImage {
+				if !got.Stopped || !got.Checkpointed || statErr != nil {
+					t.Errorf("record %+v, image: %v; want it stopped with its image", got, statErr)
+				}
+			} else if got.Stopped || got.Checkpointed || !os.IsNotExist(statErr) {
+				t.Errorf("record %+v, image: %v; want it running without the partial image", got, statErr)
 			}
 		})
 	}

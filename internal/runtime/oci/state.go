@@ -50,6 +50,9 @@ type record struct {
 	// memory image in imageDir for Start to restore.
 	Stopped      bool `json:"stopped,omitempty"`
 	Checkpointed bool `json:"checkpointed,omitempty"`
+	// Checkpointing: Stop is writing a memory image to imageDir; Recover
+	// settles one a crash left under way (settleCheckpoint).
+	Checkpointing bool `json:"checkpointing,omitempty"`
 	// Moving is the snapshot layer the writable layer is being moved to,
 	// set before the move starts; Recover finishes or undoes a move a
 	// crash interrupted.

@@ -2,10 +2,12 @@ package oci
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/warren-sandbox/warren/internal/crashpoint"
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/log"
 	"github.com/warren-sandbox/warren/internal/runtime"
@@ -61,12 +63,20 @@ func (b *Backend) Stop(ctx context.Context, id string, opts runtime.StopOptions)
 	}
 	dir := b.dir(id)
 	if opts.Checkpoint {
-		if err := b.checkpoint(ctx, id, inst.State, filepath.Join(dir, imageDir)); err != nil {
+		// The checkpoint is the sandbox's own work and ends it even if
+		// this process dies meanwhile: marked, so Recover finds it.
+		rec.Checkpointing = true
+		if err := writeRecord(dir, rec); err != nil {
 			return err
+		}
+		crashpoint.Hit("oci.stop.checkpointing")
+		if err := b.checkpoint(ctx, id, inst.State, filepath.Join(dir, imageDir)); err != nil {
+			rec.Checkpointing = false
+			return errors.Join(err, writeRecord(dir, rec))
 		}
 		// Recorded at once: a crash before the record would lose a
 		// complete image (runsc ended the processes already).
-		rec.Stopped, rec.Checkpointed = true, true
+		rec.Stopped, rec.Checkpointed, rec.Checkpointing = true, true, false
 		if err := writeRecord(dir, rec); err != nil {
 			return err
 		}
