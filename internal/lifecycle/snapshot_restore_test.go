@@ -61,6 +61,10 @@ func TestSnapshotAnswersBeforeRestore(t *testing.T) {
 			if tc.name == "kill" {
 				return
 			}
+			// Get waits for the restore a snapshot or fork just started.
+			if _, err := e.m.Get(e.ctx, src.ID); err != nil {
+				t.Fatal(err)
+			}
 			rec, err := e.st.GetSandbox(e.ctx, src.ID)
 			if err != nil || rec.Intent != "" {
 				t.Fatalf("record after the restore: %+v, %v", rec, err)
