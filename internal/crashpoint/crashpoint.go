@@ -16,7 +16,7 @@ var Points = []string{
 	"create.backend", "create.recorded",
 	"pause.intent", "pause.acted", "pause.checkpoint", "pause.checkpointed",
 	"resume.intent", "resume.started",
-	"snapshot.intent", "snapshot.taken",
+	"snapshot.intent", "snapshot.checkpointed", "snapshot.taken", "snapshot.restore", "snapshot.restored",
 	"fork.snapshot",
 	"kill.intent", "kill.destroyed",
 	"oci.create.attached", "oci.destroy.container",

@@ -121,8 +121,8 @@ func (m *Manager) reconcileOne(ctx context.Context, sb *store.Sandbox, inst *run
 // intent and its instance's state; "" means destroy and forget it.
 //   - killing: the kill is finished, whatever is left.
 //   - snapshotting: the sandbox goes back to the state it had (a runc
-//     copy froze it; a runsc snapshot may have left it stopped, with its
-//     memory image, which counts as paused).
+//     copy froze it; a runsc snapshot leaves a running one stopped with
+//     its memory image until it is restored: it is restored now).
 //   - pausing a paused sandbox (its background checkpoint): paused.
 //   - pausing, resuming, or none: the state the instance is in, a
 //     stopped one counting as paused; only a sandbox that was running with
@@ -148,6 +148,9 @@ func settledState(sb *store.Sandbox, inst *runtime.Instance) string {
 		}
 		return store.SandboxPaused
 	default:
+		if sb.Intent == store.IntentSnapshotting && sb.State == store.SandboxRunning && inst.Checkpointed {
+			return store.SandboxRunning
+		}
 		if sb.Intent != "" || sb.State == store.SandboxPaused {
 			return store.SandboxPaused
 		}
@@ -167,6 +170,10 @@ func (m *Manager) settle(ctx context.Context, e *entry, inst *runtime.Instance, 
 		err = e.backend.Resume(ctx, id)
 	case want == store.SandboxPaused && inst.State == runtime.StateRunning:
 		err = e.backend.Pause(ctx, id)
+	case want == store.SandboxRunning && inst.State == runtime.StateStopped:
+		// A snapshot's source, checkpointed and not yet restored; should
+		// the restore fail it stays paused with its image.
+		_, err = e.backend.Start(ctx, id, runtime.StartOptions{})
 	case want == store.SandboxRunning && e.sb.Intent == store.IntentResuming:
 		if err = m.bootedAgain(ctx, e); err != nil {
 			log.G(ctx).Warn("envd of a sandbox resumed before the crash does not answer; stopping it", "err", err)

@@ -2,11 +2,13 @@ package lifecycle
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/warren-sandbox/warren/internal/errdefs"
 	"github.com/warren-sandbox/warren/internal/runtime"
+	"github.com/warren-sandbox/warren/internal/runtime/fake"
 	"github.com/warren-sandbox/warren/internal/sandbox"
 	"github.com/warren-sandbox/warren/internal/store"
 )
@@ -36,7 +38,10 @@ func TestReconcileIntent(t *testing.T) {
 		{"resuming, still stopped", store.SandboxPaused, store.IntentResuming, checkpoint, store.SandboxPaused, runtime.StateStopped, wantCheckpoint},
 		{"snapshotting, left frozen", store.SandboxRunning, store.IntentSnapshotting, freeze, store.SandboxRunning, runtime.StateRunning, nil},
 		{"snapshotting a paused one, left running", store.SandboxPaused, store.IntentSnapshotting, nil, store.SandboxPaused, runtime.StatePaused, nil},
-		{"snapshotting, left stopped", store.SandboxRunning, store.IntentSnapshotting, checkpoint, store.SandboxPaused, runtime.StateStopped, wantCheckpoint},
+		// A snapshot's source, checkpointed for it and not yet restored.
+		{"snapshotting, left checkpointed", store.SandboxRunning, store.IntentSnapshotting, checkpoint, store.SandboxRunning, runtime.StateRunning, nil},
+		{"snapshotting, left checkpointed, restore fails", store.SandboxRunning, store.IntentSnapshotting, checkpointThenFailStart, store.SandboxPaused, runtime.StateStopped, wantCheckpoint},
+		{"snapshotting, left stopped without memory", store.SandboxRunning, store.IntentSnapshotting, stopCold, store.SandboxPaused, runtime.StateStopped, nil},
 		{"killing, not yet destroyed", store.SandboxRunning, store.IntentKilling, nil, "", "", nil},
 		{"killing a paused one", store.SandboxPaused, store.IntentKilling, checkpoint, "", "", nil},
 		{"none, recorded paused but running", store.SandboxPaused, "", nil, store.SandboxRunning, runtime.StateRunning, nil},
@@ -114,6 +119,14 @@ func freeze(e *env, id string) error { return e.b.Pause(e.ctx, id) }
 func crash(e *env, id string) error  { return e.b.Crash(id) }
 func checkpoint(e *env, id string) error {
 	return e.b.Stop(e.ctx, id, runtime.StopOptions{Checkpoint: true})
+}
+
+func stopCold(e *env, id string) error { return e.b.Stop(e.ctx, id, runtime.StopOptions{}) }
+
+// checkpointThenFailStart checkpoints id and makes its next start fail.
+func checkpointThenFailStart(e *env, id string) error {
+	e.b.FailNext(fake.OpStart, id, errors.New("restore failed"))
+	return checkpoint(e, id)
 }
 
 func wantCheckpoint(t *testing.T, e *env, id string) {

@@ -62,14 +62,26 @@ func (m *Manager) Checkpoint(ctx context.Context, id, dir string, record func(*s
 		return nil, nil, err
 	}
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	unlock := e.mu.Unlock
+	defer func() {
+		if unlock != nil {
+			unlock()
+		}
+	}()
 	if e.killed {
 		return nil, nil, errdefs.New(errdefs.ErrNotFound, fmt.Sprintf("sandbox %q not found", id))
 	}
 	src := copySandbox(e.sb)
-	snap, err := m.snapshotLocked(ctx, e, dir)
+	snap, restore, err := m.snapshotLocked(ctx, e, dir)
 	if err != nil {
 		return nil, nil, err
+	}
+	if restore {
+		// The snapshot is whole: the answer need not wait for the source's
+		// restore, which keeps e.mu (handed over, never let go between)
+		// until it is back, so the source's traffic waits for it.
+		unlock = nil
+		defer m.restoreLater(ctx, e)
 	}
 	if record != nil {
 		if err := record(snap); err != nil {
@@ -105,20 +117,34 @@ func (m *Manager) StandingLayers(ctx context.Context) ([]string, error) {
 // snapshotLocked takes the snapshot into the new directory dir; the
 // caller holds the collector off and e.mu, and records the snapshot (or
 // makes sandboxes stand on it) before it lets the collector go, or the
-// collector removes it.
-func (m *Manager) snapshotLocked(ctx context.Context, e *entry, dir string) (*store.Snapshot, error) {
+// collector removes it. A running sandbox whose backend checkpoints is
+// left stopped with its memory image, still under the snapshotting
+// intent: restore reports that the caller must bring it back
+// (restoreSource).
+func (m *Manager) snapshotLocked(ctx context.Context, e *entry, dir string) (_ *store.Snapshot, restore bool, _ error) {
 	if err := m.setIntent(ctx, e, store.IntentSnapshotting); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	crashpoint.Hit("snapshot.intent")
 	e.cutForCheckpoint(ctx)
 	start := time.Now()
-	rs, err := e.backend.Snapshot(ctx, e.sb.ID, dir)
+	restore, err := m.checkpointForSnapshot(ctx, e)
 	if err != nil {
 		m.strandedBySnapshot(ctx, e)
-		return nil, fmt.Errorf("snapshotting sandbox: %w", err)
+		return nil, false, fmt.Errorf("snapshotting sandbox: %w", err)
 	}
-	m.dropIntent(ctx, e)
+	rs, err := e.backend.Snapshot(ctx, e.sb.ID, dir)
+	if err != nil {
+		if restore {
+			m.restoreSource(ctx, e)
+		} else {
+			m.strandedBySnapshot(ctx, e)
+		}
+		return nil, false, fmt.Errorf("snapshotting sandbox: %w", err)
+	}
+	if !restore {
+		m.dropIntent(ctx, e)
+	}
 	crashpoint.Hit("snapshot.taken")
 	size, _ := dirSize(rs.Dir)
 	log.G(ctx).Debug("snapshot taken", "sandbox", e.sb.ID, "took", time.Since(start), "bytes", size)
@@ -140,7 +166,7 @@ func (m *Manager) snapshotLocked(ctx context.Context, e *entry, dir string) (*st
 		TeamID:     store.TeamOf(e.sb.TeamID),
 		// Mounts, not data: the volumes' files are never in the snapshot.
 		VolumeMounts: slices.Clone(e.sb.VolumeMounts),
-	}, nil
+	}, restore, nil
 }
 
 // strandedBySnapshot records as paused a sandbox that a failed snapshot

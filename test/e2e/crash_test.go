@@ -24,6 +24,9 @@ type crashCase struct {
 	// memory: a process started before the request must still run after
 	// the restart (and a resume): the sandbox's memory survived.
 	memory bool
+	// snapshot: the request's snapshot was answered and must be usable
+	// after the restart.
+	snapshot bool
 	// op sends the request that reaches the point; the server dies in it.
 	op func(s *server, id string)
 	// want is the sandbox's state after the restart: "running", "paused"
@@ -67,8 +70,12 @@ var crashCases = []crashCase{
 	{point: "resume.started", paused: true, op: resumeReq, want: "running"},
 	{point: "snapshot.intent", op: snapshotReq, want: "running"},
 	{point: "snapshot.taken", op: snapshotReq, want: "running"},
-	{point: "oci.snapshot.checkpointed", op: snapshotReq, want: "paused", runtimes: []string{"runsc"}},
-	{point: "oci.snapshot.moved", op: snapshotReq, want: "paused", runtimes: []string{"runsc"}},
+	// runsc: the source is checkpointed, its layer moved, the snapshot
+	// answered, then the source restored in the background; a restart
+	// restores a source left checkpointed.
+	{point: "snapshot.checkpointed", op: snapshotReq, want: "running", memory: true, runtimes: []string{"runsc"}},
+	{point: "oci.snapshot.moved", op: snapshotReq, want: "running", memory: true, runtimes: []string{"runsc"}},
+	{point: "snapshot.restore", op: snapshotReq, want: "running", memory: true, snapshot: true, runtimes: []string{"runsc"}},
 	{point: "fork.snapshot", op: forkReq, want: "running"},
 	{point: "kill.intent", op: killReq},
 	{point: "oci.destroy.container", op: killReq},
@@ -236,6 +243,26 @@ func (h *crashHarness) checkAlive(t *testing.T, s *server, id string, tc crashCa
 	}
 	if tc.memory {
 		checkParked(t.Context(), t, h.connect(t, s, id), true)
+	}
+	if tc.snapshot {
+		h.checkSnapshot(t, s, tc)
+	}
+}
+
+// checkSnapshot starts a sandbox from the one snapshot the server lists
+// and reads the file its source held.
+func (h *crashHarness) checkSnapshot(t *testing.T, s *server, tc crashCase) {
+	t.Helper()
+	var snaps []struct {
+		SnapshotID string `json:"snapshotID"`
+	}
+	_ = json.Unmarshal(s.mustCall(t, "GET", "/snapshots", "", http.StatusOK), &snaps)
+	if len(snaps) != 1 {
+		t.Fatalf("snapshots after the restart: %+v; want the one answered", snaps)
+	}
+	cp := s.createSandbox(t, `{"templateID":"`+snaps[0].SnapshotID+`","timeout":120}`)
+	if got := s.downloadFile(t, cp, "/home/user/kept.txt"); got != "kept:"+tc.point {
+		t.Errorf("file in a sandbox from the snapshot = %q", got)
 	}
 }
 
