@@ -9,7 +9,8 @@
 # Usage: scripts/bench-compare.sh BEFORE_BIN [runtime...]   (default: runsc runc)
 # BENCH_FLAGS: the rows (default --only-resume); BENCH_NAME: file prefix
 # of the saved reports in BENCH_OUT (default /var/tmp/warren-bench);
-# BENCH_SERVE_FLAGS: more `warren serve` flags. runsc servers run with
+# BENCH_SERVE_FLAGS: more `warren serve` flags (default --default-memory=2048,
+# room for 1 GiB held; set it empty for the defaults). runsc servers run with
 # --checkpoint-after=0 unless BENCH_FROZEN=1, so a pause goes to disk.
 # BENCH_BRIDGE/BENCH_SUBNET pick the servers' network (default wbench1,
 # 10.231.252.0/22).
@@ -24,7 +25,7 @@ shift
 runtimes=("$@")
 [ ${#runtimes[@]} -gt 0 ] || runtimes=(runsc runc)
 read -ra bench_flags <<<"${BENCH_FLAGS:---only-resume}"
-read -ra more_serve <<<"${BENCH_SERVE_FLAGS:---default-memory=2048}"
+read -ra more_serve <<<"${BENCH_SERVE_FLAGS---default-memory=2048}"
 name=${BENCH_NAME:-resume}
 out=${BENCH_OUT:-/var/tmp/warren-bench}
 mkdir -p "$out"

@@ -77,7 +77,7 @@ async function measure() {
 async function fork(sbx, mb) {
   out.keep.push(sbx.sandboxId)
   const t = performance.now()
-  const forks = await sbx.fork({ count: forkN, timeoutMs: 900_000 })
+  const forks = await sbx.fork({ count: forkN, timeoutMs: 900_000, requestTimeoutMs: 600_000 })
   const total = performance.now() - t
   const made = forks.filter((f) => !(f instanceof Error))
   out.keep.push(...made.map((f) => f.sandboxId))
