@@ -32,10 +32,10 @@ type resumeResult struct {
 // rows for the report.
 func resumeBench(ctx context.Context, c *Config, baseline []float64) (*Report, error) {
 	env := []string{}
-	if c.DataDir != "" {
-		// Only a backend that checkpoints writes the record's flag; on
-		// runc the wait returns at once with nothing measured.
-		dir := filepath.Join(c.DataDir, "sandboxes", c.backendName())
+	if c.DataDir != "" && c.backendName() == "runsc" {
+		// Only runsc checkpoints (and writes the record's flag); runc's
+		// pause is its freezer and has no image to wait for.
+		dir := filepath.Join(c.DataDir, "sandboxes", "runsc")
 		if _, err := os.Stat(dir); err == nil {
 			env = append(env, "BENCH_RECORD_DIR="+dir)
 		}

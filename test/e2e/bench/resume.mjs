@@ -22,6 +22,12 @@ const snapshots = Number(process.env.BENCH_SNAPSHOTS || 3)
 const forkN = Number(process.env.BENCH_FORKS || 10)
 const forkMB = Number(process.env.BENCH_FORK_MB || sizes[sizes.length - 1])
 const recordDir = process.env.BENCH_RECORD_DIR || ''
+// BENCH_SETTLE_MS_PER_GIB: before each snapshot, a command (which waits
+// for the previous snapshot's background restore) and then this long per
+// GiB held, so that the pages a restore loads in the background are in
+// (a checkpoint waits for them): a snapshot of a settled sandbox. 0: back
+// to back.
+const settlePerGiB = Number(process.env.BENCH_SETTLE_MS_PER_GIB || 0)
 
 // checkpointed waits until the runtime's record of id says its memory is
 // on disk; false without a record dir (runc, or a frozen pause).
@@ -62,6 +68,10 @@ async function measure() {
       row.resumeCmd.push(performance.now() - t)
     }
     for (let i = 0; i < snapshots; i++) {
+      if (settlePerGiB > 0) {
+        await sbx.commands.run('true')
+        await sleep((settlePerGiB * mb) / 1024)
+      }
       const t = performance.now()
       const snap = await sbx.createSnapshot()
       row.snapshot.push(performance.now() - t)
