@@ -34,7 +34,7 @@ import (
 // checkpoint --exclude-committed-zero-pages is left out: gVisor then
 // compares every committed page with zeros and records each one apart,
 // which made a pause of 100 MiB of written memory 1.8x slower and of 1 GiB
-// 5x (docs/notes-34-resume.md), for a smaller image only where much of the
+// 5x (measured in one run against the default), for a smaller image only where much of the
 // memory is zeros.
 //
 // runsc's restore command opens the image's files and hands their
