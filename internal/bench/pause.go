@@ -36,19 +36,11 @@ func pauseBench(ctx context.Context, c *Config, baseline []float64) error {
 		return err
 	}
 	defer func() {
-		sdk, err := c.sdk()
-		if err != nil {
-			return
-		}
 		ids := []string{r.Keep.Paused}
 		if r.Fork != nil {
 			ids = append(ids, r.Fork.IDs...)
 		}
-		for _, id := range ids {
-			if id != "" {
-				_ = sdk.Kill(context.WithoutCancel(ctx), id)
-			}
-		}
+		c.killAll(ctx, ids)
 	}()
 	b50 := percentile(baseline, 50)
 	fmt.Printf("\n| pause / resume (%s) | cycles | pause p50 ms | resume p50 ms | resume → first command p50 ms | resume p50 / baseline p50 |\n", c.Runtime)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // resumeResult is what bench/resume.mjs prints, in milliseconds.
@@ -135,7 +136,7 @@ func (c *Config) killAll(ctx context.Context, ids []string) {
 // without a variant suffix such as "-frozen".
 func (c *Config) backendName() string {
 	for _, rt := range []string{"runsc", "runc"} {
-		if len(c.Runtime) >= len(rt) && c.Runtime[:len(rt)] == rt {
+		if strings.HasPrefix(c.Runtime, rt) {
 			return rt
 		}
 	}

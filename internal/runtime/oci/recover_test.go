@@ -103,33 +103,7 @@ func TestRecoverSettlesStarted(t *testing.T) {
 		{"unknown to the runtime", "", 1, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			errOut := ""
-			if tc.code != 0 {
-				errOut = "container does not exist"
-			}
-			bin, _ := fakeRuntime(t, tc.state, errOut, tc.code)
-			b := &Backend{name: Runsc, opts: Options{StateRoot: t.TempDir()}, cli: newCLI(bin, "/r", nil, nil)}
-			id := "sb0000000000000000002"
-			dir := b.dir(id)
-			img := filepath.Join(dir, imageDir)
-			if err := os.MkdirAll(img, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(img, "checkpoint.img"), []byte("state"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			rec := &record{ID: id, Backend: Runsc, Layers: []string{"/templates/base"}, Stopped: true, Checkpointed: true}
-			if err := writeRecord(dir, rec); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.Recover(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			got, err := readRecord(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, statErr := os.Stat(img)
+			got, statErr := recoverWithImage(t, tc.state, tc.code, &record{Stopped: true, Checkpointed: true})
 			if tc.wantSettled {
 				if got.Stopped || got.Checkpointed || !os.IsNotExist(statErr) {
 					t.Errorf("record %+v, image: %v; want running, without its stale image", got, statErr)
@@ -161,32 +135,7 @@ func TestRecoverSettlesCheckpoint(t *testing.T) {
 		{"still frozen: it never began", fmt.Sprintf(`{"id":"x","pid":%d,"status":"paused"}`, os.Getpid()), 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			errOut := ""
-			if tc.code != 0 {
-				errOut = "container does not exist"
-			}
-			bin, _ := fakeRuntime(t, tc.state, errOut, tc.code)
-			b := &Backend{name: Runsc, opts: Options{StateRoot: t.TempDir()}, cli: newCLI(bin, "/r", nil, nil)}
-			id := "sb0000000000000000003"
-			dir := b.dir(id)
-			img := filepath.Join(dir, imageDir)
-			if err := os.MkdirAll(img, 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(img, "checkpoint.img"), []byte("state"), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			if err := writeRecord(dir, &record{ID: id, Backend: Runsc, Layers: []string{"/templates/base"}, Checkpointing: true}); err != nil {
-				t.Fatal(err)
-			}
-			if err := b.Recover(t.Context()); err != nil {
-				t.Fatal(err)
-			}
-			got, err := readRecord(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, statErr := os.Stat(img)
+			got, statErr := recoverWithImage(t, tc.state, tc.code, &record{Checkpointing: true})
 			if got.Checkpointing {
 				t.Errorf("record %+v still says checkpointing", got)
 			}
@@ -199,4 +148,39 @@ func TestRecoverSettlesCheckpoint(t *testing.T) {
 			}
 		})
 	}
+}
+
+// recoverWithImage runs Recover over one runsc sandbox whose state dir has
+// a memory image and record rec (its id, backend and layers filled in),
+// with a fake runsc answering `state` with state (or failing with code),
+// and returns the record after it and what stat says of the image.
+func recoverWithImage(t *testing.T, state string, code int, rec *record) (*record, error) {
+	t.Helper()
+	errOut := ""
+	if code != 0 {
+		errOut = "container does not exist"
+	}
+	bin, _ := fakeRuntime(t, state, errOut, code)
+	b := &Backend{name: Runsc, opts: Options{StateRoot: t.TempDir()}, cli: newCLI(bin, "/r", nil, nil)}
+	rec.ID, rec.Backend, rec.Layers = "sb0000000000000000002", Runsc, []string{"/templates/base"}
+	dir := b.dir(rec.ID)
+	img := filepath.Join(dir, imageDir)
+	if err := os.MkdirAll(img, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(img, "checkpoint.img"), []byte("state"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeRecord(dir, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Recover(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	got, err := readRecord(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, statErr := os.Stat(img)
+	return got, statErr
 }
